@@ -1,0 +1,110 @@
+"""What an agent is given: frozen memory items in an immutable sequence.
+
+An agent reads memory but never edits it (only the person does), so the objects it receives refuse
+every mutation: items are frozen dataclasses, the sequence is tuple-backed with no setters. Their
+`repr` shows the shape, not the text, so printing or logging one does not leak what the person
+shared.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, NoReturn, overload
+
+__all__ = ["KINDS", "MemoryItem", "MemoryItems"]
+
+# The contract's entry kinds.
+KINDS: tuple[str, ...] = ("preference", "fact", "note")
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class MemoryItem:
+    """One entry as the host gives it to an agent: the text and where it stands."""
+
+    text: str
+    kind: str
+    pinned: bool
+    tainted: bool
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.text, str) or not isinstance(self.kind, str):
+            raise TypeError("text and kind must be strings")
+        if not isinstance(self.pinned, bool) or not isinstance(self.tainted, bool):
+            raise TypeError("pinned and tainted must be booleans")
+
+    @classmethod
+    def from_json(cls, document: object) -> MemoryItem:
+        """Parse one `{text, kind, pinned, tainted}` item; errors name the field, never a value."""
+        if not isinstance(document, Mapping):
+            raise ValueError("item is not an object")
+        values: dict[str, Any] = {}
+        for name, expected in (("text", str), ("kind", str), ("pinned", bool), ("tainted", bool)):
+            value = document.get(name)
+            if not isinstance(value, expected):
+                raise ValueError(f"item.{name} is missing or not a {expected.__name__}")
+            values[name] = value
+        return cls(**values)
+
+    def __repr__(self) -> str:
+        return (
+            f"MemoryItem(kind={self.kind!r}, pinned={self.pinned}, tainted={self.tainted}, "
+            f"text=<{len(self.text)} chars>)"
+        )
+
+
+class MemoryItems(Sequence[MemoryItem]):
+    """An immutable, tuple-backed sequence of `MemoryItem`: indexing and iteration only."""
+
+    __slots__ = ("_items",)
+    _items: tuple[MemoryItem, ...]
+
+    def __init__(self, items: Iterable[MemoryItem] = ()) -> None:
+        values = tuple(items)
+        if not all(isinstance(value, MemoryItem) for value in values):
+            raise TypeError("MemoryItems holds only MemoryItem values")
+        object.__setattr__(self, "_items", values)
+
+    @classmethod
+    def from_json(cls, documents: object) -> MemoryItems:
+        """Parse the `items` list of a context response."""
+        if not isinstance(documents, list):
+            raise ValueError("items is not a list")
+        return cls(MemoryItem.from_json(document) for document in documents)
+
+    @overload
+    def __getitem__(self, index: int) -> MemoryItem: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> MemoryItems: ...
+
+    def __getitem__(self, index: int | slice) -> MemoryItem | MemoryItems:
+        if isinstance(index, slice):
+            return MemoryItems(self._items[index])
+        return self._items[index]
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __iter__(self) -> Iterator[MemoryItem]:
+        return iter(self._items)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, MemoryItems):
+            return self._items == other._items
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self._items)
+
+    def __setattr__(self, name: str, value: object) -> NoReturn:
+        raise AttributeError("MemoryItems is immutable")
+
+    def __delattr__(self, name: str) -> NoReturn:
+        raise AttributeError("MemoryItems is immutable")
+
+    def __reduce__(self) -> tuple[type[MemoryItems], tuple[tuple[MemoryItem, ...]]]:
+        return (MemoryItems, (self._items,))
+
+    def __repr__(self) -> str:
+        return f"MemoryItems({list(self._items)!r})"
