@@ -1,0 +1,62 @@
+"""Wires settings, the DynamoDB client and the repositories together, once per process, on first use."""
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Callable
+
+from chalicelib.config import Settings, get_settings
+from chalicelib.models import utc_now
+from chalicelib.storage import dynamo
+from chalicelib.storage.entries import EntriesRepository
+from chalicelib.storage.events import EventsRepository
+from chalicelib.storage.journal import JournalRepository
+from chalicelib.storage.proposals import ProposalsRepository
+from chalicelib.storage.sessions import SessionsRepository
+
+
+@dataclass(frozen=True)
+class Stores:
+    """Everything a service needs to touch storage; tests build one around moto."""
+
+    client: Any
+    entries: EntriesRepository
+    proposals: ProposalsRepository
+    journal: JournalRepository
+    sessions: SessionsRepository
+    events: EventsRepository
+    clock: Callable[[], datetime] = utc_now
+
+
+def build_stores(settings: Settings, client: Any, clock: Callable[[], datetime] = utc_now) -> Stores:
+    tables = settings.tables
+    return Stores(
+        client=client,
+        entries=EntriesRepository(client, tables.entries),
+        proposals=ProposalsRepository(client, tables.proposals),
+        journal=JournalRepository(client, tables.journal),
+        sessions=SessionsRepository(client, tables.sessions),
+        events=EventsRepository(client, tables.events),
+        clock=clock,
+    )
+
+
+_lock = threading.Lock()
+_stores: Stores | None = None
+
+
+def get_stores() -> Stores:
+    global _stores
+    if _stores is None:
+        with _lock:
+            if _stores is None:
+                _stores = build_stores(get_settings(), dynamo.get_client())
+    return _stores
+
+
+def reset_stores(stores: Stores | None = None) -> None:
+    """Forget (or replace) the process's stores: tests and the local launcher call this."""
+    global _stores
+    with _lock:
+        _stores = stores

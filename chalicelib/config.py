@@ -1,0 +1,102 @@
+"""Configuration read once from the environment into a frozen dataclass; a missing value fails loudly."""
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Mapping
+
+
+class ConfigError(RuntimeError):
+    """A required setting is missing or malformed: the function cannot serve anything safely."""
+
+
+@dataclass(frozen=True)
+class TableNames:
+    entries: str
+    proposals: str
+    journal: str
+    sessions: str
+    events: str
+
+
+@dataclass(frozen=True)
+class JwtSettings:
+    issuer: str
+    audience: str
+    jwks_url: str | None
+    jwks_inline: Mapping[str, object] | None
+
+
+@dataclass(frozen=True)
+class Settings:
+    tables: TableNames
+    jwt: JwtSettings
+    host_arns: frozenset[str]
+    worker_arns: frozenset[str]
+    operator_arns: frozenset[str]
+    page: Mapping[str, str]
+
+
+def _required(env: Mapping[str, str], name: str) -> str:
+    value = env.get(name, "").strip()
+    if not value:
+        raise ConfigError(f"missing required setting {name}")
+    return value
+
+
+def _arn_list(env: Mapping[str, str], name: str) -> frozenset[str]:
+    return frozenset(part.strip() for part in env.get(name, "").split(",") if part.strip())
+
+
+def _page_settings(env: Mapping[str, str]) -> dict[str, str]:
+    """How the web page signs people in: the local launcher's dev token, or an OIDC hosted UI."""
+    if env.get("MEMORY_DEV_SIGN_IN") == "1":
+        return {"sign_in": "dev"}
+    keys = ("authorize_url", "token_url", "client_id", "redirect_uri", "scope")
+    page = {"sign_in": "oidc"}
+    page.update({key: env.get("OIDC_" + key.upper(), "") for key in keys})
+    return page
+
+
+def load_settings(env: Mapping[str, str]) -> Settings:
+    """Build the settings from an environment mapping (os.environ in production, a dict in tests)."""
+    jwks_inline_text = env.get("JWT_JWKS", "").strip()
+    jwks_url = env.get("JWT_JWKS_URL", "").strip() or None
+    if not jwks_inline_text and not jwks_url:
+        raise ConfigError("missing required setting JWT_JWKS_URL or JWT_JWKS")
+    try:
+        jwks_inline = json.loads(jwks_inline_text) if jwks_inline_text else None
+    except ValueError as exc:
+        raise ConfigError("JWT_JWKS is not valid JSON") from exc
+    return Settings(
+        tables=TableNames(
+            entries=_required(env, "ENTRIES_TABLE"),
+            proposals=_required(env, "PROPOSALS_TABLE"),
+            journal=_required(env, "JOURNAL_TABLE"),
+            sessions=_required(env, "SESSIONS_TABLE"),
+            events=_required(env, "EVENTS_TABLE"),
+        ),
+        jwt=JwtSettings(
+            issuer=_required(env, "JWT_ISSUER"),
+            audience=_required(env, "JWT_AUDIENCE"),
+            jwks_url=jwks_url,
+            jwks_inline=jwks_inline,
+        ),
+        host_arns=_arn_list(env, "HOST_ROLE_ARNS"),
+        worker_arns=_arn_list(env, "WORKER_ROLE_ARNS"),
+        operator_arns=_arn_list(env, "OPERATOR_ROLE_ARNS"),
+        page=_page_settings(env),
+    )
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    """The process's settings, read on first use (never at import time)."""
+    return load_settings(os.environ)
+
+
+def reset_settings() -> None:
+    """Forget the cached settings (tests and the local launcher change the environment)."""
+    get_settings.cache_clear()

@@ -1,0 +1,132 @@
+"""The domain: entries, proposals, a user's memory state and agent sessions, as frozen dataclasses."""
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timezone
+from typing import Any
+
+KINDS = ("preference", "fact", "note")
+MAX_ENTRY_BYTES = 2000
+MAX_ACTIVE_ENTRIES = 200
+MAX_WAITING_PROPOSALS = 50
+MAX_PROPOSALS_PER_SESSION = 5
+MIN_EXPIRY_DAYS, MAX_EXPIRY_DAYS = 1, 3650
+DAY_SECONDS = 86_400
+
+
+def utc_now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def iso(moment: datetime) -> str:
+    """Microsecond ISO 8601 in UTC: sorts as text in time order."""
+    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def iso_from_epoch(seconds: int) -> str:
+    return datetime.fromtimestamp(seconds, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def new_id() -> str:
+    """An opaque, unguessable id (128 bits); it says nothing about its owner or its time."""
+    return secrets.token_hex(16)
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where an entry came from: the agent session, thread and message that proposed it (known parts)."""
+
+    session_id: str | None = None
+    thread_id: str | None = None
+    message_id: str | None = None
+
+    def public(self) -> dict[str, str]:
+        return {
+            key: value
+            for key, value in (
+                ("thread_id", self.thread_id),
+                ("message_id", self.message_id),
+                ("session_id", self.session_id),
+            )
+            if value is not None
+        }
+
+
+@dataclass(frozen=True)
+class Entry:
+    """An active entry or a waiting proposal: the two share one shape and differ by the table they live in."""
+
+    id: str
+    user_id: str
+    text: str
+    kind: str
+    pinned: bool
+    tainted: bool
+    origin: str  # "user" | "agent"
+    source: Source
+    created_at: str
+    updated_at: str
+    expires_at: int | None = None  # epoch seconds; also the table's TTL attribute
+
+    def is_expired(self, now_epoch: int) -> bool:
+        return self.expires_at is not None and self.expires_at <= now_epoch
+
+    def public(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "text": self.text,
+            "kind": self.kind,
+            "pinned": self.pinned,
+            "tainted": self.tainted,
+            "origin": self.origin,
+            "source": self.source.public(),
+            "created_at": self.created_at,
+            "updated_at": self.updated_at,
+            "expires_at": iso_from_epoch(self.expires_at) if self.expires_at is not None else None,
+        }
+
+    def context_item(self) -> dict[str, Any]:
+        """What an agent sees: the text and its provenance flags, nothing that identifies the person."""
+        return {"text": self.text, "kind": self.kind, "pinned": self.pinned, "tainted": self.tainted}
+
+    def with_changes(self, **changes: Any) -> Entry:
+        return replace(self, **changes)
+
+
+def display_order(entries: list[Entry]) -> list[Entry]:
+    """Pinned first, newest next (ties broken by id so the order is total and stable)."""
+    return sorted(entries, key=lambda e: (e.pinned, e.created_at, e.id), reverse=True)
+
+
+@dataclass(frozen=True)
+class MemoryState:
+    """A user's switch and counters. No stored state means memory was never turned on: off."""
+
+    enabled: bool = False
+    active: int = 0
+    waiting: int = 0
+
+
+@dataclass(frozen=True)
+class Session:
+    """An agent session registered by a host: whose it is, what the agent asked for, whether it read untrusted content."""
+
+    session_id: str
+    user_id: str | None
+    thread_id: str | None
+    agent: str
+    memory_requested: bool
+    tainted: bool = False
+    proposals: int = 0
+    created_at: str = field(default="")
+
+    def public(self) -> dict[str, Any]:
+        return {
+            "session_id": self.session_id,
+            "user_id": self.user_id,
+            "thread_id": self.thread_id,
+            "agent": self.agent,
+            "manifest": {"memory": self.memory_requested},
+            "tainted": self.tainted,
+        }

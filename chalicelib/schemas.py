@@ -1,0 +1,103 @@
+"""Request bodies, validated by pydantic: unknown fields, wrong types and out-of-range values are 400s.
+
+Errors are rebuilt from pydantic's locations and types only, never from the submitted input, so an
+error body can never echo a memory's text.
+"""
+from __future__ import annotations
+
+import json
+from typing import Any, Literal, Optional, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, ValidationError
+
+from chalicelib.errors import InvalidRequest
+from chalicelib.models import MAX_EXPIRY_DAYS, MIN_EXPIRY_DAYS
+
+Kind = Literal["preference", "fact", "note"]
+ExpiryDays = StrictInt
+
+
+class _Body(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class SettingsBody(_Body):
+    enabled: StrictBool
+
+
+class NewEntryBody(_Body):
+    text: StrictStr
+    kind: Kind = "note"
+    pinned: StrictBool = False
+    expires_in_days: Optional[ExpiryDays] = Field(default=None, ge=MIN_EXPIRY_DAYS, le=MAX_EXPIRY_DAYS)
+
+
+class EntryChangesBody(_Body):
+    """`expires_in_days: null` removes the expiry; a field left out is left alone (see model_fields_set)."""
+
+    text: Optional[StrictStr] = None
+    pinned: Optional[StrictBool] = None
+    expires_in_days: Optional[ExpiryDays] = Field(default=None, ge=MIN_EXPIRY_DAYS, le=MAX_EXPIRY_DAYS)
+
+
+class SessionManifest(_Body):
+    memory: StrictBool = False
+
+
+class SessionBody(_Body):
+    user_id: Optional[StrictStr] = Field(default=None, min_length=1, max_length=128)
+    thread_id: Optional[StrictStr] = Field(default=None, min_length=1, max_length=256)
+    agent: StrictStr = Field(min_length=1, max_length=128)
+    manifest: SessionManifest = SessionManifest()
+
+
+class ProposeEvent(_Body):
+    """Bounded at the door; emptiness, length, kind and credentials are the consumer's refusals."""
+
+    id: StrictStr = Field(min_length=1, max_length=128, pattern=r"^[A-Za-z0-9._:\-]+$")
+    type: Literal["memory.propose"]
+    text: StrictStr = Field(max_length=8000)
+    kind: StrictStr = Field(default="note", max_length=64)
+    message_id: Optional[StrictStr] = Field(default=None, min_length=1, max_length=256)
+
+
+class EventsBody(_Body):
+    events: list[ProposeEvent] = Field(min_length=1, max_length=20)
+
+
+B = TypeVar("B", bound=BaseModel)
+
+
+def parse_json(raw: bytes | str | None) -> Any:
+    """The request body as JSON, or a 400 in the contract's shape (never Chalice's default body)."""
+    if raw is None or raw in (b"", ""):
+        raise InvalidRequest("The request body must be a JSON object.")
+    try:
+        return json.loads(raw)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise InvalidRequest("The request body is not valid JSON.") from exc
+
+
+def parse_body(model: type[B], raw: bytes | str | None) -> B:
+    data = parse_json(raw)
+    if not isinstance(data, dict):
+        raise InvalidRequest("The request body must be a JSON object.")
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        raise InvalidRequest(_describe(exc)) from None
+
+
+def _describe(exc: ValidationError) -> str:
+    """'field: what is wrong' for each problem, built without the submitted values."""
+    problems = []
+    for error in exc.errors(include_url=False, include_input=False, include_context=False):
+        where = ".".join(str(part) for part in error.get("loc", ())) or "body"
+        kind = error.get("type", "")
+        if kind == "extra_forbidden":
+            problems.append(f"{where}: unknown field")
+        elif kind == "missing":
+            problems.append(f"{where}: required")
+        else:
+            problems.append(f"{where}: {error.get('msg', 'invalid')}")
+    return "; ".join(problems[:5])

@@ -1,0 +1,213 @@
+"""The user's memory: view, switch, add, edit, forget, and decide on agents' proposals.
+
+Every cap is a condition on the user's state item inside the same transaction as the write it
+guards; reads only ever choose which error to report after a write was refused.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from chalicelib.bootstrap import Stores
+from chalicelib.clock import Instant, instant
+from chalicelib.errors import LimitReached, MemoryOff, NotFound
+from chalicelib.models import (
+    DAY_SECONDS,
+    MAX_ACTIVE_ENTRIES,
+    MAX_ENTRY_BYTES,
+    MAX_WAITING_PROPOSALS,
+    Entry,
+    Source,
+    display_order,
+    new_id,
+)
+from chalicelib.schemas import EntryChangesBody, NewEntryBody
+from chalicelib.storage.dynamo import TransactionCancelled, transact
+from chalicelib.text_rules import accepted_text
+
+LIMITS = {"entries": MAX_ACTIVE_ENTRIES, "proposals": MAX_WAITING_PROPOSALS, "bytes_per_entry": MAX_ENTRY_BYTES}
+_TRANSACTION_ACTIONS = 100
+
+
+def live_entries(stores: Stores, user_id: str, now: Instant) -> tuple[bool, list[Entry]]:
+    state, entries = stores.entries.load(user_id)
+    return state.enabled, display_order([e for e in entries if not e.is_expired(now.epoch)])
+
+
+def view(stores: Stores, user_id: str) -> dict[str, Any]:
+    """`{enabled, items, proposals, limits}`: two Queries, one per table."""
+    now = instant(stores.clock)
+    enabled, entries = live_entries(stores, user_id, now)
+    proposals = display_order(stores.proposals.list(user_id))
+    return {
+        "enabled": enabled,
+        "items": [e.public() for e in entries],
+        "proposals": [p.public() for p in proposals],
+        "limits": LIMITS,
+    }
+
+
+def inbox(stores: Stores, user_id: str) -> dict[str, Any]:
+    return {"memory_proposals": [p.public() for p in display_order(stores.proposals.list(user_id))]}
+
+
+def set_enabled(stores: Stores, user_id: str, enabled: bool) -> dict[str, Any]:
+    now = instant(stores.clock)
+    before = stores.entries.get_state(user_id)
+    state = stores.entries.set_enabled(user_id, enabled, now.iso)
+    if before.enabled != enabled:
+        stores.journal.append(user_id, "keep.memory.settings", now.iso, {"enabled": enabled})
+    return {"enabled": state.enabled}
+
+
+def add(stores: Stores, user_id: str, body: NewEntryBody) -> Entry:
+    text = accepted_text(body.text)
+    now = instant(stores.clock)
+    entry = Entry(
+        id=new_id(),
+        user_id=user_id,
+        text=text,
+        kind=body.kind,
+        pinned=body.pinned,
+        tainted=False,
+        origin="user",
+        source=Source(),
+        created_at=now.iso,
+        updated_at=now.iso,
+        expires_at=now.epoch + body.expires_in_days * DAY_SECONDS if body.expires_in_days else None,
+    )
+    _insert_counted(stores, user_id, [stores.entries.put_new(entry)], now)
+    return entry
+
+
+def edit(stores: Stores, user_id: str, entry_id: str, body: EntryChangesBody) -> Entry:
+    given = body.model_fields_set
+    text = accepted_text(body.text) if "text" in given and body.text is not None else None
+    now = instant(stores.clock)
+    days = body.expires_in_days
+    updated = stores.entries.update_entry(
+        user_id,
+        entry_id,
+        now_epoch=now.epoch,
+        now_iso=now.iso,
+        text=text,
+        pinned=body.pinned if "pinned" in given else None,
+        expires_at=now.epoch + days * DAY_SECONDS if days else None,
+        remove_expiry="expires_in_days" in given and days is None,
+    )
+    if updated is None:
+        raise NotFound("No such entry.")
+    return updated
+
+
+def forget(stores: Stores, user_id: str, entry_id: str) -> None:
+    now = instant(stores.clock)
+    try:
+        transact(
+            stores.client,
+            [stores.entries.delete_live(user_id, entry_id, now.epoch), stores.entries.release_counts(user_id, active=1)],
+        )
+    except TransactionCancelled as exc:
+        raise NotFound("No such entry.") from exc
+
+
+def forget_all(stores: Stores, user_id: str) -> dict[str, int]:
+    """Delete every entry and waiting proposal, keep the switch, journal the counts only."""
+    now = instant(stores.clock)
+    _, entries = stores.entries.load(user_id)
+    proposals = stores.proposals.list(user_id)
+    live = sum(1 for e in entries if not e.is_expired(now.epoch))
+    removals = [("entry", e.id) for e in entries] + [("proposal", p.id) for p in proposals]
+    _delete_counted(stores, user_id, removals)
+    stores.journal.append(
+        user_id, "keep.memory.forget_all", now.iso, {"entries": live, "proposals": len(proposals)}
+    )
+    return {"deleted": live + len(proposals)}
+
+
+def accept(stores: Stores, user_id: str, proposal_id: str) -> Entry:
+    proposal = stores.proposals.get(user_id, proposal_id)
+    if proposal is None:
+        raise NotFound("No such proposal.")
+    now = instant(stores.clock)
+    entry = proposal.with_changes(created_at=now.iso, updated_at=now.iso, expires_at=None)
+    actions = [
+        stores.proposals.delete_waiting(user_id, proposal_id),  # still waiting, or 404
+        stores.entries.put_new(entry),
+    ]
+    _insert_counted(stores, user_id, actions, now, release_waiting=1, gone_index=0)
+    return entry
+
+
+def reject(stores: Stores, user_id: str, proposal_id: str) -> None:
+    try:
+        transact(
+            stores.client,
+            [stores.proposals.delete_waiting(user_id, proposal_id), stores.entries.release_counts(user_id, waiting=1)],
+        )
+    except TransactionCancelled as exc:
+        raise NotFound("No such proposal.") from exc
+
+
+# ---- the counted writes ----------------------------------------------------------------------
+
+
+def _insert_counted(
+    stores: Stores,
+    user_id: str,
+    actions: list[dict[str, Any]],
+    now: Instant,
+    *,
+    release_waiting: int = 0,
+    gone_index: int | None = None,
+) -> None:
+    """Run `actions` with one more active entry counted; on a full cap, purge expired entries once and retry."""
+    for attempt in (1, 2):
+        slot = stores.entries.take_entry_slots(user_id, 1, release_waiting=release_waiting)
+        try:
+            transact(stores.client, [*actions, slot])
+            return
+        except TransactionCancelled as exc:
+            if gone_index is not None and exc.failed(gone_index):
+                raise NotFound("No such proposal.") from exc
+            state = stores.entries.get_state(user_id)
+            if not state.enabled:
+                raise MemoryOff() from exc
+            if state.active < MAX_ACTIVE_ENTRIES or (attempt == 1 and _purge_expired(stores, user_id, now)):
+                continue  # a concurrent change freed room, or expired entries were purged: try again
+            raise LimitReached(f"You have {MAX_ACTIVE_ENTRIES} entries, the most memory keeps.") from exc
+    raise LimitReached(f"You have {MAX_ACTIVE_ENTRIES} entries, the most memory keeps.")
+
+
+def _purge_expired(stores: Stores, user_id: str, now: Instant) -> bool:
+    """Delete expired entries still stored (TTL lags), so they stop counting. True if any went."""
+    _, entries = stores.entries.load(user_id)
+    expired = [("entry", e.id) for e in entries if e.is_expired(now.epoch)]
+    _delete_counted(stores, user_id, expired)
+    return bool(expired)
+
+
+def _delete_counted(stores: Stores, user_id: str, removals: list[tuple[str, str]]) -> None:
+    """Delete entries/proposals in transactions that move the counters by exactly what was deleted."""
+    chunk = _TRANSACTION_ACTIONS - 1
+    for start in range(0, len(removals), chunk):
+        part = removals[start : start + chunk]
+        try:
+            _delete_chunk(stores, user_id, part)
+        except TransactionCancelled:
+            for one in part:  # something in the chunk went meanwhile: settle item by item
+                try:
+                    _delete_chunk(stores, user_id, [one])
+                except TransactionCancelled:
+                    pass  # already gone, and already uncounted by whoever removed it
+
+
+def _delete_chunk(stores: Stores, user_id: str, part: list[tuple[str, str]]) -> None:
+    actions = [
+        stores.entries.delete_stored(user_id, item_id)
+        if kind == "entry"
+        else stores.proposals.delete_waiting(user_id, item_id)
+        for kind, item_id in part
+    ]
+    entries = sum(1 for kind, _ in part if kind == "entry")
+    actions.append(stores.entries.release_counts(user_id, active=entries, waiting=len(part) - entries))
+    transact(stores.client, actions)

@@ -1,0 +1,1 @@
+"""Storage adapters: one repository per DynamoDB table, speaking dataclasses, never raw items."""

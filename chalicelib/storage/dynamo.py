@@ -1,0 +1,127 @@
+"""The one DynamoDB client of the process, item (de)serialisation, and transactions that report why they failed."""
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from typing import Any, Iterator, Mapping, Sequence
+
+_lock = threading.Lock()
+_client: Any = None
+
+Item = dict[str, Any]
+
+
+def get_client() -> Any:
+    """The DynamoDB client, built on first use (never at import time) and shared by the process."""
+    global _client
+    if _client is None:
+        with _lock:
+            if _client is None:
+                import boto3  # imported lazily: ~0.4 s that a cold start should not pay before it must
+                from botocore.config import Config
+
+                _client = boto3.client(
+                    "dynamodb",
+                    config=Config(retries={"max_attempts": 5, "mode": "standard"}),
+                )
+    return _client
+
+
+def reset_client(client: Any = None) -> None:
+    """Replace (or forget) the shared client: tests and the local launcher point it at moto."""
+    global _client
+    with _lock:
+        _client = client
+
+
+class _Codec:
+    """boto3's own TypeSerializer/TypeDeserializer, loaded once on first use."""
+
+    def __init__(self) -> None:
+        self._ser: Any = None
+        self._de: Any = None
+
+    def _load(self) -> None:
+        from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
+
+        self._ser, self._de = TypeSerializer(), TypeDeserializer()
+
+    def dump(self, item: Mapping[str, Any]) -> dict[str, Any]:
+        if self._ser is None:
+            self._load()
+        return {key: self._ser.serialize(value) for key, value in item.items() if value is not None}
+
+    def load(self, raw: Mapping[str, Any]) -> Item:
+        if self._de is None:
+            self._load()
+        return {key: _plain(self._de.deserialize(value)) for key, value in raw.items()}
+
+
+def _plain(value: Any) -> Any:
+    """DynamoDB numbers come back as Decimal; this service stores only integers."""
+    from decimal import Decimal
+
+    if isinstance(value, Decimal):
+        return int(value)
+    return value
+
+
+codec = _Codec()
+
+
+def dump(item: Mapping[str, Any]) -> dict[str, Any]:
+    return codec.dump(item)
+
+
+def load(raw: Mapping[str, Any]) -> Item:
+    return codec.load(raw)
+
+
+def values(**names: Any) -> dict[str, Any]:
+    """ExpressionAttributeValues from keyword arguments: values(now=1) -> {":now": {"N": "1"}}."""
+    return {f":{key}": value for key, value in dump(names).items()}
+
+
+def query_all(client: Any, **kwargs: Any) -> Iterator[Item]:
+    """Every item of a Query, following pagination (a user's partition may exceed one 1 MB page)."""
+    while True:
+        page = client.query(**kwargs)
+        for raw in page.get("Items", []):
+            yield load(raw)
+        last = page.get("LastEvaluatedKey")
+        if not last:
+            return
+        kwargs["ExclusiveStartKey"] = last
+
+
+@dataclass(frozen=True)
+class TransactionCancelled(Exception):
+    """A transaction's condition failed; `reasons` has one code per action, in order ("None" = that one passed)."""
+
+    reasons: tuple[str, ...]
+
+    def failed(self, index: int) -> bool:
+        return index < len(self.reasons) and self.reasons[index] == "ConditionalCheckFailed"
+
+
+def transact(client: Any, actions: Sequence[Mapping[str, Any]]) -> None:
+    """Run TransactWriteItems; a cancelled transaction becomes TransactionCancelled with per-action reasons."""
+    from botocore.exceptions import ClientError
+
+    try:
+        client.transact_write_items(TransactItems=list(actions))
+    except ClientError as exc:
+        if exc.response.get("Error", {}).get("Code") != "TransactionCanceledException":
+            raise
+        reasons = tuple(
+            reason.get("Code", "None") for reason in exc.response.get("CancellationReasons", [])
+        )
+        raise TransactionCancelled(reasons) from exc
+
+
+def is_condition_failure(exc: BaseException) -> bool:
+    from botocore.exceptions import ClientError
+
+    return isinstance(exc, ClientError) and (
+        exc.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException"
+    )

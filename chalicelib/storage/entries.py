@@ -1,0 +1,198 @@
+"""The entries table: per user, one state item (switch and counters) and the active entries.
+
+The counters are the caps' source of truth: every write that adds or removes an entry or a proposal
+moves a counter in the same transaction, under a condition, so the caps hold under concurrency.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from chalicelib.models import MAX_ACTIVE_ENTRIES, MAX_WAITING_PROPOSALS, Entry, MemoryState
+from chalicelib.storage import dynamo
+from chalicelib.storage.entry_items import EXPIRY_ATTRIBUTE, from_item, to_item
+from chalicelib.storage.text import seal_text
+
+STATE_KEY = "#state"
+ENTRY_PREFIX = "e#"
+
+# An entry is live while it has no expiry or its expiry is still ahead: TTL deletion lags by up to
+# days, so every read and conditional write checks the instant itself instead of trusting TTL.
+_LIVE = f"(attribute_not_exists({EXPIRY_ATTRIBUTE}) OR {EXPIRY_ATTRIBUTE} > :now)"
+
+
+def _state_from_item(item: dict[str, Any] | None) -> MemoryState:
+    if not item:
+        return MemoryState()
+    return MemoryState(
+        enabled=bool(item.get("enabled", False)),
+        active=int(item.get("active", 0)),
+        waiting=int(item.get("waiting", 0)),
+    )
+
+
+class EntriesRepository:
+    def __init__(self, client: Any, table: str) -> None:
+        self._client = client
+        self.table = table
+
+    def _key(self, user_id: str, sort_key: str) -> dict[str, Any]:
+        return dynamo.dump({"user_id": user_id, "sk": sort_key})
+
+    # ---- reads -------------------------------------------------------------------------------
+
+    def load(self, user_id: str) -> tuple[MemoryState, list[Entry]]:
+        """The state and every stored entry (expired ones included: callers filter) in one Query."""
+        state: dict[str, Any] | None = None
+        entries: list[Entry] = []
+        for item in dynamo.query_all(
+            self._client,
+            TableName=self.table,
+            KeyConditionExpression="user_id = :u",
+            ExpressionAttributeValues=dynamo.values(u=user_id),
+        ):
+            if item["sk"] == STATE_KEY:
+                state = item
+            else:
+                entries.append(from_item(item))
+        return _state_from_item(state), entries
+
+    def get_state(self, user_id: str) -> MemoryState:
+        raw = self._client.get_item(
+            TableName=self.table, Key=self._key(user_id, STATE_KEY), ConsistentRead=True
+        ).get("Item")
+        return _state_from_item(dynamo.load(raw) if raw else None)
+
+    # ---- single writes -----------------------------------------------------------------------
+
+    def set_enabled(self, user_id: str, enabled: bool, now_iso: str) -> MemoryState:
+        raw = self._client.update_item(
+            TableName=self.table,
+            Key=self._key(user_id, STATE_KEY),
+            UpdateExpression=(
+                "SET enabled = :e, updated_at = :t, "
+                "active = if_not_exists(active, :zero), waiting = if_not_exists(waiting, :zero)"
+            ),
+            ExpressionAttributeValues=dynamo.values(e=enabled, t=now_iso, zero=0),
+            ReturnValues="ALL_NEW",
+        )["Attributes"]
+        return _state_from_item(dynamo.load(raw))
+
+    def update_entry(
+        self,
+        user_id: str,
+        entry_id: str,
+        *,
+        now_epoch: int,
+        now_iso: str,
+        text: str | None = None,
+        pinned: bool | None = None,
+        expires_at: int | None = None,
+        remove_expiry: bool = False,
+    ) -> Entry | None:
+        """Change a live entry in one conditional UpdateItem; None when it is missing or expired."""
+        sets = ["updated_at = :t"]
+        names: dict[str, str] = {}
+        vals: dict[str, Any] = {"t": now_iso, "now": now_epoch}
+        if text is not None:
+            for position, (attr, value) in enumerate(seal_text(user_id, text).items()):
+                names[f"#x{position}"] = attr
+                vals[f"x{position}"] = value
+                sets.append(f"#x{position} = :x{position}")
+        if pinned is not None:
+            sets.append("pinned = :p")
+            vals["p"] = pinned
+        if expires_at is not None:
+            sets.append(f"{EXPIRY_ATTRIBUTE} = :exp")
+            vals["exp"] = expires_at
+        expression = "SET " + ", ".join(sets)
+        if remove_expiry:
+            expression += f" REMOVE {EXPIRY_ATTRIBUTE}"
+        request: dict[str, Any] = {
+            "TableName": self.table,
+            "Key": self._key(user_id, ENTRY_PREFIX + entry_id),
+            "UpdateExpression": expression,
+            "ConditionExpression": f"attribute_exists(sk) AND {_LIVE}",
+            "ExpressionAttributeValues": dynamo.values(**vals),
+            "ReturnValues": "ALL_NEW",
+        }
+        if names:
+            request["ExpressionAttributeNames"] = names
+        try:
+            raw = self._client.update_item(**request)["Attributes"]
+        except Exception as exc:
+            if dynamo.is_condition_failure(exc):
+                return None
+            raise
+        return from_item(dynamo.load(raw))
+
+    # ---- transaction actions (services compose these so a cap and its write move together) ----
+
+    def take_entry_slots(self, user_id: str, count: int = 1, *, release_waiting: int = 0) -> dict[str, Any]:
+        """Count `count` more active entries, only while memory is on and the cap leaves room."""
+        return {
+            "Update": {
+                "TableName": self.table,
+                "Key": self._key(user_id, STATE_KEY),
+                "UpdateExpression": "SET active = active + :n, waiting = waiting - :w",
+                # enabled = true: nothing is added while memory is off (no state item = never on).
+                # active <= cap - n: the cap holds however many requests race for the last slots.
+                "ConditionExpression": "enabled = :on AND active <= :room",
+                "ExpressionAttributeValues": dynamo.values(
+                    n=count, w=release_waiting, on=True, room=MAX_ACTIVE_ENTRIES - count
+                ),
+            }
+        }
+
+    def take_waiting_slot(self, user_id: str) -> dict[str, Any]:
+        """Count one more waiting proposal, only while memory is on and fewer than 50 wait."""
+        return {
+            "Update": {
+                "TableName": self.table,
+                "Key": self._key(user_id, STATE_KEY),
+                "UpdateExpression": "SET waiting = waiting + :one",
+                "ConditionExpression": "enabled = :on AND waiting < :cap",
+                "ExpressionAttributeValues": dynamo.values(one=1, on=True, cap=MAX_WAITING_PROPOSALS),
+            }
+        }
+
+    def release_counts(self, user_id: str, *, active: int = 0, waiting: int = 0) -> dict[str, Any]:
+        """Count entries or proposals that a transaction removes (the state item always exists by then)."""
+        return {
+            "Update": {
+                "TableName": self.table,
+                "Key": self._key(user_id, STATE_KEY),
+                "UpdateExpression": "SET active = active - :a, waiting = waiting - :w",
+                "ConditionExpression": "attribute_exists(sk)",
+                "ExpressionAttributeValues": dynamo.values(a=active, w=waiting),
+            }
+        }
+
+    def put_new(self, entry: Entry) -> dict[str, Any]:
+        return {
+            "Put": {
+                "TableName": self.table,
+                "Item": dynamo.dump(to_item(entry, ENTRY_PREFIX + entry.id)),
+                "ConditionExpression": "attribute_not_exists(sk)",
+            }
+        }
+
+    def delete_live(self, user_id: str, entry_id: str, now_epoch: int) -> dict[str, Any]:
+        """Delete an entry that exists and has not expired (an expired one is already gone to the user)."""
+        return {
+            "Delete": {
+                "TableName": self.table,
+                "Key": self._key(user_id, ENTRY_PREFIX + entry_id),
+                "ConditionExpression": f"attribute_exists(sk) AND {_LIVE}",
+                "ExpressionAttributeValues": dynamo.values(now=now_epoch),
+            }
+        }
+
+    def delete_stored(self, user_id: str, entry_id: str) -> dict[str, Any]:
+        """Delete an entry whatever its expiry (forget-all and the purge of expired entries)."""
+        return {
+            "Delete": {
+                "TableName": self.table,
+                "Key": self._key(user_id, ENTRY_PREFIX + entry_id),
+                "ConditionExpression": "attribute_exists(sk)",
+            }
+        }

@@ -1,0 +1,51 @@
+"""Mapping between Entry dataclasses and the items that store them (entries and proposals share a shape)."""
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from chalicelib.models import Entry, Source
+from chalicelib.storage.text import open_text, seal_text
+
+# The entries table's TTL attribute: DynamoDB removes an expired entry some time after this instant.
+EXPIRY_ATTRIBUTE = "expires_at"
+
+
+def to_item(entry: Entry, sort_key: str) -> dict[str, Any]:
+    item: dict[str, Any] = {
+        "user_id": entry.user_id,
+        "sk": sort_key,
+        "id": entry.id,
+        "kind": entry.kind,
+        "pinned": entry.pinned,
+        "tainted": entry.tainted,
+        "origin": entry.origin,
+        "src_session": entry.source.session_id,
+        "src_thread": entry.source.thread_id,
+        "src_message": entry.source.message_id,
+        "created_at": entry.created_at,
+        "updated_at": entry.updated_at,
+        EXPIRY_ATTRIBUTE: entry.expires_at,
+    }
+    item.update(seal_text(entry.user_id, entry.text))
+    return item
+
+
+def from_item(item: Mapping[str, Any]) -> Entry:
+    user_id = str(item["user_id"])
+    return Entry(
+        id=str(item["id"]),
+        user_id=user_id,
+        text=open_text(user_id, item),
+        kind=str(item["kind"]),
+        pinned=bool(item.get("pinned", False)),
+        tainted=bool(item.get("tainted", False)),
+        origin=str(item.get("origin", "user")),
+        source=Source(
+            session_id=item.get("src_session"),
+            thread_id=item.get("src_thread"),
+            message_id=item.get("src_message"),
+        ),
+        created_at=str(item["created_at"]),
+        updated_at=str(item["updated_at"]),
+        expires_at=item.get(EXPIRY_ATTRIBUTE),
+    )

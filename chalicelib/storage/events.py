@@ -1,0 +1,127 @@
+"""The events table: agent events posted by workers, per session, with their outcomes. Its stream feeds the consumer.
+
+A propose event holds its text only until the consumer has handled it; settling it removes the text
+in the same write that records the outcome.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+from chalicelib.storage import dynamo
+from chalicelib.storage.text import TEXT_ATTRIBUTE, open_text, seal_text
+
+PENDING, HANDLED = "pending", "handled"
+EVENT_TTL_SECONDS = 30 * 86_400
+
+
+@dataclass(frozen=True)
+class AgentEvent:
+    session_id: str
+    event_id: str
+    type: str
+    kind: str
+    message_id: str | None
+    status: str
+    outcome: Mapping[str, Any] | None
+    created_at: str
+    tainted_at_post: bool
+    user_id: str | None  # the session's user when it was posted (text is sealed for that user)
+    text: str | None = None  # only while pending
+
+    def public(self) -> dict[str, Any]:
+        return {
+            "id": self.event_id,
+            "type": self.type,
+            "kind": self.kind,
+            "message_id": self.message_id,
+            "status": self.status,
+            "outcome": dict(self.outcome) if self.outcome else None,
+            "created_at": self.created_at,
+        }
+
+
+def event_from_item(item: Mapping[str, Any]) -> AgentEvent:
+    user_id = item.get("user_id")
+    has_text = TEXT_ATTRIBUTE in item
+    return AgentEvent(
+        session_id=str(item["session_id"]),
+        event_id=str(item["event_id"]),
+        type=str(item.get("type", "")),
+        kind=str(item.get("kind", "")),
+        message_id=item.get("message_id"),
+        status=str(item.get("status", PENDING)),
+        outcome=item.get("outcome"),
+        created_at=str(item.get("created_at", "")),
+        tainted_at_post=bool(item.get("tainted_at_post", False)),
+        user_id=user_id,
+        text=open_text(user_id or "", item) if has_text else None,
+    )
+
+
+class EventsRepository:
+    def __init__(self, client: Any, table: str) -> None:
+        self._client = client
+        self.table = table
+
+    def _key(self, session_id: str, event_id: str) -> dict[str, Any]:
+        return dynamo.dump({"session_id": session_id, "event_id": event_id})
+
+    def add_if_new(self, event: AgentEvent, now_epoch: int) -> bool:
+        """Store a posted event; False when the worker already posted this id (a repost changes nothing)."""
+        item: dict[str, Any] = {
+            "session_id": event.session_id,
+            "event_id": event.event_id,
+            "type": event.type,
+            "kind": event.kind,
+            "message_id": event.message_id,
+            "status": PENDING,
+            "created_at": event.created_at,
+            "tainted_at_post": event.tainted_at_post,
+            "user_id": event.user_id,
+            "ttl": now_epoch + EVENT_TTL_SECONDS,
+        }
+        item.update(seal_text(event.user_id or "", event.text or ""))
+        try:
+            self._client.put_item(
+                TableName=self.table,
+                Item=dynamo.dump(item),
+                ConditionExpression="attribute_not_exists(event_id)",
+            )
+        except Exception as exc:
+            if dynamo.is_condition_failure(exc):
+                return False
+            raise
+        return True
+
+    def list(self, session_id: str) -> list[AgentEvent]:
+        return [
+            event_from_item(item)
+            for item in dynamo.query_all(
+                self._client,
+                TableName=self.table,
+                KeyConditionExpression="session_id = :s",
+                ExpressionAttributeValues=dynamo.values(s=session_id),
+            )
+        ]
+
+    def settle(self, session_id: str, event_id: str, outcome: Mapping[str, Any], now_iso: str) -> dict[str, Any]:
+        """Transaction action: record the outcome and drop the text, only if still pending (idempotency)."""
+        return {
+            "Update": {
+                "TableName": self.table,
+                "Key": self._key(session_id, event_id),
+                "UpdateExpression": f"SET #st = :handled, outcome = :o, handled_at = :t REMOVE {TEXT_ATTRIBUTE}",
+                "ConditionExpression": "#st = :pending",
+                "ExpressionAttributeNames": {"#st": "status"},
+                "ExpressionAttributeValues": dynamo.values(
+                    handled=HANDLED, o=dict(outcome), t=now_iso, pending=PENDING
+                ),
+            }
+        }
+
+    def get(self, session_id: str, event_id: str) -> AgentEvent | None:
+        raw = self._client.get_item(
+            TableName=self.table, Key=self._key(session_id, event_id), ConsistentRead=True
+        ).get("Item")
+        return event_from_item(dynamo.load(raw)) if raw else None

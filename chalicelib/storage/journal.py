@@ -1,0 +1,103 @@
+"""The journal table: per user, append-only records of who used the memory and what changed — counts, never text."""
+from __future__ import annotations
+
+import base64
+import json
+import secrets
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+from chalicelib.storage import dynamo
+
+# What a journal row may carry besides its action and time. Anything else is dropped, so no caller can
+# put entry text into the journal by accident.
+ALLOWED_DETAILS = frozenset(
+    {
+        "count", "entries", "proposals", "enabled", "session_id", "agent", "operator", "action",
+        "request_id", "reason", "entry_id", "user_id_hash",
+    }
+)
+
+
+@dataclass(frozen=True)
+class JournalRecord:
+    at: str
+    action: str
+    details: Mapping[str, Any]
+
+    def public(self) -> dict[str, Any]:
+        return {"at": self.at, "action": self.action, **self.details}
+
+
+class JournalRepository:
+    def __init__(self, client: Any, table: str) -> None:
+        self._client = client
+        self.table = table
+
+    def record(
+        self, user_id: str, action: str, now_iso: str, details: Mapping[str, Any], row_id: str | None = None
+    ) -> dict[str, Any]:
+        """A Put action appending one row. `row_id` makes a retried write land on the same row."""
+        kept = {key: value for key, value in details.items() if key in ALLOWED_DETAILS}
+        item = {
+            "user_id": user_id,
+            "sk": f"{now_iso}#{row_id or secrets.token_hex(6)}",
+            "action": action,
+            "at": now_iso,
+            "details": json.dumps(kept, sort_keys=True),
+        }
+        return {"Put": {"TableName": self.table, "Item": dynamo.dump(item)}}
+
+    def append(
+        self, user_id: str, action: str, now_iso: str, details: Mapping[str, Any], row_id: str | None = None
+    ) -> None:
+        put = self.record(user_id, action, now_iso, details, row_id)["Put"]
+        self._client.put_item(**put)
+
+    def page(self, user_id: str, limit: int = 50, cursor: str | None = None) -> tuple[list[JournalRecord], str | None]:
+        """Newest first, `limit` rows, continuing after an opaque cursor from the previous page."""
+        request: dict[str, Any] = {
+            "TableName": self.table,
+            "KeyConditionExpression": "user_id = :u",
+            "ExpressionAttributeValues": dynamo.values(u=user_id),
+            "ScanIndexForward": False,
+            "Limit": limit,
+        }
+        if cursor:
+            request["ExclusiveStartKey"] = dynamo.dump({"user_id": user_id, "sk": _decode_cursor(cursor)})
+        page = self._client.query(**request)
+        rows = [_row(dynamo.load(raw)) for raw in page.get("Items", [])]
+        last = page.get("LastEvaluatedKey")
+        next_cursor = _encode_cursor(dynamo.load(last)["sk"]) if last else None
+        return rows, next_cursor
+
+    def all(self, user_id: str) -> list[JournalRecord]:
+        return [
+            _row(item)
+            for item in dynamo.query_all(
+                self._client,
+                TableName=self.table,
+                KeyConditionExpression="user_id = :u",
+                ExpressionAttributeValues=dynamo.values(u=user_id),
+                ScanIndexForward=False,
+            )
+        ]
+
+
+def _row(item: Mapping[str, Any]) -> JournalRecord:
+    return JournalRecord(at=str(item["at"]), action=str(item["action"]), details=json.loads(item.get("details", "{}")))
+
+
+def _encode_cursor(sort_key: str) -> str:
+    return base64.urlsafe_b64encode(sort_key.encode()).decode().rstrip("=")
+
+
+def _decode_cursor(cursor: str) -> str:
+    """The cursor only names a position in the caller's own partition; a forged one reads nothing else."""
+    from chalicelib.errors import InvalidRequest
+
+    try:
+        padded = cursor + "=" * (-len(cursor) % 4)
+        return base64.urlsafe_b64decode(padded.encode()).decode()
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise InvalidRequest("The cursor is not valid.") from exc

@@ -1,0 +1,55 @@
+"""The proposals table: per user, the agents' proposals waiting for the user to accept or reject."""
+from __future__ import annotations
+
+from typing import Any
+
+from chalicelib.models import Entry
+from chalicelib.storage import dynamo
+from chalicelib.storage.entry_items import from_item, to_item
+
+PROPOSAL_PREFIX = "p#"
+
+
+class ProposalsRepository:
+    def __init__(self, client: Any, table: str) -> None:
+        self._client = client
+        self.table = table
+
+    def _key(self, user_id: str, proposal_id: str) -> dict[str, Any]:
+        return dynamo.dump({"user_id": user_id, "sk": PROPOSAL_PREFIX + proposal_id})
+
+    def list(self, user_id: str) -> list[Entry]:
+        return [
+            from_item(item)
+            for item in dynamo.query_all(
+                self._client,
+                TableName=self.table,
+                KeyConditionExpression="user_id = :u",
+                ExpressionAttributeValues=dynamo.values(u=user_id),
+            )
+        ]
+
+    def get(self, user_id: str, proposal_id: str) -> Entry | None:
+        raw = self._client.get_item(
+            TableName=self.table, Key=self._key(user_id, proposal_id), ConsistentRead=True
+        ).get("Item")
+        return from_item(dynamo.load(raw)) if raw else None
+
+    def put_new(self, proposal: Entry) -> dict[str, Any]:
+        return {
+            "Put": {
+                "TableName": self.table,
+                "Item": dynamo.dump(to_item(proposal, PROPOSAL_PREFIX + proposal.id)),
+                "ConditionExpression": "attribute_not_exists(sk)",
+            }
+        }
+
+    def delete_waiting(self, user_id: str, proposal_id: str) -> dict[str, Any]:
+        """Delete a proposal only if it still waits: a second accept or reject finds nothing (404)."""
+        return {
+            "Delete": {
+                "TableName": self.table,
+                "Key": self._key(user_id, proposal_id),
+                "ConditionExpression": "attribute_exists(sk)",
+            }
+        }

@@ -1,0 +1,86 @@
+"""The sessions table: agent sessions registered by hosts — user, thread, agent, manifest, taint, proposal count."""
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from chalicelib.models import MAX_PROPOSALS_PER_SESSION, Session
+from chalicelib.storage import dynamo
+
+
+def _from_item(item: Mapping[str, Any]) -> Session:
+    return Session(
+        session_id=str(item["session_id"]),
+        user_id=item.get("user_id"),
+        thread_id=item.get("thread_id"),
+        agent=str(item.get("agent", "")),
+        memory_requested=bool(item.get("memory", False)),
+        tainted=bool(item.get("tainted", False)),
+        proposals=int(item.get("proposals", 0)),
+        created_at=str(item.get("created_at", "")),
+    )
+
+
+class SessionsRepository:
+    def __init__(self, client: Any, table: str) -> None:
+        self._client = client
+        self.table = table
+
+    def _key(self, session_id: str) -> dict[str, Any]:
+        return dynamo.dump({"session_id": session_id})
+
+    def get(self, session_id: str) -> Session | None:
+        raw = self._client.get_item(TableName=self.table, Key=self._key(session_id), ConsistentRead=True).get("Item")
+        return _from_item(dynamo.load(raw)) if raw else None
+
+    def create(self, session: Session) -> bool:
+        """Store a new session; False when the id is already taken (the caller compares the two)."""
+        item = {
+            "session_id": session.session_id,
+            "user_id": session.user_id,
+            "thread_id": session.thread_id,
+            "agent": session.agent,
+            "memory": session.memory_requested,
+            "tainted": False,
+            "proposals": 0,
+            "created_at": session.created_at,
+        }
+        try:
+            self._client.put_item(
+                TableName=self.table,
+                Item=dynamo.dump(item),
+                ConditionExpression="attribute_not_exists(session_id)",
+            )
+        except Exception as exc:
+            if dynamo.is_condition_failure(exc):
+                return False
+            raise
+        return True
+
+    def mark_tainted(self, session_id: str) -> Session | None:
+        """Taint only ever goes on; None for an unknown session."""
+        try:
+            raw = self._client.update_item(
+                TableName=self.table,
+                Key=self._key(session_id),
+                UpdateExpression="SET tainted = :t",
+                ConditionExpression="attribute_exists(session_id)",
+                ExpressionAttributeValues=dynamo.values(t=True),
+                ReturnValues="ALL_NEW",
+            )["Attributes"]
+        except Exception as exc:
+            if dynamo.is_condition_failure(exc):
+                return None
+            raise
+        return _from_item(dynamo.load(raw))
+
+    def count_proposal(self, session_id: str) -> dict[str, Any]:
+        """Transaction action: one more proposal from this session, refused past the per-session cap."""
+        return {
+            "Update": {
+                "TableName": self.table,
+                "Key": self._key(session_id),
+                "UpdateExpression": "SET proposals = proposals + :one",
+                "ConditionExpression": "attribute_exists(session_id) AND proposals < :cap",
+                "ExpressionAttributeValues": dynamo.values(one=1, cap=MAX_PROPOSALS_PER_SESSION),
+            }
+        }

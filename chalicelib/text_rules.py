@@ -1,0 +1,31 @@
+"""The rules every memory text must pass wherever it enters: user POST/PATCH and agents' proposals."""
+from __future__ import annotations
+
+from chalicelib.credentials import find_credential
+from chalicelib.errors import CredentialRefused, InvalidRequest
+from chalicelib.models import MAX_ENTRY_BYTES
+
+
+def refusal_reason(text: str) -> str | None:
+    """`empty`, `too_long`, `credential:<shape>`, or None when the (trimmed) text may be kept."""
+    clean = text.strip()
+    if not clean:
+        return "empty"
+    if len(clean.encode("utf-8")) > MAX_ENTRY_BYTES:
+        return "too_long"
+    shape = find_credential(clean)
+    if shape:
+        return f"credential:{shape}"
+    return None
+
+
+def accepted_text(text: str) -> str:
+    """The trimmed text, or the user-facing error saying why it cannot be kept (never quoting it)."""
+    reason = refusal_reason(text)
+    if reason is None:
+        return text.strip()
+    if reason == "empty":
+        raise InvalidRequest("The text is empty.", field="text")
+    if reason == "too_long":
+        raise InvalidRequest(f"The text is longer than {MAX_ENTRY_BYTES} bytes (UTF-8).", field="text")
+    raise CredentialRefused(reason.split(":", 1)[1])

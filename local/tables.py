@@ -1,0 +1,51 @@
+"""Creates the tables of infra/tables.json — the same template deployment merges — in a local DynamoDB (moto)."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from chalicelib.config import TableNames
+
+TEMPLATE = Path(__file__).resolve().parent.parent / "infra" / "tables.json"
+
+# The template's logical ids, in the order of TableNames' fields.
+LOGICAL_IDS = {
+    "entries": "EntriesTable",
+    "proposals": "ProposalsTable",
+    "journal": "JournalTable",
+    "sessions": "SessionsTable",
+    "events": "EventsTable",
+}
+
+
+def table_definitions() -> dict[str, dict[str, Any]]:
+    """The Properties of each table resource, by logical id."""
+    resources = json.loads(TEMPLATE.read_text())["Resources"]
+    return {logical: resources[logical]["Properties"] for logical in LOGICAL_IDS.values()}
+
+
+def create_tables(client: Any, names: TableNames) -> dict[str, str]:
+    """Create every table (keys, billing, stream) and its TTL; returns the events table's stream ARN under 'events_stream'."""
+    definitions = table_definitions()
+    created: dict[str, str] = {}
+    for field, logical in LOGICAL_IDS.items():
+        props = definitions[logical]
+        name = getattr(names, field)
+        request: dict[str, Any] = {
+            "TableName": name,
+            "AttributeDefinitions": props["AttributeDefinitions"],
+            "KeySchema": props["KeySchema"],
+            "BillingMode": props["BillingMode"],
+        }
+        if "StreamSpecification" in props:
+            request["StreamSpecification"] = {"StreamEnabled": True, **props["StreamSpecification"]}
+        if "GlobalSecondaryIndexes" in props:
+            request["GlobalSecondaryIndexes"] = props["GlobalSecondaryIndexes"]
+        description = client.create_table(**request)["TableDescription"]
+        ttl = props.get("TimeToLiveSpecification")
+        if ttl:
+            client.update_time_to_live(TableName=name, TimeToLiveSpecification=ttl)
+        if description.get("LatestStreamArn"):
+            created["events_stream"] = description["LatestStreamArn"]
+    return created

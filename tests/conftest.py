@@ -1,0 +1,101 @@
+"""Fixtures in layers: credentials → moto → tables → settings → stores → Chalice test client."""
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from chalicelib.config import TableNames, load_settings, reset_settings  # noqa: E402
+from local.dev_tokens import DevTokenIssuer  # noqa: E402
+from tests.support.stack import Clock, HOST_ARN, OPERATOR_ARN, WORKER_ARN, settings_env  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def issuer() -> DevTokenIssuer:
+    return DevTokenIssuer()
+
+
+@pytest.fixture
+def aws_credentials(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fake credentials and region; no endpoint override (it would win over mock_aws)."""
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+    monkeypatch.setenv("AWS_ACCOUNT_ID_ENDPOINT_MODE", "disabled")
+    monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
+    monkeypatch.delenv("AWS_PROFILE", raising=False)
+
+
+@pytest.fixture
+def dynamodb(aws_credentials: None) -> Iterator[Any]:
+    from moto import mock_aws
+    import boto3
+
+    with mock_aws():
+        yield boto3.client("dynamodb", region_name="us-east-1")
+
+
+@pytest.fixture
+def table_names() -> TableNames:
+    return TableNames(
+        entries="t-entries", proposals="t-proposals", journal="t-journal", sessions="t-sessions", events="t-events"
+    )
+
+
+@pytest.fixture
+def tables(dynamodb: Any, table_names: TableNames) -> dict[str, str]:
+    from local.tables import create_tables
+
+    return create_tables(dynamodb, table_names)
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock()
+
+
+@pytest.fixture
+def env(monkeypatch: pytest.MonkeyPatch, table_names: TableNames, issuer: DevTokenIssuer) -> dict[str, str]:
+    values = settings_env(table_names, issuer)
+    for key, value in values.items():
+        monkeypatch.setenv(key, value)
+    reset_settings()
+    yield values
+    reset_settings()
+
+
+@pytest.fixture
+def stores(dynamodb: Any, tables: dict[str, str], env: dict[str, str], clock: Clock) -> Iterator[Any]:
+    from chalicelib.bootstrap import build_stores, reset_stores
+
+    built = build_stores(load_settings(env), dynamodb, clock=clock)
+    reset_stores(built)
+    yield built
+    reset_stores(None)
+
+
+@pytest.fixture
+def client(stores: Any) -> Iterator[Any]:
+    from chalice.test import Client
+
+    from app import app
+
+    with Client(app, stage_name="local", project_dir=str(ROOT)) as test_client:
+        yield test_client
+
+
+@pytest.fixture
+def api(client: Any, issuer: DevTokenIssuer) -> Any:
+    from tests.support.api import Api
+
+    return Api(client, issuer)
+
+
+__all__ = ["HOST_ARN", "WORKER_ARN", "OPERATOR_ARN", "os"]

@@ -1,0 +1,42 @@
+"""Settings for a test stack and a clock tests can move forward (expiry) without sleeping."""
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+from chalicelib.config import TableNames
+from local.dev_tokens import DevTokenIssuer
+
+HOST_ARN = "arn:aws:iam::111122223333:role/memory-host"
+WORKER_ARN = "arn:aws:iam::111122223333:role/memory-worker"
+OPERATOR_ARN = "arn:aws:iam::111122223333:role/memory-operator"
+
+
+def settings_env(names: TableNames, issuer: DevTokenIssuer) -> dict[str, str]:
+    return {
+        "ENTRIES_TABLE": names.entries,
+        "PROPOSALS_TABLE": names.proposals,
+        "JOURNAL_TABLE": names.journal,
+        "SESSIONS_TABLE": names.sessions,
+        "EVENTS_TABLE": names.events,
+        "JWT_ISSUER": issuer.issuer,
+        "JWT_AUDIENCE": issuer.audience,
+        "JWT_JWKS": issuer.jwks_json(),
+        "JWT_JWKS_URL": "",
+        "HOST_ROLE_ARNS": HOST_ARN,
+        "WORKER_ROLE_ARNS": WORKER_ARN,
+        "OPERATOR_ROLE_ARNS": OPERATOR_ARN,
+        "MEMORY_DEV_SIGN_IN": "1",
+    }
+
+
+class Clock:
+    """Real time plus an offset the test can move forward."""
+
+    def __init__(self) -> None:
+        self.offset = timedelta()
+
+    def __call__(self) -> datetime:
+        return datetime.now(timezone.utc) + self.offset
+
+    def advance(self, **delta: float) -> None:
+        self.offset += timedelta(**delta)
