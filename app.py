@@ -1,17 +1,22 @@
 """Personal memory's routes: each reads the request, calls one service function and returns. Nothing else."""
 from __future__ import annotations
 
-from chalice import AuthResponse, Chalice
+from chalice import AuthResponse, Chalice, IAMAuthorizer
 
+from chalicelib.auth import callers
 from chalicelib.auth.tokens import get_verifier
 from chalicelib.bootstrap import get_stores
 from chalicelib.config import get_settings
 from chalicelib.errors import Unauthorized
-from chalicelib.schemas import EntryChangesBody, NewEntryBody, SettingsBody, parse_body
-from chalicelib.services import memory
+from chalicelib.schemas import EntryChangesBody, EventsBody, NewEntryBody, SessionBody, SettingsBody, parse_body
+from chalicelib.services import agents, consumer, memory
 from chalicelib.web_api import contract_errors, json_response, refuse_token, user_id_of
 
 app = Chalice(app_name="personal-memory")
+iam = IAMAuthorizer()
+
+# Replaced at packaging time by the events table's real stream ARN (see infra/, `make package`).
+EVENTS_STREAM_ARN = "arn:aws:dynamodb:us-east-1:000000000000:table/personal-memory-events/stream/placeholder"
 
 
 @app.authorizer(ttl_seconds=0)
@@ -30,6 +35,11 @@ def _user() -> str:
 
 def _body() -> bytes | None:
     return app.current_request.raw_body
+
+
+def _caller(kind: str) -> str:
+    """The IAM caller's ARN if it is in the stage's list for `kind`; 403 for anyone else."""
+    return callers.require(get_settings(), app.current_request.context, kind)
 
 
 # ---- the user's memory (bearer token) --------------------------------------------------------
@@ -92,3 +102,52 @@ def reject_proposal(proposal_id):  # type: ignore[no-untyped-def]
 @contract_errors
 def get_inbox():  # type: ignore[no-untyped-def]
     return json_response(memory.inbox(get_stores(), _user()))
+
+
+# ---- hosts and workers (IAM) ------------------------------------------------------------------
+
+
+@app.route("/v1/sessions/{session_id}", methods=["PUT"], authorizer=iam)
+@contract_errors
+def put_session(session_id):  # type: ignore[no-untyped-def]
+    _caller(callers.HOST)
+    body = parse_body(SessionBody, _body())
+    return json_response(agents.register_session(get_stores(), session_id, body).public())
+
+
+@app.route("/v1/sessions/{session_id}/untrusted", methods=["POST"], authorizer=iam)
+@contract_errors
+def post_untrusted(session_id):  # type: ignore[no-untyped-def]
+    _caller(callers.HOST)
+    return json_response(agents.mark_untrusted(get_stores(), session_id).public())
+
+
+@app.route("/v1/sessions/{session_id}/memory", methods=["GET"], authorizer=iam)
+@contract_errors
+def get_session_memory(session_id):  # type: ignore[no-untyped-def]
+    _caller(callers.HOST)
+    return json_response(agents.context(get_stores(), session_id))
+
+
+@app.route("/v1/sessions/{session_id}/events", methods=["POST"], authorizer=iam)
+@contract_errors
+def post_events(session_id):  # type: ignore[no-untyped-def]
+    _caller(callers.WORKER)
+    body = parse_body(EventsBody, _body())
+    return json_response(agents.post_events(get_stores(), session_id, body), 202)
+
+
+@app.route("/v1/sessions/{session_id}/events", methods=["GET"], authorizer=iam)
+@contract_errors
+def get_events(session_id):  # type: ignore[no-untyped-def]
+    _caller(callers.WORKER)
+    return json_response(agents.list_events(get_stores(), session_id))
+
+
+# ---- the events stream ------------------------------------------------------------------------
+
+
+@app.on_dynamodb_record(stream_arn=EVENTS_STREAM_ARN, batch_size=100, starting_position="TRIM_HORIZON")
+def handle_events_stream(event):  # type: ignore[no-untyped-def]
+    """Partial batch response: Lambda retries exactly the records reported as failed."""
+    return consumer.handle_batch(get_stores(), event.to_dict().get("Records", []))

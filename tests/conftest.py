@@ -99,3 +99,21 @@ def api(client: Any, issuer: DevTokenIssuer) -> Any:
 
 
 __all__ = ["HOST_ARN", "WORKER_ARN", "OPERATOR_ARN", "os"]
+
+
+@pytest.fixture
+def stream(dynamodb: Any, tables: dict[str, str], client: Any) -> Any:
+    """moto's real DynamoDB stream of the events table, pumped into the consumer through the test client."""
+    from local.stream_pump import StreamPump, create_streams_client
+
+    def deliver(payload: dict[str, Any]) -> Any:
+        return client.lambda_.invoke("handle_events_stream", payload).payload
+
+    return StreamPump(create_streams_client(), tables["events_stream"], deliver)
+
+
+@pytest.fixture
+def agents(client: Any, stream: Any) -> Any:
+    from tests.support.agents import Agents
+
+    return Agents(client, stream)

@@ -111,9 +111,9 @@ class EventsRepository:
             "Update": {
                 "TableName": self.table,
                 "Key": self._key(session_id, event_id),
-                "UpdateExpression": f"SET #st = :handled, outcome = :o, handled_at = :t REMOVE {TEXT_ATTRIBUTE}",
+                "UpdateExpression": "SET #st = :handled, outcome = :o, handled_at = :t REMOVE #tx",
                 "ConditionExpression": "#st = :pending",
-                "ExpressionAttributeNames": {"#st": "status"},
+                "ExpressionAttributeNames": {"#st": "status", "#tx": TEXT_ATTRIBUTE},
                 "ExpressionAttributeValues": dynamo.values(
                     handled=HANDLED, o=dict(outcome), t=now_iso, pending=PENDING
                 ),

@@ -1,0 +1,116 @@
+"""The agent path: hosts register sessions and fetch memory context; workers post propose events.
+
+An agent gets memory only if all three hold: its manifest asked (`memory: true`), its session has a
+user, and that user turned memory on. Anything else is an empty list, never an error that reveals why.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from chalicelib.bootstrap import Stores
+from chalicelib.clock import instant
+from chalicelib.errors import Conflict, NotFound
+from chalicelib.models import Entry, Session, display_order
+from chalicelib.schemas import EventsBody, SessionBody
+from chalicelib.storage.events import PENDING, AgentEvent
+
+CONTEXT_MAX_ITEMS = 20
+CONTEXT_MAX_TEXT_BYTES = 4096
+
+
+def register_session(stores: Stores, session_id: str, body: SessionBody) -> Session:
+    """Create the session; the same body again changes nothing; anything different is a 409."""
+    wanted = Session(
+        session_id=session_id,
+        user_id=body.user_id,
+        thread_id=body.thread_id,
+        agent=body.agent,
+        memory_requested=body.manifest.memory,
+        created_at=instant(stores.clock).iso,
+    )
+    if stores.sessions.create(wanted):
+        return wanted
+    existing = stores.sessions.get(session_id)
+    if existing is None:  # deleted between the two calls (TTL): nothing to conflict with
+        raise Conflict("The session changed while registering; try again.")
+    same = (existing.user_id, existing.thread_id, existing.agent, existing.memory_requested) == (
+        wanted.user_id, wanted.thread_id, wanted.agent, wanted.memory_requested
+    )
+    if not same:
+        raise Conflict("This session is already registered with a different user, thread, agent or manifest.")
+    return existing
+
+
+def mark_untrusted(stores: Stores, session_id: str) -> Session:
+    session = stores.sessions.mark_tainted(session_id)
+    if session is None:
+        raise NotFound("No such session.")
+    return session
+
+
+def select_context(entries: list[Entry]) -> list[Entry]:
+    """Pinned first, newest next, at most 20 entries and 4 KiB of text.
+
+    The budget is filled greedily in that order: an entry whose text would overflow the remaining
+    bytes is skipped (never cut), and smaller entries after it may still fit.
+    """
+    chosen: list[Entry] = []
+    budget = CONTEXT_MAX_TEXT_BYTES
+    for entry in display_order(entries):
+        if len(chosen) == CONTEXT_MAX_ITEMS:
+            break
+        size = len(entry.text.encode("utf-8"))
+        if size <= budget:
+            chosen.append(entry)
+            budget -= size
+    return chosen
+
+
+def context(stores: Stores, session_id: str) -> dict[str, Any]:
+    """The memory an agent may see in this session; journaled as a count whenever the user's memory is read."""
+    session = stores.sessions.get(session_id)
+    if session is None:
+        raise NotFound("No such session.")
+    if not session.memory_requested or session.user_id is None:
+        return {"items": []}
+    now = instant(stores.clock)
+    state, entries = stores.entries.load(session.user_id)
+    if not state.enabled:
+        return {"items": []}
+    chosen = select_context([e for e in entries if not e.is_expired(now.epoch)])
+    stores.journal.append(
+        session.user_id,
+        "keep.memory.context",
+        now.iso,
+        {"session_id": session_id, "agent": session.agent, "count": len(chosen)},
+    )
+    return {"items": [e.context_item() for e in chosen]}
+
+
+def post_events(stores: Stores, session_id: str, body: EventsBody) -> dict[str, Any]:
+    """Store each new event (a worker's id seen before is skipped); the stream consumer does the rest."""
+    session = stores.sessions.get(session_id)
+    now = instant(stores.clock)
+    accepted = 0
+    for event in body.events:
+        stored = AgentEvent(
+            session_id=session_id,
+            event_id=event.id,
+            type=event.type,
+            kind=event.kind,
+            message_id=event.message_id,
+            status=PENDING,
+            outcome=None,
+            created_at=now.iso,
+            tainted_at_post=bool(session and session.tainted),
+            user_id=session.user_id if session else None,
+            text=event.text,
+        )
+        if stores.events.add_if_new(stored, now.epoch):
+            accepted += 1
+    return {"accepted": accepted, "received": len(body.events)}
+
+
+def list_events(stores: Stores, session_id: str) -> dict[str, Any]:
+    events = sorted(stores.events.list(session_id), key=lambda e: (e.created_at, e.event_id))
+    return {"events": [e.public() for e in events]}

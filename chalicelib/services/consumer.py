@@ -1,0 +1,120 @@
+"""The stream consumer: each new `memory.propose` event becomes a waiting proposal or a refusal with a reason.
+
+One record at a time, idempotent by the worker's event id: the proposal's id is derived from the
+event, and every outcome is written together with the event's own pending → handled step, under the
+condition that it is still pending. A replayed or retried record finds it handled and does nothing.
+"""
+from __future__ import annotations
+
+import hashlib
+import logging
+from typing import Any, Mapping
+
+from chalicelib.bootstrap import Stores
+from chalicelib.clock import Instant, instant
+from chalicelib.models import KINDS, MAX_WAITING_PROPOSALS, Entry, Source
+from chalicelib.storage import dynamo
+from chalicelib.storage.dynamo import TransactionCancelled, transact
+from chalicelib.storage.events import PENDING, AgentEvent, event_from_item
+from chalicelib.text_rules import refusal_reason
+
+logger = logging.getLogger("personal_memory.consumer")
+
+PROPOSED, REFUSED = "memory.proposed", "memory.proposal_refused"
+
+
+def handle_batch(stores: Stores, records: list[Mapping[str, Any]]) -> dict[str, Any]:
+    """Lambda's partial batch response: exactly the records that failed, by sequence number."""
+    failures = []
+    for record in records:
+        try:
+            handle_record(stores, record)
+        except Exception as exc:  # noqa: BLE001 - one bad record must not fail the others
+            sequence = (record.get("dynamodb") or {}).get("SequenceNumber", "")
+            logger.exception("record failed", extra={"error_type": type(exc).__name__, "sequence": sequence})
+            failures.append({"itemIdentifier": sequence})
+    return {"batchItemFailures": failures}
+
+
+def handle_record(stores: Stores, record: Mapping[str, Any]) -> str | None:
+    """Handle one stream record; returns the outcome type, or None when there was nothing to do."""
+    image = (record.get("dynamodb") or {}).get("NewImage")
+    if record.get("eventName") not in ("INSERT", "MODIFY") or not image:
+        return None
+    event = event_from_item(dynamo.load(image))
+    if event.type != "memory.propose" or event.status != PENDING:
+        return None  # our own settle step, or another kind of event
+    return propose(stores, event)
+
+
+def propose(stores: Stores, event: AgentEvent) -> str:
+    now = instant(stores.clock)
+    session = stores.sessions.get(event.session_id)
+    if session is None:
+        return _refuse(stores, event, "unknown_session", None, now)
+    if not session.memory_requested:
+        return _refuse(stores, event, "not_requested", session.user_id, now)
+    if session.user_id is None:
+        return _refuse(stores, event, "no_user", None, now)
+    user_id = session.user_id
+    reason = refusal_reason(event.text or "") or (None if event.kind in KINDS else "invalid_kind")
+    if reason:
+        return _refuse(stores, event, reason, user_id, now)
+    proposal = Entry(
+        id=proposal_id(event),
+        user_id=user_id,
+        text=(event.text or "").strip(),
+        kind=event.kind,
+        pinned=False,
+        tainted=event.tainted_at_post or session.tainted,
+        origin="agent",
+        source=Source(session_id=event.session_id, thread_id=session.thread_id, message_id=event.message_id),
+        created_at=now.iso,
+        updated_at=now.iso,
+    )
+    actions = [
+        stores.events.settle(event.session_id, event.event_id, {"type": PROPOSED, "proposal_id": proposal.id}, now.iso),
+        stores.sessions.count_proposal(event.session_id),
+        stores.entries.take_waiting_slot(user_id),
+        stores.proposals.put_new(proposal),
+    ]
+    try:
+        transact(stores.client, actions)
+    except TransactionCancelled as exc:
+        if exc.failed(0):
+            return "duplicate"  # already handled by an earlier delivery
+        if exc.failed(1):
+            return _refuse(stores, event, "session_cap", user_id, now)
+        if exc.failed(2):
+            state = stores.entries.get_state(user_id)
+            over = state.enabled and state.waiting >= MAX_WAITING_PROPOSALS
+            return _refuse(stores, event, "waiting_cap" if over else "memory_off", user_id, now)
+        raise
+    return PROPOSED
+
+
+def proposal_id(event: AgentEvent) -> str:
+    """Derived from the worker's event id, so no delivery can create a second proposal for it."""
+    return hashlib.sha256(f"{event.session_id}\x00{event.event_id}".encode()).hexdigest()[:32]
+
+
+def _refuse(stores: Stores, event: AgentEvent, reason: str, user_id: str | None, now: Instant) -> str:
+    """Record the refusal (reason only, never text) on the event and, when there is a user, in their journal."""
+    actions = [stores.events.settle(event.session_id, event.event_id, {"type": REFUSED, "reason": reason}, now.iso)]
+    if user_id is not None:
+        actions.append(
+            stores.journal.record(
+                user_id,
+                "keep.memory.proposal_refused",
+                now.iso,
+                {"reason": reason, "session_id": event.session_id},
+                row_id=proposal_id(event)[:12],
+            )
+        )
+    try:
+        transact(stores.client, actions)
+    except TransactionCancelled as exc:
+        if exc.failed(0):
+            return "duplicate"
+        raise
+    return REFUSED
