@@ -30,7 +30,7 @@ __all__ = [
 
 # A code we are willing to repeat: the contract's codes are short snake_case words; anything else
 # (a hostile or broken server) is replaced so it cannot smuggle text into our messages.
-_CODE_SHAPE = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
+_CODE_SHAPE = re.compile(r"[a-z][a-z0-9_]{0,63}")
 
 
 class MemorySdkError(Exception):
@@ -67,7 +67,7 @@ class ApiError(MemorySdkError):
 
     def __init__(self, status: int, code: str, method: str, path: str) -> None:
         self.status = status
-        self.code = code if _CODE_SHAPE.match(code) else "unknown"
+        self.code = code if _CODE_SHAPE.fullmatch(code) else "unknown"
         self.method = method
         self.path = path
         super().__init__(f"{method} {path} -> {status} {self.code}")

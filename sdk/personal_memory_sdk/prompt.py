@@ -33,8 +33,8 @@ __all__ = [
 # Entries are at most 2000 UTF-8 bytes on the server; this bound also holds for items built
 # locally, so one entry cannot flood a prompt.
 MAX_ENTRY_CHARS = 2000
-_BOUNDARY_SHAPE = re.compile(r"^[A-Za-z0-9_-]{16,128}$")
-_SAFE_KIND = re.compile(r"^[a-z][a-z_]{0,31}$")
+_BOUNDARY_SHAPE = re.compile(r"[A-Za-z0-9_-]{16,128}")
+_SAFE_KIND = re.compile(r"[a-z][a-z_]{0,31}")
 
 # Named explicitly because they are the classic hiding places; most are also category Cf.
 _ZERO_WIDTH = frozenset(map(chr, [*range(0x200B, 0x2010), *range(0x2060, 0x2065), 0xFEFF]))
@@ -73,7 +73,7 @@ def render_memory_block(
     max_entry_chars: int = MAX_ENTRY_CHARS,
 ) -> str:
     """Return the block (no trailing newline). `boundary` is for tests; normally leave it out."""
-    if boundary is not None and not _BOUNDARY_SHAPE.match(boundary):
+    if boundary is not None and not _BOUNDARY_SHAPE.fullmatch(boundary):
         raise ValueError("boundary must be 16..128 letters, digits, '_' or '-'")
     if max_entry_chars < 1:
         raise ValueError("max_entry_chars must be positive")
@@ -93,7 +93,7 @@ def _entry_line(number: int, item: MemoryItem, max_entry_chars: int) -> str:
     truncated = len(text) > max_entry_chars
     if truncated:
         text = text[:max_entry_chars]
-    kind = item.kind if _SAFE_KIND.match(item.kind) else escape_text(item.kind)
+    kind = item.kind if _SAFE_KIND.fullmatch(item.kind) else escape_text(item.kind)
     parts = [
         f"[{number}]",
         f"kind={kind}",

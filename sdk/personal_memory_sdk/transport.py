@@ -121,7 +121,7 @@ class SignedTransport:
             if _is_retryable_status(status) and attempt < self._retry.max_attempts:
                 self._sleep(self._retry.delay(attempt, _retry_after(headers)))
                 continue
-            if status >= 400:
+            if not 200 <= status < 300:  # a redirect is an error too: it is never followed
                 raise error_for(status, _error_code(payload), method, path)
             return self._parse(method, path, status, payload)
 
