@@ -1,7 +1,7 @@
 """Personal memory's routes: each reads the request, calls one service function and returns. Nothing else."""
 from __future__ import annotations
 
-from chalice import AuthResponse, Chalice, IAMAuthorizer
+from chalice import AuthResponse, Chalice, IAMAuthorizer, Response
 
 from chalicelib.auth import callers
 from chalicelib.auth.tokens import get_verifier
@@ -10,10 +10,13 @@ from chalicelib.config import get_settings
 from chalicelib.errors import Unauthorized
 from chalicelib.schemas import EntryChangesBody, EventsBody, NewEntryBody, SessionBody, SettingsBody, parse_body
 from chalicelib.services import agents, consumer, memory
-from chalicelib.web_api import contract_errors, json_response, refuse_token, user_id_of
+from chalicelib.web_api import contract_errors, json_response, page_asset, refuse_token, user_id_of
 
 app = Chalice(app_name="personal-memory")
 iam = IAMAuthorizer()
+# Bodies are parsed as JSON whatever Content-Type says, so a wrong header still gets the contract's
+# 400 instead of Chalice's own 415 body.
+ANY_BODY = ["*/*"]
 
 # Replaced at packaging time by the events table's real stream ARN (see infra/, `make package`).
 EVENTS_STREAM_ARN = "arn:aws:dynamodb:us-east-1:000000000000:table/personal-memory-events/stream/placeholder"
@@ -42,6 +45,24 @@ def _caller(kind: str) -> str:
     return callers.require(get_settings(), app.current_request.context, kind)
 
 
+# ---- the Memory page (public: the data behind it needs a token) ------------------------------
+
+
+@app.route("/", methods=["GET"])
+def page() -> Response:
+    return page_asset("index.html", get_settings().page)
+
+
+@app.route("/assets/{name}", methods=["GET"])
+def asset(name: str) -> Response:
+    return page_asset(name, get_settings().page)
+
+
+@app.route("/page-config", methods=["GET"])
+def page_config() -> Response:
+    return json_response(dict(get_settings().page))
+
+
 # ---- the user's memory (bearer token) --------------------------------------------------------
 
 
@@ -51,21 +72,21 @@ def get_memory():  # type: ignore[no-untyped-def]
     return json_response(memory.view(get_stores(), _user()))
 
 
-@app.route("/v1/memory/settings", methods=["PUT"], authorizer=user_token)
+@app.route("/v1/memory/settings", methods=["PUT"], authorizer=user_token, content_types=ANY_BODY)
 @contract_errors
 def put_settings():  # type: ignore[no-untyped-def]
     body = parse_body(SettingsBody, _body())
     return json_response(memory.set_enabled(get_stores(), _user(), body.enabled))
 
 
-@app.route("/v1/memory", methods=["POST"], authorizer=user_token)
+@app.route("/v1/memory", methods=["POST"], authorizer=user_token, content_types=ANY_BODY)
 @contract_errors
 def post_entry():  # type: ignore[no-untyped-def]
     body = parse_body(NewEntryBody, _body())
     return json_response(memory.add(get_stores(), _user(), body).public(), 201)
 
 
-@app.route("/v1/memory/{entry_id}", methods=["PATCH"], authorizer=user_token)
+@app.route("/v1/memory/{entry_id}", methods=["PATCH"], authorizer=user_token, content_types=ANY_BODY)
 @contract_errors
 def patch_entry(entry_id):  # type: ignore[no-untyped-def]
     body = parse_body(EntryChangesBody, _body())
@@ -107,7 +128,7 @@ def get_inbox():  # type: ignore[no-untyped-def]
 # ---- hosts and workers (IAM) ------------------------------------------------------------------
 
 
-@app.route("/v1/sessions/{session_id}", methods=["PUT"], authorizer=iam)
+@app.route("/v1/sessions/{session_id}", methods=["PUT"], authorizer=iam, content_types=ANY_BODY)
 @contract_errors
 def put_session(session_id):  # type: ignore[no-untyped-def]
     _caller(callers.HOST)
@@ -129,7 +150,7 @@ def get_session_memory(session_id):  # type: ignore[no-untyped-def]
     return json_response(agents.context(get_stores(), session_id))
 
 
-@app.route("/v1/sessions/{session_id}/events", methods=["POST"], authorizer=iam)
+@app.route("/v1/sessions/{session_id}/events", methods=["POST"], authorizer=iam, content_types=ANY_BODY)
 @contract_errors
 def post_events(session_id):  # type: ignore[no-untyped-def]
     _caller(callers.WORKER)

@@ -8,7 +8,7 @@ from typing import Any, Callable
 
 from chalice import Response
 
-from chalicelib.errors import ServiceError, Unauthorized
+from chalicelib.errors import NotFound, ServiceError, Unauthorized
 
 logger = logging.getLogger("personal_memory")
 
@@ -63,3 +63,22 @@ def refuse_token(exc: Unauthorized) -> None:
         raise Exception("Unauthorized") from None
     body = json.dumps(exc.body()).encode()
     raise NotAuthorizedError({"Content-Type": "application/json", "x-amzn-ErrorType": "UnauthorizedException"}, body)
+
+
+def page_asset(name: str, page_settings: Any) -> Response:
+    """One of the page's files with a CSP that forbids inline script and every remote origin."""
+    from chalicelib.web import content_security_policy, load_asset
+
+    try:
+        data, content_type = load_asset(name)
+    except KeyError:
+        return error_response(NotFound())
+    token_url = str(page_settings.get("token_url", "")) if page_settings else ""
+    headers = {
+        "Content-Type": content_type,
+        "Content-Security-Policy": content_security_policy(token_url),
+        "X-Content-Type-Options": "nosniff",
+        "Referrer-Policy": "no-referrer",
+        "Cache-Control": "no-cache",
+    }
+    return Response(body=data.decode("utf-8"), status_code=200, headers=headers)

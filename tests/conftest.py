@@ -117,3 +117,13 @@ def agents(client: Any, stream: Any) -> Any:
     from tests.support.agents import Agents
 
     return Agents(client, stream)
+
+
+@pytest.fixture(scope="session")
+def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """`make run`'s stack in a subprocess on a free 127.0.0.1 port, shared by the HTTP tests."""
+    from tests.support.live import start_live_stack
+
+    stack = start_live_stack(tmp_path_factory.mktemp("live"))
+    yield stack
+    stack.stop()

@@ -1,0 +1,43 @@
+# Personal memory — every command installs what it needs into .venv first.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: run test demo bench package mutate lint install clean browser-deps
+
+$(STAMP): requirements.txt requirements-dev.txt
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -r requirements-dev.txt
+	touch $(STAMP)
+
+install: $(STAMP)
+
+run: $(STAMP)
+	$(PY) -m local.run
+
+test: $(STAMP) browser-deps
+	$(PY) -m pytest
+
+demo: $(STAMP)
+	$(PY) -m local.demo
+
+bench: $(STAMP)
+	$(PY) bench/run.py
+
+package: $(STAMP)
+	bash scripts/package.sh
+
+mutate: $(STAMP)
+	$(PY) scripts/mutate.py
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check app.py chalicelib local tests sdk bench scripts
+
+# The browser tests drive Debian's Chromium (never a downloaded browser).
+browser-deps:
+	@command -v chromium >/dev/null 2>&1 || (apt-get update -qq && apt-get install -y -qq chromium >/dev/null)
+
+clean:
+	rm -rf $(VENV) build .local

@@ -1,0 +1,31 @@
+"""`make run`: starts the local stack and serves until interrupted."""
+from __future__ import annotations
+
+import os
+import signal
+import threading
+
+from pathlib import Path
+
+from local.stack import CREDENTIALS_FILE, LocalStack
+
+
+def main() -> None:
+    credentials = Path(os.environ.get("MEMORY_CREDENTIALS_FILE", str(CREDENTIALS_FILE)))
+    stack = LocalStack(port=int(os.environ.get("PORT", "8000")), credentials_file=credentials).start()
+    print(f"Personal memory is running on {stack.url}  (page: {stack.url}/)")
+    print(f"  sign in:   curl -s -X POST {stack.url}/dev/token -d '{{\"user_id\": \"alice\"}}'")
+    print(f"  IAM keys:  {stack.credentials_file} (host, worker, operator)")
+    print("Ctrl-C stops it.", flush=True)
+    stopped = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stopped.set())
+    try:
+        stopped.wait()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        stack.stop()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,142 @@
+"""The whole product on one machine, no cloud account: moto on 127.0.0.1, the tables, the stream pump, the API and page.
+
+Used by `make run` (local/run.py), `make demo`, and the tests that need the real HTTP server.
+"""
+from __future__ import annotations
+
+import functools
+import logging
+import os
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from chalicelib.config import TableNames, reset_settings
+from local.dev_tokens import DevTokenIssuer
+
+ROOT = Path(__file__).resolve().parent.parent
+CREDENTIALS_FILE = ROOT / ".local" / "credentials.json"
+STAGE = "local"
+TABLES = TableNames(
+    entries="memory-entries", proposals="memory-proposals", journal="memory-journal",
+    sessions="memory-sessions", events="memory-events",
+)
+
+
+def _server_class() -> type:
+    from chalice.local import ThreadedHTTPServer
+
+    class Server(ThreadedHTTPServer):
+        request_queue_size = 128  # the default 5 resets connections when a browser or a test bursts
+        allow_reuse_address = True
+
+    return Server
+
+
+def _Server(*args: Any, **kwargs: Any) -> Any:
+    return _server_class()(*args, **kwargs)
+
+
+@dataclass
+class LocalStack:
+    host: str = "127.0.0.1"
+    port: int = 8000
+    credentials_file: Path = CREDENTIALS_FILE
+    issuer: DevTokenIssuer = field(default_factory=DevTokenIssuer)
+    _threads: list[Any] = field(default_factory=list)
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    def start(self) -> LocalStack:
+        from moto.server import ThreadedMotoServer
+
+        logging.getLogger("werkzeug").setLevel(logging.ERROR)
+        self._moto = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+        self._moto.start()
+        moto_host, moto_port = self._moto.get_host_and_port()
+        self.moto_url = f"http://{moto_host}:{moto_port}"
+        self._set_environment()
+        self._create_tables()
+        self._start_api()
+        self._start_pump()
+        return self
+
+    def _set_environment(self) -> None:
+        from local.sigv4 import generate_principals, write_credentials
+
+        self.principals = generate_principals()
+        write_credentials(self.credentials_file, self.principals)
+        env = {
+            "AWS_ACCESS_KEY_ID": "local", "AWS_SECRET_ACCESS_KEY": "local", "AWS_DEFAULT_REGION": "us-east-1",
+            "AWS_ENDPOINT_URL": self.moto_url, "AWS_ACCOUNT_ID_ENDPOINT_MODE": "disabled",
+            "ENTRIES_TABLE": TABLES.entries, "PROPOSALS_TABLE": TABLES.proposals, "JOURNAL_TABLE": TABLES.journal,
+            "SESSIONS_TABLE": TABLES.sessions, "EVENTS_TABLE": TABLES.events,
+            "JWT_ISSUER": self.issuer.issuer, "JWT_AUDIENCE": self.issuer.audience,
+            "JWT_JWKS": self.issuer.jwks_json(), "JWT_JWKS_URL": "",
+            "HOST_ROLE_ARNS": self.principals["host"].arn, "WORKER_ROLE_ARNS": self.principals["worker"].arn,
+            "OPERATOR_ROLE_ARNS": self.principals["operator"].arn, "MEMORY_DEV_SIGN_IN": "1",
+        }
+        os.environ.update(env)
+        reset_settings()
+        from chalicelib.bootstrap import reset_stores
+        from chalicelib.storage.dynamo import reset_client
+
+        reset_client()
+        reset_stores()
+
+    def _create_tables(self) -> None:
+        import boto3
+
+        from local.tables import create_tables
+
+        client = boto3.client("dynamodb", endpoint_url=self.moto_url, region_name="us-east-1")
+        self.stream_arn = create_tables(client, TABLES)["events_stream"]
+
+    def _start_api(self) -> None:
+        from chalice.cli import CLIFactory
+        from chalice.local import LocalDevServer
+
+        from local.gateway import MemoryRequestHandler
+
+        from chalice.local import CustomLocalChalice, LocalChalice
+
+        config = CLIFactory(str(ROOT), environ=os.environ).create_config_obj(chalice_stage_name=STAGE)
+        self.app = config.chalice_app
+        if not isinstance(self.app, LocalChalice):
+            # As `chalice local` does: the current request becomes thread-local, so concurrent
+            # requests on the threaded server never see each other's request.
+            CustomLocalChalice.__bases__ = (LocalChalice, type(self.app))
+            self.app.__class__ = CustomLocalChalice
+        handler = functools.partial(MemoryRequestHandler, principals=self.principals, mint=self.issuer.mint)
+        self._server = LocalDevServer(self.app, config, self.host, self.port, handler_cls=handler, server_cls=_Server)
+        self.port = self._server.server.server_address[1]
+        thread = threading.Thread(target=self._server.server.serve_forever, name="api", daemon=True)
+        thread.start()
+
+    def _start_pump(self) -> None:
+        from chalice.local import LambdaContext
+
+        from local.stream_pump import StreamPump, create_streams_client
+
+        import importlib
+
+        consumer = importlib.import_module("app").handle_events_stream
+        context = LambdaContext("handle_events_stream", 512)
+
+        def deliver(event: dict[str, Any]) -> Any:
+            return consumer(event, context)
+
+        self.pump = StreamPump(create_streams_client(self.moto_url), self.stream_arn, deliver)
+        self.pump.start(interval=0.3)
+
+    def token(self, user_id: str) -> str:
+        return self.issuer.mint(user_id)
+
+    def stop(self) -> None:
+        self.pump.stop()
+        self._server.server.shutdown()
+        self._server.server.server_close()
+        self._moto.stop()
