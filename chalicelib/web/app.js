@@ -464,6 +464,11 @@
     return el("time", { text: formatDate(iso), attrs: { datetime: iso, "data-testid": testid } });
   }
 
+  function hasSource(entry) {
+    const src = entry.source || {};
+    return Boolean(src.thread_id || src.session_id || src.message_id);
+  }
+
   function sourceText(entry) {
     const src = entry.source || {};
     const parts = [];
@@ -498,8 +503,7 @@
     const badges = el("p", { className: "badges" }, [
       el("span", { className: "badge", text: KIND_LABELS[entry.kind] || entry.kind, attrs: { "data-testid": "kind" } }),
       entry.pinned
-        ? el("span", { className: "badge badge-pinned", attrs: { "data-testid": "pinned" } }, [
-            el("span", { text: "📌 ", attrs: { "aria-hidden": "true" } }), "Pinned"])
+        ? el("span", { className: "badge badge-pinned", text: "Pinned", attrs: { "data-testid": "pinned" } })
         : null,
     ]);
     const origin = entry.origin === "agent"
@@ -510,7 +514,8 @@
       : el("span", { text: "Never — kept until you forget it", attrs: { "data-testid": "expiry" } });
     const meta = el("dl", { className: "meta" }, [
       ...metaRow("From", el("span", { text: origin, attrs: { "data-testid": "origin" } })),
-      ...metaRow("Source", el("span", { className: "ids", text: sourceText(entry), attrs: { "data-testid": "source" } })),
+      ...metaRow("Source", el("span", {
+        className: hasSource(entry) ? "ids" : "", text: sourceText(entry), attrs: { "data-testid": "source" } })),
       ...metaRow(isProposal ? "Suggested" : "Added", timeEl(entry.created_at, "created")),
       ...(isProposal ? [] : metaRow("Expires", expiry)),
     ]);
