@@ -25,6 +25,8 @@ def session_path(session_id: str, suffix: str = "") -> str:
         raise ValueError("session_id must be a non-empty string")
     if len(session_id) > _MAX_SESSION_ID_CHARS:
         raise ValueError(f"session_id must be at most {_MAX_SESSION_ID_CHARS} characters")
+    if session_id in (".", ".."):  # would be read as a path step, not as a name
+        raise ValueError("session_id must not be '.' or '..'")
     return f"/v1/sessions/{quote(session_id, safe='')}{suffix}"
 
 

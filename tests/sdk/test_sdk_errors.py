@@ -87,7 +87,9 @@ def test_an_error_without_a_json_body_maps_by_status(server: RecordingServer) ->
 def test_an_unexpected_success_shape_is_a_protocol_error_naming_the_field_only(
     server: RecordingServer,
 ) -> None:
-    server.reply(Reply(200, {"items": [{"text": PRIVATE, "kind": "note", "pinned": 1, "tainted": False}]}))
+    server.reply(
+        Reply(200, {"items": [{"text": PRIVATE, "kind": "note", "pinned": 1, "tainted": False}]})
+    )
     host = HostClient(server.url, ACCESS_KEY, SECRET_KEY, sleep=lambda _: None)
     with pytest.raises(ProtocolError) as caught:
         host.fetch_context("s-1")

@@ -73,11 +73,22 @@ def test_the_cli_fetches_as_host_and_proposes_as_worker(
     credentials = tmp_path / "credentials.json"
     credentials.write_text(json.dumps({"host": HOST_KEYS, "worker": WORKER_KEYS}))
     server.reply(
-        Reply(200, {"items": [{"text": "Likes rain", "kind": "fact", "pinned": False, "tainted": True}]}),
+        Reply(
+            200,
+            {"items": [{"text": "Likes rain", "kind": "fact", "pinned": False, "tainted": True}]},
+        ),
         Reply(202, {"accepted": 1}),
     )
     code = agent.main(
-        ["--session-id", "s-7", "--base-url", server.url, "--credentials", str(credentials), "--json"]
+        [
+            "--session-id",
+            "s-7",
+            "--base-url",
+            server.url,
+            "--credentials",
+            str(credentials),
+            "--json",
+        ]
     )
     assert code == 0
     fetch, post = server.requests
@@ -97,6 +108,8 @@ def test_the_cli_reports_sdk_errors_without_text(
     credentials = tmp_path / "credentials.json"
     credentials.write_text(json.dumps({"host": HOST_KEYS, "worker": WORKER_KEYS}))
     server.reply(Reply(404, {"code": "not_found", "message": "no such session"}))
-    code = agent.main(["--session-id", "nope", "--base-url", server.url, "--credentials", str(credentials)])
+    code = agent.main(
+        ["--session-id", "nope", "--base-url", server.url, "--credentials", str(credentials)]
+    )
     assert code == 1
     assert "404 not_found" in capsys.readouterr().err

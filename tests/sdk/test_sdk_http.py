@@ -45,7 +45,9 @@ def test_propose_sends_one_signed_memory_propose_event(
     request = server.requests[0]
     assert (request.method, request.path) == ("POST", "/v1/sessions/s-1/events")
     assert request.json() == {
-        "events": [{"id": event_id, "type": "memory.propose", "text": "Prefers tea", "kind": "preference"}]
+        "events": [
+            {"id": event_id, "type": "memory.propose", "text": "Prefers tea", "kind": "preference"}
+        ]
     }
     assert uuid.UUID(event_id).version == 4
     assert request.headers["content-type"] == "application/json"
@@ -80,7 +82,9 @@ def test_the_signature_checker_rejects_a_wrong_secret_or_a_changed_body(
 def test_a_retry_after_503_resends_the_same_event_id_and_body(
     server: RecordingServer, no_sleep: list[float], verify_sigv4: Callable[..., bool]
 ) -> None:
-    server.reply(Reply(503, {"code": "unavailable", "message": "try again"}), Reply(202, {"accepted": 1}))
+    server.reply(
+        Reply(503, {"code": "unavailable", "message": "try again"}), Reply(202, {"accepted": 1})
+    )
     memory = AgentMemory([], "s-1", _worker(server, no_sleep))
     event_id = memory.propose("Prefers tea", kind="preference")
     assert len(server.requests) == 2
@@ -155,20 +159,35 @@ def test_register_session_sends_the_contract_body_and_parses_the_session(
     assert verify_sigv4(request, ACCESS_KEY, SECRET_KEY)
 
 
-def test_mark_untrusted_posts_without_a_body(server: RecordingServer, no_sleep: list[float]) -> None:
+def test_mark_untrusted_posts_without_a_body(
+    server: RecordingServer, no_sleep: list[float]
+) -> None:
     server.reply(Reply(200, {**SESSION, "tainted": True}))
     session = _host(server, no_sleep).mark_untrusted("s-1")
     request = server.requests[0]
-    assert (request.method, request.path, request.body) == ("POST", "/v1/sessions/s-1/untrusted", b"")
+    assert (request.method, request.path, request.body) == (
+        "POST",
+        "/v1/sessions/s-1/untrusted",
+        b"",
+    )
     assert session.tainted is True
 
 
 def test_fetch_context_returns_frozen_items(server: RecordingServer, no_sleep: list[float]) -> None:
     server.reply(
-        Reply(200, {"items": [{"text": "Prefers tea", "kind": "preference", "pinned": True, "tainted": False}]})
+        Reply(
+            200,
+            {
+                "items": [
+                    {"text": "Prefers tea", "kind": "preference", "pinned": True, "tainted": False}
+                ]
+            },
+        )
     )
     items = _host(server, no_sleep).fetch_context("s-1")
-    assert server.requests[0].method == "GET" and server.requests[0].path == "/v1/sessions/s-1/memory"
+    assert (
+        server.requests[0].method == "GET" and server.requests[0].path == "/v1/sessions/s-1/memory"
+    )
     assert list(items) == [MemoryItem("Prefers tea", "preference", True, False)]
 
 
@@ -178,14 +197,33 @@ def test_list_events_parses_outcomes(server: RecordingServer, no_sleep: list[flo
             200,
             {
                 "events": [
-                    {"id": "e1", "type": "memory.propose", "kind": "note", "message_id": None,
-                     "status": "handled", "outcome": {"type": "memory.proposed", "proposal_id": "p1"},
-                     "created_at": "2026-01-01T00:00:00Z"},
-                    {"id": "e2", "type": "memory.propose", "kind": "note", "message_id": "m",
-                     "status": "handled", "outcome": {"type": "memory.proposal_refused", "reason": "session_cap"},
-                     "created_at": "2026-01-01T00:00:01Z"},
-                    {"id": "e3", "type": "memory.propose", "kind": "note", "message_id": None,
-                     "status": "pending", "outcome": None, "created_at": "2026-01-01T00:00:02Z"},
+                    {
+                        "id": "e1",
+                        "type": "memory.propose",
+                        "kind": "note",
+                        "message_id": None,
+                        "status": "handled",
+                        "outcome": {"type": "memory.proposed", "proposal_id": "p1"},
+                        "created_at": "2026-01-01T00:00:00Z",
+                    },
+                    {
+                        "id": "e2",
+                        "type": "memory.propose",
+                        "kind": "note",
+                        "message_id": "m",
+                        "status": "handled",
+                        "outcome": {"type": "memory.proposal_refused", "reason": "session_cap"},
+                        "created_at": "2026-01-01T00:00:01Z",
+                    },
+                    {
+                        "id": "e3",
+                        "type": "memory.propose",
+                        "kind": "note",
+                        "message_id": None,
+                        "status": "pending",
+                        "outcome": None,
+                        "created_at": "2026-01-01T00:00:02Z",
+                    },
                 ]
             },
         )
@@ -201,17 +239,46 @@ def test_session_token_is_sent_and_signed(
     server: RecordingServer, no_sleep: list[float], verify_sigv4: Callable[..., bool]
 ) -> None:
     server.reply(Reply(200, {"items": []}))
-    HostClient(server.url, ACCESS_KEY, SECRET_KEY, "tok-123", sleep=no_sleep.append).fetch_context("s-1")
+    HostClient(server.url, ACCESS_KEY, SECRET_KEY, "tok-123", sleep=no_sleep.append).fetch_context(
+        "s-1"
+    )
     request = server.requests[0]
     assert request.headers["x-amz-security-token"] == "tok-123"
     assert "x-amz-security-token" in request.headers["authorization"]
     assert verify_sigv4(request, ACCESS_KEY, SECRET_KEY)
 
 
-def test_session_ids_are_one_encoded_path_segment(server: RecordingServer, no_sleep: list[float]) -> None:
+def test_session_ids_are_one_encoded_path_segment(
+    server: RecordingServer, no_sleep: list[float]
+) -> None:
     server.reply(Reply(200, {"items": []}))
     _host(server, no_sleep).fetch_context("../operator/memory?user_id=bob")
     assert server.requests[0].path == "/v1/sessions/..%2Foperator%2Fmemory%3Fuser_id%3Dbob/memory"
+
+
+@pytest.mark.parametrize("session_id", ["", ".", "..", "x" * 257])
+def test_session_ids_that_cannot_name_a_session_are_refused_before_sending(
+    server: RecordingServer, no_sleep: list[float], session_id: str
+) -> None:
+    with pytest.raises(ValueError):
+        _host(server, no_sleep).fetch_context(session_id)
+    assert server.requests == []
+
+
+@pytest.mark.parametrize("session_id", ["s-1", "sess 1/ü?x=1"])
+def test_signatures_verify_with_the_local_stack_verifier(
+    server: RecordingServer, no_sleep: list[float], session_id: str
+) -> None:
+    sigv4 = pytest.importorskip("local.sigv4")
+    principal = sigv4.LocalPrincipal(ACCESS_KEY, SECRET_KEY, "arn:aws:iam::123456789012:role/host")
+    server.reply(Reply(202, {"accepted": 1}))
+    _worker(server, no_sleep, session_token=None).propose(session_id, "Prefers tea")
+    request = server.requests[0]
+    path, _, query = request.path.partition("?")
+    arn = sigv4.verify_request(
+        request.method, path, query, request.headers, request.body, {"host": principal}
+    )
+    assert arn == principal.arn
 
 
 def test_redirects_are_not_followed(server: RecordingServer, no_sleep: list[float]) -> None:
