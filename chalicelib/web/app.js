@@ -27,6 +27,8 @@
  *              data-proposals), #forget-all-confirm, #forget-all-cancel
  *   Journal:   #journal (ol); each li: data-testid="journal-row", data-journal-action;
  *              #journal-more ("Load more"), #journal-empty
+ *   Busy:      <body data-busy="true"> while a change is in flight (one change at a time).
+ * The CSP forbids string evaluation, so tests should wait with locators, not string predicates.
  */
 "use strict";
 
@@ -711,6 +713,10 @@
   async function setEnabled() {
     const sw = $("memory-enabled");
     const wanted = sw.checked;
+    if (state.busy) {
+      sw.checked = !wanted; // another change is in flight: leave the switch as the server has it
+      return;
+    }
     await run(async () => {
       try {
         const data = await api("PUT", "v1/memory/settings", { enabled: wanted });
