@@ -988,7 +988,8 @@
       }
       case "keep.memory.operator_access": {
         const done = operatorAction(row);
-        const what = OPERATOR_ACTIONS[done.toLowerCase()] || (done ? `did “${done}” on your memory` : "accessed your memory");
+        let what = OPERATOR_ACTIONS[done.toLowerCase()] || (done ? `did “${done}” on your memory` : "accessed your memory");
+        if (row.reason === "not_found") what = "tried to forget an entry that no longer existed";
         const op = row.operator ? ` (${row.operator})` : "";
         const request = row.request_id ? ` Request ${row.request_id}.` : "";
         return `Support staff${op} ${what}.${request}`;
@@ -1009,7 +1010,20 @@
     }
   }
 
-  function journalRow(row) {
+  /**
+   * An operator row carries the operator's own "action" (read/forget/…); if a server flattens it over
+   * the row's action name, recognise the row by its operator field and restore both.
+   */
+  function normalizeRow(row) {
+    const name = String(row.action || "");
+    if (row.operator && !name.startsWith("keep.memory.")) {
+      return Object.assign({}, row, { action: "keep.memory.operator_access", operator_action: name });
+    }
+    return row;
+  }
+
+  function journalRow(raw) {
+    const row = normalizeRow(raw);
     return el("li", { className: "journal-row", attrs: { "data-testid": "journal-row", "data-journal-action": row.action } }, [
       row.at ? timeEl(row.at, "journal-at") : null,
       el("p", { text: journalSentence(row) }),
