@@ -9,14 +9,25 @@ from chalicelib.bootstrap import get_stores
 from chalicelib.config import get_settings
 from chalicelib.errors import Unauthorized
 from chalicelib.schemas import EntryChangesBody, EventsBody, NewEntryBody, SessionBody, SettingsBody, parse_body
-from chalicelib.services import agents, consumer, memory
-from chalicelib.web_api import contract_errors, json_response, page_asset, refuse_token, user_id_of
+from chalicelib.services import agents, consumer, memory, operators
+from chalicelib.web_api import (
+    contract_errors,
+    json_response,
+    log_requests,
+    page_asset,
+    query_int,
+    refuse_token,
+    required_query,
+    user_id_of,
+)
 
 app = Chalice(app_name="personal-memory")
 iam = IAMAuthorizer()
 # Bodies are parsed as JSON whatever Content-Type says, so a wrong header still gets the contract's
 # 400 instead of Chalice's own 415 body.
 ANY_BODY = ["*/*"]
+
+app.register_middleware(log_requests, "http")
 
 # Replaced at packaging time by the events table's real stream ARN (see infra/, `make package`).
 EVENTS_STREAM_ARN = "arn:aws:dynamodb:us-east-1:000000000000:table/personal-memory-events/stream/placeholder"
@@ -50,6 +61,9 @@ def _caller(kind: str) -> str:
 
 @app.route("/", methods=["GET"])
 def page() -> Response:
+    path = str(app.current_request.context.get("path") or "/")
+    if not path.endswith("/"):  # the stage root without its slash: relative asset URLs need it
+        return Response(body="", status_code=301, headers={"Location": path + "/"})
     return page_asset("index.html", get_settings().page)
 
 
@@ -119,6 +133,21 @@ def reject_proposal(proposal_id):  # type: ignore[no-untyped-def]
     return json_response(None, 204)
 
 
+@app.route("/v1/memory/journal", methods=["GET"], authorizer=user_token)
+@contract_errors
+def get_journal():  # type: ignore[no-untyped-def]
+    request = app.current_request
+    cursor = (request.query_params or {}).get("cursor")
+    limit = query_int(request, "limit", default=50, low=1, high=100)
+    return json_response(memory.journal_page(get_stores(), _user(), cursor, limit))
+
+
+@app.route("/v1/memory/export", methods=["GET"], authorizer=user_token)
+@contract_errors
+def get_export():  # type: ignore[no-untyped-def]
+    return json_response(memory.export(get_stores(), _user()))
+
+
 @app.route("/v1/inbox", methods=["GET"], authorizer=user_token)
 @contract_errors
 def get_inbox():  # type: ignore[no-untyped-def]
@@ -163,6 +192,37 @@ def post_events(session_id):  # type: ignore[no-untyped-def]
 def get_events(session_id):  # type: ignore[no-untyped-def]
     _caller(callers.WORKER)
     return json_response(agents.list_events(get_stores(), session_id))
+
+
+# ---- operators (IAM): read and forget a named user's memory, every access journaled -------------
+
+
+def _operator_request() -> tuple[str, str, str]:
+    operator = _caller(callers.OPERATOR)
+    request = app.current_request
+    return operator, required_query(request, "user_id"), str(request.context.get("requestId", ""))
+
+
+@app.route("/v1/operator/memory", methods=["GET"], authorizer=iam)
+@contract_errors
+def operator_view():  # type: ignore[no-untyped-def]
+    operator, user_id, request_id = _operator_request()
+    return json_response(operators.view(get_stores(), operator, user_id, request_id))
+
+
+@app.route("/v1/operator/memory/{entry_id}", methods=["DELETE"], authorizer=iam)
+@contract_errors
+def operator_forget(entry_id):  # type: ignore[no-untyped-def]
+    operator, user_id, request_id = _operator_request()
+    operators.forget(get_stores(), operator, user_id, entry_id, request_id)
+    return json_response(None, 204)
+
+
+@app.route("/v1/operator/memory", methods=["DELETE"], authorizer=iam)
+@contract_errors
+def operator_forget_all():  # type: ignore[no-untyped-def]
+    operator, user_id, request_id = _operator_request()
+    return json_response(operators.forget_all(get_stores(), operator, user_id, request_id))
 
 
 # ---- the events stream ------------------------------------------------------------------------

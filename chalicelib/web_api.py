@@ -3,14 +3,15 @@ from __future__ import annotations
 
 import functools
 import json
-import logging
+import time
 from typing import Any, Callable
 
 from chalice import Response
 
-from chalicelib.errors import NotFound, ServiceError, Unauthorized
+from chalicelib.errors import InvalidRequest, NotFound, ServiceError, Unauthorized
+from chalicelib.logs import get_logger, user_hash
 
-logger = logging.getLogger("personal_memory")
+logger = get_logger("personal_memory.api")
 
 JSON_HEADERS = {"Content-Type": "application/json", "Cache-Control": "no-store"}
 
@@ -82,3 +83,61 @@ def page_asset(name: str, page_settings: Any) -> Response:
         "Cache-Control": "no-cache",
     }
     return Response(body=data.decode("utf-8"), status_code=200, headers=headers)
+
+
+def required_query(request: Any, name: str) -> str:
+    value = (request.query_params or {}).get(name, "")
+    if not value or len(value) > 128:
+        raise InvalidRequest(f"The query parameter {name} is required.")
+    return str(value)
+
+
+def query_int(request: Any, name: str, *, default: int, low: int, high: int) -> int:
+    raw = (request.query_params or {}).get(name)
+    if raw is None:
+        return default
+    if not raw.isdigit() or not low <= int(raw) <= high:
+        raise InvalidRequest(f"The query parameter {name} must be a whole number from {low} to {high}.")
+    return int(raw)
+
+
+def _caller_kind(context: dict[str, Any]) -> tuple[str, str | None]:
+    from chalicelib.auth import callers
+    from chalicelib.config import get_settings
+
+    principal = (context.get("authorizer") or {}).get("principalId")
+    if principal:
+        return "user", str(principal)
+    arn = callers.caller_arn(context)
+    if arn is None:
+        return "anonymous", None
+    settings = get_settings()
+    key = callers.principal_key(arn)
+    for kind, allowed in (("host", settings.host_arns), ("worker", settings.worker_arns), ("operator", settings.operator_arns)):
+        if key in {callers.principal_key(a) for a in allowed}:
+            return kind, None
+    return "unknown_iam", None
+
+
+def log_requests(event: Any, get_response: Callable[[Any], Any]) -> Any:
+    """Chalice HTTP middleware: one JSON line per request — route, status, caller kind, hashed user, latency."""
+    started = time.perf_counter()
+    response = get_response(event)
+    context = event.context or {}
+    try:
+        kind, user = _caller_kind(context)
+    except Exception:  # noqa: BLE001 - logging must never break a response
+        kind, user = "unknown", None
+    logger.info(
+        "request",
+        extra={
+            "route": context.get("resourcePath"),
+            "method": event.method,
+            "status": response.status_code,
+            "caller": kind,
+            "user": user_hash(user),
+            "latency_ms": round((time.perf_counter() - started) * 1000, 1),
+            "request_id": context.get("requestId"),
+        },
+    )
+    return response

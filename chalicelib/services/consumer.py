@@ -7,10 +7,10 @@ condition that it is still pending. A replayed or retried record finds it handle
 from __future__ import annotations
 
 import hashlib
-import logging
 from typing import Any, Mapping
 
 from chalicelib.bootstrap import Stores
+from chalicelib.logs import get_logger
 from chalicelib.clock import Instant, instant
 from chalicelib.models import KINDS, MAX_WAITING_PROPOSALS, Entry, Source
 from chalicelib.storage import dynamo
@@ -18,7 +18,7 @@ from chalicelib.storage.dynamo import TransactionCancelled, transact
 from chalicelib.storage.events import PENDING, AgentEvent, event_from_item
 from chalicelib.text_rules import refusal_reason
 
-logger = logging.getLogger("personal_memory.consumer")
+logger = get_logger("personal_memory.consumer")
 
 PROPOSED, REFUSED = "memory.proposed", "memory.proposal_refused"
 
@@ -31,8 +31,9 @@ def handle_batch(stores: Stores, records: list[Mapping[str, Any]]) -> dict[str, 
             handle_record(stores, record)
         except Exception as exc:  # noqa: BLE001 - one bad record must not fail the others
             sequence = (record.get("dynamodb") or {}).get("SequenceNumber", "")
-            logger.exception("record failed", extra={"error_type": type(exc).__name__, "sequence": sequence})
+            logger.error("record failed", extra={"error_type": type(exc).__name__, "sequence": sequence})
             failures.append({"itemIdentifier": sequence})
+    logger.info("batch", extra={"records": len(records), "failures": len(failures)})
     return {"batchItemFailures": failures}
 
 
@@ -44,7 +45,9 @@ def handle_record(stores: Stores, record: Mapping[str, Any]) -> str | None:
     event = event_from_item(dynamo.load(image))
     if event.type != "memory.propose" or event.status != PENDING:
         return None  # our own settle step, or another kind of event
-    return propose(stores, event)
+    outcome = propose(stores, event)
+    logger.info("record", extra={"outcome": outcome, "sequence": (record.get("dynamodb") or {}).get("SequenceNumber")})
+    return outcome
 
 
 def propose(stores: Stores, event: AgentEvent) -> str:

@@ -211,3 +211,29 @@ def _delete_chunk(stores: Stores, user_id: str, part: list[tuple[str, str]]) -> 
     entries = sum(1 for kind, _ in part if kind == "entry")
     actions.append(stores.entries.release_counts(user_id, active=entries, waiting=len(part) - entries))
     transact(stores.client, actions)
+
+
+def journal_page(stores: Stores, user_id: str, cursor: str | None, limit: int) -> dict[str, Any]:
+    """The user's own journal, newest first: who used their memory and what changed. Never text."""
+    rows, next_cursor = stores.journal.page(user_id, limit=limit, cursor=cursor)
+    return {"items": [r.public() for r in rows], "next_cursor": next_cursor}
+
+
+EXPORT_SCHEMA_VERSION = 1
+
+
+def export(stores: Stores, user_id: str) -> dict[str, Any]:
+    """Everything held about the user in one document: settings, entries, proposals, journal."""
+    now = instant(stores.clock)
+    state, entries = stores.entries.load(user_id)
+    ordered = display_order(entries)
+    return {
+        "schema_version": EXPORT_SCHEMA_VERSION,
+        "exported_at": now.iso,
+        "user_id": user_id,
+        "settings": {"enabled": state.enabled},
+        "entries": [e.public() for e in ordered if not e.is_expired(now.epoch)],
+        "expired_entries_awaiting_deletion": [e.public() for e in ordered if e.is_expired(now.epoch)],
+        "proposals": [p.public() for p in display_order(stores.proposals.list(user_id))],
+        "journal": [r.public() for r in stores.journal.all(user_id)],
+    }

@@ -13,8 +13,8 @@ from chalicelib.storage import dynamo
 # put entry text into the journal by accident.
 ALLOWED_DETAILS = frozenset(
     {
-        "count", "entries", "proposals", "enabled", "session_id", "agent", "operator", "action",
-        "request_id", "reason", "entry_id", "user_id_hash",
+        "count", "entries", "proposals", "enabled", "session_id", "agent", "operator", "operation",
+        "request_id", "reason", "entry_id",
     }
 )
 

@@ -1,0 +1,53 @@
+"""Structured JSON logs: one line per request or stream record, from an allow-list of fields — never text.
+
+The formatter drops every attribute it does not know, so an accidental `extra={"text": ...}` or a
+message built from data cannot reach the logs; messages themselves are fixed strings of ours.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import sys
+import time
+from typing import Any
+
+FIELDS = (
+    "route", "method", "status", "caller", "user", "latency_ms", "request_id", "outcome", "reason",
+    "error_type", "sequence", "records", "failures",
+)
+
+
+class JsonFormatter(logging.Formatter):
+    def format(self, record: logging.LogRecord) -> str:
+        line: dict[str, Any] = {
+            "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(record.created)),
+            "level": record.levelname,
+            "logger": record.name,
+            "msg": record.msg if isinstance(record.msg, str) else "log",
+        }
+        for name in FIELDS:
+            value = getattr(record, name, None)
+            if value is not None:
+                line[name] = value
+        return json.dumps(line, sort_keys=True)
+
+
+def get_logger(name: str = "personal_memory") -> logging.Logger:
+    """The service's logger, writing JSON lines to stdout (CloudWatch in Lambda)."""
+    root = logging.getLogger("personal_memory")
+    if not getattr(root, "_json_configured", False):
+        handler = logging.StreamHandler(sys.stdout)
+        handler.setFormatter(JsonFormatter())
+        root.addHandler(handler)
+        root.setLevel(logging.INFO)
+        root.propagate = False
+        root._json_configured = True  # type: ignore[attr-defined]
+    return logging.getLogger(name)
+
+
+def user_hash(user_id: str | None) -> str | None:
+    """A stable pseudonym for correlating a user's log lines without writing their id."""
+    if not user_id:
+        return None
+    return hashlib.sha256(b"personal-memory-log:" + user_id.encode()).hexdigest()[:16]

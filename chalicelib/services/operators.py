@@ -1,0 +1,51 @@
+"""Support staff's access to a named user's memory: read and forget only, and every access journaled first.
+
+The journal row is written before any data is read or changed (or in the same transaction), so an
+access whose journal write fails does not happen. Operators cannot add, edit or accept: the user decides.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from chalicelib.bootstrap import Stores
+from chalicelib.clock import instant
+from chalicelib.errors import NotFound
+from chalicelib.services import memory
+from chalicelib.storage.dynamo import TransactionCancelled, transact
+
+ACCESS = "keep.memory.operator_access"
+
+
+def _journal(stores: Stores, user_id: str, operator: str, action: str, request_id: str, **extra: Any) -> None:
+    now = instant(stores.clock)
+    stores.journal.append(user_id, ACCESS, now.iso, {"operation": action, "operator": operator, "request_id": request_id, **extra})
+
+
+def view(stores: Stores, operator: str, user_id: str, request_id: str) -> dict[str, Any]:
+    _journal(stores, user_id, operator, "read", request_id)
+    result = memory.view(stores, user_id)
+    result.pop("limits", None)
+    return result
+
+
+def forget(stores: Stores, operator: str, user_id: str, entry_id: str, request_id: str) -> None:
+    """Delete and journal in one transaction; a missing entry is journaled as a refused attempt."""
+    now = instant(stores.clock)
+    details = {"operation": "forget", "operator": operator, "request_id": request_id, "entry_id": entry_id}
+    try:
+        transact(
+            stores.client,
+            [
+                stores.entries.delete_live(user_id, entry_id, now.epoch),
+                stores.entries.release_counts(user_id, active=1),
+                stores.journal.record(user_id, ACCESS, now.iso, details),
+            ],
+        )
+    except TransactionCancelled as exc:
+        _journal(stores, user_id, operator, "forget", request_id, entry_id=entry_id, reason="not_found")
+        raise NotFound("No such entry.") from exc
+
+
+def forget_all(stores: Stores, operator: str, user_id: str, request_id: str) -> dict[str, int]:
+    _journal(stores, user_id, operator, "forget_all", request_id)
+    return memory.forget_all(stores, user_id)
