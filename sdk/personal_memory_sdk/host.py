@@ -97,7 +97,7 @@ class HostClient(SignedClient):
         except ValueError as exc:
             raise ProtocolError("GET", path, str(exc)) from None
 
-    def _session(self, method: str, path: str, body: dict[str, object] | None) -> Session:
+    def _session(self, method: str, path: str, body: Mapping[str, object] | None) -> Session:
         answer = self._transport.request(method, path, body)
         try:
             return Session.from_json(answer)

@@ -66,8 +66,7 @@ def _is_retryable_status(status: int) -> bool:
     return status == 429 or status >= 500
 
 
-def _retry_after(headers: Mapping[str, str] | None) -> float | None:
-    value = headers.get("Retry-After") if headers is not None else None
+def _retry_after(value: str | None) -> float | None:
     try:
         return float(value) if value is not None else None
     except ValueError:
@@ -112,14 +111,14 @@ class SignedTransport:
         while True:
             attempt += 1
             try:
-                status, payload, headers = self._send_once(method, path, data)
+                status, payload, retry_after = self._send_once(method, path, data)
             except (urllib.error.URLError, HTTPException, OSError) as exc:
                 if attempt >= self._retry.max_attempts:
                     raise TransportError(method, path, attempt, _reason(exc)) from None
                 self._sleep(self._retry.delay(attempt))
                 continue
             if _is_retryable_status(status) and attempt < self._retry.max_attempts:
-                self._sleep(self._retry.delay(attempt, _retry_after(headers)))
+                self._sleep(self._retry.delay(attempt, _retry_after(retry_after)))
                 continue
             if not 200 <= status < 300:  # a redirect is an error too: it is never followed
                 raise error_for(status, _error_code(payload), method, path)
@@ -127,7 +126,8 @@ class SignedTransport:
 
     def _send_once(
         self, method: str, path: str, data: bytes | None
-    ) -> tuple[int, bytes, Mapping[str, str] | None]:
+    ) -> tuple[int, bytes, str | None]:
+        """One signed attempt: (status, body, Retry-After header)."""
         url = self.base_url + path
         headers = {"Accept": "application/json"}
         if data is not None:
@@ -141,10 +141,10 @@ class SignedTransport:
         )
         try:
             with self._opener.open(request, timeout=self._timeout) as response:
-                return response.status, _read_capped(response), response.headers
+                return response.status, _read_capped(response), None
         except urllib.error.HTTPError as exc:
             with exc:
-                return exc.code, _read_capped(exc), exc.headers
+                return exc.code, _read_capped(exc), exc.headers.get("Retry-After")
 
     @staticmethod
     def _parse(method: str, path: str, status: int, payload: bytes) -> Any:

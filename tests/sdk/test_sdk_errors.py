@@ -7,7 +7,6 @@ import traceback
 from pathlib import Path
 
 import pytest
-from conftest import ACCESS_KEY, SECRET_KEY, RecordingServer, Reply
 from personal_memory_sdk import (
     ApiError,
     ConflictError,
@@ -24,6 +23,7 @@ from personal_memory_sdk import (
     WorkerClient,
     load_credentials_file,
 )
+from sdk_http_support import ACCESS_KEY, SECRET_KEY, RecordingServer, Reply
 
 PRIVATE = "My bank PIN hint is the cat's birthday"
 

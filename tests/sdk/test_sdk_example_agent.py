@@ -9,8 +9,8 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
-from conftest import RecordingServer, Reply
 from personal_memory_sdk import AgentContext, AgentMemory, MemoryItem, ProposeEvent
+from sdk_http_support import RecordingServer, Reply
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "memory-agent"
 HOST_KEYS = {"access_key_id": "AKIDHOST", "secret_access_key": "host-secret", "arn": "arn:host"}

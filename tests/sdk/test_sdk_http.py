@@ -6,7 +6,6 @@ import uuid
 from collections.abc import Callable
 
 import pytest
-from conftest import ACCESS_KEY, SECRET_KEY, RecordingServer, Reply
 from personal_memory_sdk import (
     AgentMemory,
     HostClient,
@@ -16,6 +15,7 @@ from personal_memory_sdk import (
     TransportError,
     WorkerClient,
 )
+from sdk_http_support import ACCESS_KEY, SECRET_KEY, RecordingServer, Reply
 
 SESSION = {
     "session_id": "s-1",
