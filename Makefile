@@ -18,7 +18,7 @@ run: $(STAMP)
 	$(PY) -m local.run
 
 test: $(STAMP) browser-deps
-	$(PY) -m pytest
+	$(PY) -m pytest -q
 
 demo: $(STAMP)
 	$(PY) -m local.demo

@@ -33,11 +33,21 @@ class JsonFormatter(logging.Formatter):
         return json.dumps(line, sort_keys=True)
 
 
+class _StdoutHandler(logging.Handler):
+    """Writes to whatever sys.stdout is at the time (Lambda's, or a test's capture)."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            sys.stdout.write(self.format(record) + "\n")
+        except Exception:  # noqa: BLE001 - logging never breaks the caller
+            self.handleError(record)
+
+
 def get_logger(name: str = "personal_memory") -> logging.Logger:
     """The service's logger, writing JSON lines to stdout (CloudWatch in Lambda)."""
     root = logging.getLogger("personal_memory")
     if not getattr(root, "_json_configured", False):
-        handler = logging.StreamHandler(sys.stdout)
+        handler = _StdoutHandler()
         handler.setFormatter(JsonFormatter())
         root.addHandler(handler)
         root.setLevel(logging.INFO)
