@@ -1,0 +1,491 @@
+"""Find credential-shaped text so memory can refuse it by kind, never echoing it.
+
+A memory is replayed into every later agent prompt, so a pasted key would leak everywhere.
+Each rule is a literal-prefixed regex with bounded (mostly possessive) quantifiers, so a scan is
+linear on any input; small Python checks then tell a random secret from a placeholder, a word,
+a digest or a reference to a secret kept elsewhere. Only a fixed shape name leaves this module.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import re
+from collections.abc import Callable
+from urllib.parse import unquote
+
+__all__ = ["find_credential"]
+
+# --- what random looks like -------------------------------------------------------------------
+
+_PLACEHOLDER_PARTS = (
+    "xxxx", "****", "...", "\u2026", "\u2022\u2022", "redact", "placeholder", "example", "changeme",
+    "change_me", "dummy", "sample", "your", "insert", "replace", "fixme", "todo", "masked", "here",
+)
+# Frequent English letter pairs: identifiers and phrases are made of them, random strings are not.
+_BIGRAMS = frozenset(
+    "th he in er an re on at en nd ti es or te of ed is it al ar st to nt ng se ha as ou io le ve co "
+    "me de hi ri ro ic ne ea ra ce li ch ll be ma si om ur ca el ta la ns di fo ho pe ec pr no ct us "
+    "ac ot il tr ly nc et ut ss so rs un lo wa ge ie wh ee wi em ad ol rt po we na ul ni ts mo ow pa "
+    "im mi ai sh ir su id os iv ia am fi ci vi pl ig tu ev ld ry mp fe bl ab gh ty op wo sa ay ex ke "
+    "fr oo av ag if ap gr od bo sp rd do uc bu ei ov by rm ep tt oc fa ef cu rn sc gi da yo cr cl du "
+    "ga qu ue ff ba ey ls va um pp ua up lu go ht ru ug ds lt pi rc rr eg au ck ew mu br bi pt ak pu "
+    "ui rg ib tl ny ki rk ys ob".split()
+)
+_CHUNKS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
+_HEX = frozenset("0123456789abcdefABCDEF-")
+
+
+def _looks_random(s: str, classes: int = 2, max_run: int | None = 5) -> bool:
+    """Many distinct characters of several kinds, no long runs or counting: not typed by hand."""
+    n, low = len(s), s.lower()
+    if n < 8 or any(p in low for p in _PLACEHOLDER_PARTS) or len(set(low)) < min(10, max(4, n // 3)):
+        return False
+    kinds = any(c.islower() for c in s) + any(c.isupper() for c in s) + any(c.isdigit() for c in s)
+    if kinds < classes:
+        return False
+    run = ascending = 0
+    for a, b in zip(low, low[1:]):
+        run = run + 1 if a == b else 0
+        if max_run is not None and run >= max_run:
+            return False
+        ascending += ord(b) - ord(a) == 1
+    return ascending * 4 < n
+
+
+def _is_wordy(s: str) -> bool:
+    """True for identifiers and phrases ('MyAppSecretValue'), whose letter pairs are English."""
+    if all(c in _HEX for c in s):
+        return False
+    pairs = hits = 0
+    for chunk in _CHUNKS.findall(s):
+        chunk = chunk.lower()
+        pairs += len(chunk) - 1
+        hits += sum(a + b in _BIGRAMS for a, b in zip(chunk, chunk[1:]))
+    return hits >= 8 and hits >= 0.75 * pairs
+
+
+def _b64(s: str, urlsafe: bool = True) -> bytes | None:
+    try:
+        padded = s + "=" * (-len(s) % 4)
+        return base64.urlsafe_b64decode(padded) if urlsafe else base64.b64decode(padded, validate=True)
+    except (binascii.Error, ValueError):
+        return None
+
+
+def _b64_json_header(s: str) -> bool:
+    raw = _b64(s)
+    try:
+        header = json.loads(raw) if raw else None
+    except ValueError:
+        return False
+    return isinstance(header, dict) and "alg" in header
+
+
+# --- what a value that is not a secret looks like ---------------------------------------------
+
+_REFERENCE = re.compile(
+    r"[$%{<\[(!@&*]|.*(?:\(|\$\{|\{\{|\}\}|environ|getenv|process\.env|secrets\.|vault:|ENV\[|::)"
+    r"|[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+$|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*$",
+    re.S,
+)
+_WORD_PLACEHOLDER = re.compile(
+    r"(?:my|your|the|some|a|db|new|old|strong|secure|super|secret|example|sample|dummy|test|default)*"
+    r"(?:password|passwd|pass|pwd|secret|passphrase|token|key|apikey|value|changeme)(?:here|goeshere|123)?"
+)
+_NOT_PASSWORDS = frozenset(
+    "secret changeme example test testing admin root guest user username postgres mysql redis mongo "
+    "rabbitmq default none null nil empty blank required optional hidden redacted removed omitted unset "
+    "notset string str text true false yes no todo tbd same unknown 1password onepassword bitwarden "
+    "lastpass keepass keepassxc dashlane keychain vault protonpass".split()
+)
+_NUMERIC = re.compile(r"[0-9\-/:.+() TZ]+")
+
+
+def _is_reference_or_placeholder(v: str) -> bool:
+    low = v.lower()
+    norm = re.sub(r"[^a-z0-9]", "", low)
+    return (
+        bool(_REFERENCE.match(v)) or any(p in low for p in _PLACEHOLDER_PARTS) or len(set(v)) == 1
+        or norm in _NOT_PASSWORDS or bool(_WORD_PLACEHOLDER.fullmatch(norm))
+    )
+
+
+def _password_value(v: str) -> bool:
+    """A typed password: one token with two kinds of character, or a long passphrase."""
+    if not 6 <= len(v) <= 128 or _is_reference_or_placeholder(v) or _NUMERIC.fullmatch(v):
+        return False
+    if "://" in v or v.startswith(("/", "~/", "./", "C:\\")):
+        return False
+    if re.fullmatch(r"[a-z]+(?:[-_.][a-z]+)*", v):
+        return len(v) >= 16 and len(re.findall(r"[-_.]", v)) >= 3
+    if re.fullmatch(r"[A-Z]?[a-z]+", v):
+        return False
+    kinds = (
+        any(c.islower() for c in v) + any(c.isupper() for c in v[1:]) + any(c.isdigit() for c in v)
+        + any(not c.isalnum() for c in v)
+    )
+    return kinds >= 2
+
+
+def _secret_value(v: str) -> bool:
+    """A generated secret: long, random, not a path, URL, digest, public key or timestamp."""
+    if not 16 <= len(v) <= 1024 or _is_reference_or_placeholder(v) or _NUMERIC.fullmatch(v):
+        return False
+    if "://" in v or v.startswith(_NOT_SECRET_PREFIXES) or re.fullmatch(r"AC[0-9a-f]{32}", v):
+        return False  # AC...: a Twilio account id, which is public
+    return _looks_random(v) and not _is_wordy(v)
+
+
+_NOT_SECRET_PREFIXES = (
+    "/", "./", "~/", "arn:", "sha1:", "sha256:", "sha512:", "sha256-", "sha384-", "sha512-",
+    "pk_live_", "pk_test_", "ssh-", "ecdsa-", "AAAA",
+)
+
+
+def _url_password(user: str, pw: str) -> bool:
+    """A password in a URL or a basic-auth pair, unless it is a placeholder, a port or the user."""
+    if len(pw) < 3 or pw == user or _is_reference_or_placeholder(pw):
+        return False
+    return not (pw.isdigit() and len(pw) <= 5)
+
+
+# --- prefixed tokens --------------------------------------------------------------------------
+_T = "A-Za-z0-9_\\-"
+
+
+def _tok(head: str, body: str, width: int = 0, right: str = _T) -> re.Pattern[str]:
+    """``HEAD(?<![..]HEAD)BODY``: the left boundary is checked after the literal head so the
+    regex keeps its fast literal-prefix search and ``ghp_ghp_ghp_...`` gives one candidate."""
+    behind = f"(?<![{_T}].{{{width}}})" if width else ""
+    return re.compile(f"{head}{behind}{body}(?![{right}])")
+
+
+# (shape, pattern, characters that may not touch the token on the left)
+_TOKENS: tuple[tuple[str, re.Pattern[str], str], ...] = (
+    ("anthropic_api_key", _tok("sk-ant-", r"[a-z]{2,8}[0-9]{2}-(?P<b>[A-Za-z0-9_\-]{32,250}+)", 7), _T),
+    ("openai_api_key", _tok("sk-", r"(?P<p>(?:proj|svcacct|admin|None)-)?(?P<b>[A-Za-z0-9_\-]{20,250}+)", 3), _T),
+    ("github_token", _tok("gh[pousr]_", r"(?P<b>[A-Za-z0-9]{36,251}+)", 4), _T),
+    ("github_token", _tok("github_pat_", r"(?P<b>[A-Za-z0-9]{22})_(?P<c>[A-Za-z0-9]{59})", 11), _T),
+    ("gitlab_token", _tok("gl(?:pat|dt|rt|rtr|ptt|oas|cbt|ft|soat|imt|agent)-", r"(?P<b>[A-Za-z0-9_\-]{20,80}+)"), _T),
+    ("slack_webhook", _tok(r"hooks\.slack\.com/(?:services|workflows|triggers)/", r"(?P<path>[A-Za-z0-9_/\-]{20,200}+)"), ""),
+    ("slack_token", _tok("xox[abposre]-", r"(?P<path>[A-Za-z0-9\-]{10,250}+)", 5), _T),
+    ("slack_token", _tok("xapp-", r"(?P<path>[A-Za-z0-9\-]{30,250}+)", 5), _T),
+    ("stripe_secret_key", _tok("[sr]k_(?:live|test)_", r"(?P<b>[A-Za-z0-9]{20,247}+)", 8), _T),
+    ("google_api_key", _tok("AIza", r"(?P<b>[A-Za-z0-9_\-]{35})", 4), _T),
+    ("huggingface_token", _tok("hf_", r"(?P<b>[A-Za-z0-9]{30,40}+)", 3), _T),
+    ("npm_token", _tok("npm_", r"(?P<b>[A-Za-z0-9]{36})", 4), _T),
+    ("pypi_token", _tok("pypi-AgE", r"(?P<b>[A-Za-z0-9_\-]{50,400}+)", 8), _T),
+    ("twilio_key", _tok("SK", r"(?P<b>[0-9a-fA-F]{32})", right="A-Za-z0-9"), "A-Za-z0-9"),
+    ("sendgrid_key", _tok(r"SG\.", r"(?P<b>[A-Za-z0-9_\-]{22})\.(?P<c>[A-Za-z0-9_\-]{43})", 3), _T + "."),
+    ("mailgun_key", _tok("key-", r"(?P<b>[0-9a-f]{32})", right="A-Za-z0-9"), "A-Za-z0-9"),
+    ("mailgun_key", _tok("[0-9a-f]", r"(?P<b>[0-9a-f]{31})-[0-9a-f]{8}-[0-9a-f]{8}", 1), _T),
+    ("discord_bot_token", _tok("[MNO]", r"(?P<id>[A-Za-z0-9_\-]{22,26}+)\.(?P<b>[A-Za-z0-9_\-]{6})"
+                                          r"\.(?P<c>[A-Za-z0-9_\-]{27,38}+)", 1), _T),
+    ("telegram_bot_token", _tok("[0-9]", r"[0-9]{4,11}+:(?P<b>[A-Za-z0-9_\-]{35})", 1), "0-9"),
+    ("shopify_token", _tok("shp(?:at|ca|pa|ss)_", r"(?P<b>[a-fA-F0-9]{32})", 6), _T),
+    ("digitalocean_token", _tok("do[opr]_v1_", r"(?P<b>[a-f0-9]{64})", 7), _T),
+    ("heroku_api_key", _tok("HRKU-", r"(?P<b>[A-Za-z0-9_\-]{40,80}+)", 5), _T),
+    ("private_key", _tok("AGE-SECRET-KEY-1", r"(?P<b>[0-9A-Z]{58})", 16), _T),
+)
+
+
+def _token_ok(shape: str, m: re.Match[str], text: str, left: str) -> bool:
+    if left and m.start() and re.match(f"[{left}]", text[m.start() - 1]):
+        return False
+    g = m.groupdict()
+    if "path" in g:  # Slack: the longest dash- or slash-separated part is the random one
+        parts = [p for p in re.split(r"[-/]", g["path"]) if p]
+        return len(parts) >= 2 and _looks_random(max(parts, key=len), classes=1)
+    if shape == "discord_bot_token":  # the first part is a base64 numeric user id
+        raw = _b64(g["id"])
+        if not raw or not raw.isdigit() or not 15 <= len(raw) <= 21:
+            return False
+    if shape == "openai_api_key":
+        if g["b"].startswith("ant-") or (not g["p"] and len(g["b"]) < 32) or _is_wordy(g["b"]):
+            return False
+    classes = 1 if shape in ("mailgun_key", "twilio_key", "private_key") else 2
+    return all(_looks_random(v, classes=classes) for k, v in g.items() if k in "bc" and v)
+
+
+def _tokens(text: str, low: str) -> str | None:
+    for shape, pattern, left in _TOKENS:
+        for m in pattern.finditer(text):
+            if _token_ok(shape, m, text, left):
+                return shape
+    return None
+
+
+# --- private keys -----------------------------------------------------------------------------
+_PEM_HEAD = re.compile(r"-{3,5}BEGIN ?[A-Z0-9 ]{0,24}PRIVATE KEY(?: BLOCK)?-{3,5}")
+_GCP_KEY_ID = re.compile(r"""["']private_key_id["']\s{0,4}:\s{0,4}["']([0-9a-fA-F]{40})["']""")
+_GCP_PEM = re.compile(r"""["']private_key["']\s{0,4}:\s{0,4}["']-{5}BEGIN[A-Z ]{0,24}-{5}""")
+_B64_LINE = re.compile(r"[A-Za-z0-9+/=]{0,128}")
+
+
+def _pem_body_random(text: str, start: int) -> bool:
+    """The lines after a PEM header hold base64 that looks random (not '...' or '<your key>')."""
+    window = text[start: start + 700].replace("\\r", "").replace("\\n", "\n")
+    body = ""
+    for line in window.split("\n"):
+        s = line.strip().strip("\"',")
+        if not s or (":" in s and not body):  # blank lines; Proc-Type, DEK-Info, Version headers
+            continue
+        if s.startswith("---"):
+            break
+        chunk = _B64_LINE.match(s).group(0)  # type: ignore[union-attr]
+        body += chunk
+        if len(chunk) < len(s) or len(body) >= 64:
+            break
+    return len(body) >= 40 and _looks_random(body[:128], max_run=None)
+
+
+def _private_keys(text: str, low: str) -> str | None:
+    if "private_key" in text and ("service_account" in text or "gserviceaccount" in text):
+        m = _GCP_KEY_ID.search(text)
+        if m and _looks_random(m.group(1), classes=2):
+            return "gcp_service_account"
+        m = _GCP_PEM.search(text)
+        if m and _pem_body_random(text, m.end()):
+            return "gcp_service_account"
+    if "PRIVATE KEY" in text:
+        for m in _PEM_HEAD.finditer(text):
+            if _pem_body_random(text, m.end()):
+                return "private_key"
+    at = text.find("Private-Lines:") if "PuTTY-User-Key-File-" in text else -1
+    if at >= 0 and _pem_body_random(text, text.find("\n", at)):
+        return "private_key"
+    return None
+
+
+# --- JWTs -------------------------------------------------------------------------------------
+_JWT = re.compile(r"eyJ(?<![A-Za-z0-9_\-]eyJ)(?P<h>[A-Za-z0-9_\-]{6,2048}+)\.[A-Za-z0-9_\-]{2,4096}+\."
+                  r"(?P<s>[A-Za-z0-9_\-]{16,2048}+)(?![A-Za-z0-9_\-])")
+
+
+def _jwt(text: str, low: str) -> str | None:
+    for m in _JWT.finditer(text):
+        if _b64_json_header("eyJ" + m.group("h")) and _looks_random(m.group("s"), max_run=None):
+            return "jwt"
+    return None
+
+
+# --- AWS --------------------------------------------------------------------------------------
+_AWS_ID = re.compile(r"(?:AKIA|ASIA|ABIA|ACCA)(?<![A-Za-z0-9]....)(?P<b>[A-Z2-7]{16})(?![A-Za-z0-9])")
+_AWS_SECRET = re.compile(r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")
+_AWS_CONTEXT = re.compile(r"(?<![a-z])aws|secret_?access_?key|secret access key|amazon")
+
+
+def _aws_secret_like(s: str) -> bool:
+    parts = s.split("/")
+    if len(parts) >= 3 and sum(p.isdigit() for p in parts) >= 2:  # a dated S3 prefix
+        return False
+    return _looks_random(s, classes=3) and not _is_wordy(s)
+
+
+def _inside_pem(text: str, at: int) -> bool:
+    begin = text.rfind("-----BEGIN", 0, at)
+    return begin >= 0 and text.rfind("-----END", 0, at) < begin
+
+
+def _aws(text: str, low: str) -> str | None:
+    key_id = any(_looks_random(m.group("b"), classes=1) for m in _AWS_ID.finditer(text))
+    if key_id or _AWS_CONTEXT.search(low):
+        for m in _AWS_SECRET.finditer(text):
+            near = key_id or _AWS_CONTEXT.search(low, max(0, m.start() - 200), m.end() + 100)
+            if near and _aws_secret_like(m.group(0)) and not _inside_pem(text, m.start()):
+                return "aws_secret_access_key"
+    return "aws_access_key_id" if key_id else None
+
+
+# --- Azure ------------------------------------------------------------------------------------
+_AZURE = re.compile(r"(?i)(?:accountkey|sharedaccesskey)\s{0,3}=\s{0,3}([A-Za-z0-9+/]{20,200}+)={0,2}")
+
+
+def _azure(text: str, low: str) -> str | None:
+    if "accountkey" in low or "sharedaccesskey" in low:
+        for m in _AZURE.finditer(text):
+            if _looks_random(m.group(1), max_run=None):
+                return "azure_connection_string"
+    return None
+
+
+# --- URLs with a password ---------------------------------------------------------------------
+_URL = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.\-]{0,24}+)://(?P<user>[^\s:/?#@\"'<>\[\]]{0,128}+)"
+                  r":(?P<pw>[^\s/?#@\"'<>]{1,256}+)@[A-Za-z0-9\[]")
+_DB_SCHEMES = frozenset(
+    "postgres postgresql postgis mysql mysql2 mysqlx mariadb mongodb redis rediss amqp amqps mssql "
+    "sqlserver oracle cockroachdb clickhouse couchdb couchbase neo4j bolt cassandra memcached "
+    "snowflake db2 odbc influxdb timescale".split()
+)
+
+
+def _urls(text: str, low: str) -> str | None:
+    if "://" not in text or "@" not in text:
+        return None
+    for m in _URL.finditer(text):
+        if _url_password(m.group("user"), unquote(m.group("pw"))):
+            scheme = m.group("scheme").lower().split("+")[0]
+            return "database_url" if scheme in _DB_SCHEMES else "url_password"
+    return None
+
+
+# --- Authorization headers --------------------------------------------------------------------
+_BEARER = re.compile(r"(?i)(?<![a-z])bearer[ \t]{1,4}([A-Za-z0-9\-._~+/]{8,1024}+=*)")
+_AUTH = re.compile(r"(?i)authorization[\"']?[ \t]{0,4}[:=][ \t]{0,4}[\"']?(?:(basic)|token|apikey)?"
+                   r"[ \t]{0,4}([A-Za-z0-9\-._~+/]{8,1024}+=*)")
+
+
+def _headers(text: str, low: str) -> str | None:
+    if "bearer" in low:
+        for m in _BEARER.finditer(text):
+            if _secret_value(m.group(1)):
+                return "bearer_token"
+    if "authorization" in low:
+        for m in _AUTH.finditer(text):
+            value = m.group(2)
+            if m.group(1):
+                raw = _b64(value, urlsafe=False)
+                pair = raw.decode("utf-8", "replace") if raw else ""
+                if pair.isprintable() and ":" in pair and _url_password(*pair.split(":", 1)):
+                    return "basic_auth"
+            elif _secret_value(value):
+                return "bearer_token"
+    return None
+
+
+# --- assignments: `password = ...`, `api_key: ...`, "le mot de passe est ..." -----------------
+_PASSWORD_KEYS = (
+    "password", "passwd", "passphrase", "passcode", "pass", "pwd", "mot de passe", "passwort",
+    "kennwort", "contraseña", "contrasena", "senha", "wachtwoord", "hasło", "haslo", "lösenord",
+    "salasana", "passord", "adgangskode", "şifre", "jelszó", "heslo", "пароль", "パスワード",
+    "暗証番号", "密码", "密碼", "비밀번호",
+)
+_SECRET_KEYS = (
+    "api key", "api_key", "api-key", "apikey", "api secret", "api_secret", "api token", "api_token",
+    "access key", "access_key", "access-key", "accesskey", "secret", "token", "credential",
+    "private key", "private_key", "privatekey", "auth key", "auth_key", "master key", "master_key",
+    "signing key", "signing_key", "encryption key", "encryption_key", "account key", "account_key",
+    "app key", "app_key", "client key", "client_key", "subscription key", "subscription-key",
+    "heroku key", "heroku_key", "clé api", "cle api", "clé secrète", "jeton", "api-schlüssel",
+    "api schlüssel", "geheimschlüssel", "clave api", "clave de api", "clave secreta", "chave de api",
+    "chave api", "chiave api", "токен", "ключ api", "api ключ", "api-ключ", "секретный ключ",
+    "apiキー", "api キー", "トークン", "シークレット", "アクセスキー", "密钥", "令牌", "api 키", "토큰",
+)
+_KINDS = (("password_assignment", _PASSWORD_KEYS), ("secret_assignment", _SECRET_KEYS))
+_KEY_RIGHT = re.compile(r"[A-Za-z0-9_.\-а-яё]{0,40}+")
+_KEY_WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+|[а-яё]+")
+_VERBS = r"is|was|est|ist|es|era|é|è|är|er|lautet|jest|equals|sind|—|–|-"
+_SEP = re.compile(rf"[\"'\])]?[ \t]{{0,4}}(?:[:=：]{{1,2}}|=>|->|→|(?<=[ \t])(?:{_VERBS})[ \t]|は|是|为|為|는|은)[ \t]{{0,4}}")
+_SEP_FOR = re.compile(  # "password for the NAS: ...", "mot de passe du wifi est ..."
+    r"[ \t]{1,4}(?:for|to|of|on|at|in|de|du|des|del|della|da|do|für|vom|von|zum|zur|от|для|на)[ \t]{1,4}"
+    rf"(?:[^\s:=：,;!?]{{1,24}}[ \t]{{1,4}}){{0,4}}[^\s:=：,;!?]{{1,24}}"
+    rf"(?:[ \t]{{0,4}}[:=：][ \t]{{0,4}}|[ \t]{{1,4}}(?:{_VERBS})[ \t]{{1,4}})",
+    re.I,
+)
+_SEP_CLI = re.compile(r"[ \t]{1,4}")  # --password VALUE
+_VALUE = re.compile(r"(?:[\"'`「『“«]|&quot;)?[ \t]?([^\s\"'`<>]{1,256}+)")
+_SKIP_ANY = frozenset({"public", "publishable", "pub"})
+_SKIP_LAST = frozenset(
+    "id ids url uri urls endpoint path file filename dir name names type length len size ttl expiry "
+    "expires expiration expire lifetime count limit limits header prefix suffix format hint policy "
+    "rotation region arn version env var ref hash hashed digest fingerprint salt enabled required min "
+    "max timeout manager field label placeholder input store provider mode scope scopes source "
+    "location yaml yml json txt md toml ini cfg conf pem template usage used budget strength rule rules "
+    "validation regex pattern reset changed updated date time created age days number kind".split()
+)
+_VENDORS = (
+    ("heroku", "heroku_api_key"), ("twilio", "twilio_key"), ("mailgun", "mailgun_key"),
+    ("sendgrid", "sendgrid_key"), ("openai", "openai_api_key"), ("anthropic", "anthropic_api_key"),
+    ("stripe", "stripe_secret_key"), ("slack", "slack_token"), ("github", "github_token"),
+    ("gitlab", "gitlab_token"), ("digitalocean", "digitalocean_token"), ("shopify", "shopify_token"),
+    ("discord", "discord_bot_token"), ("telegram", "telegram_bot_token"),
+    ("huggingface", "huggingface_token"), ("hugging face", "huggingface_token"), ("hf_", "huggingface_token"),
+    ("npm", "npm_token"), ("pypi", "pypi_token"),
+)
+
+
+def _key_char(c: str) -> bool:
+    return c.isascii() and (c.isalnum() or c in "_.-")
+
+
+def _clean(value: str) -> str:
+    for i, c in enumerate(value):
+        if not c.isascii():  # "...です", "...。": the value ends where the sentence's script resumes
+            value = value[:i]
+            break
+    return value.rstrip(".,;:!?)]}>'\"")
+
+
+def _assignment_at(text: str, low: str, start: int, end: int, kind: str) -> str | None:
+    kw = text[start:end]
+    before = text[start - 1] if start else " "
+    after = text[end] if end < len(text) else " "
+    # 'bypass', 'compass', 'passwords', 'tokenizer' are other words; 'dbPassword', 'PGPASSWORD' are keys.
+    if before.isascii() and before.isalpha() and not kw[0].isupper():
+        return None
+    if after.isascii() and after.isalpha() and not (kw[-1].islower() and after.isupper()):
+        return None
+    if kw.lower() == "pass" and before == " " and start >= 2 and text[start - 2].isalpha():
+        return None  # "boarding pass", "ski pass"
+    left = start
+    while left > 0 and start - left < 40 and _key_char(text[left - 1]):
+        left -= 1
+    right = _KEY_RIGHT.match(text, end).end()  # type: ignore[union-attr]
+    words = [w.lower() for w in _KEY_WORDS.findall(text[left:right])]
+    if _SKIP_ANY.intersection(words) or (words and words[-1] in _SKIP_LAST):
+        return None
+    sep = _SEP.match(text, right) or _SEP_FOR.match(text, right)
+    if sep is None and text.startswith("-", left):
+        sep = _SEP_CLI.match(text, right)
+    value = _VALUE.match(text, sep.end()) if sep else None
+    if value is None:
+        return None
+    v = _clean(value.group(1))
+    if kind == "password_assignment":
+        return kind if _password_value(v) else None
+    if not _secret_value(v):
+        return None
+    window = low[max(0, left - 40): right]
+    return next((shape for vendor, shape in _VENDORS if vendor in window), kind)
+
+
+def _assignments(text: str, low: str) -> str | None:
+    for kind, keys in _KINDS:
+        for key in keys:
+            at = low.find(key)
+            while at >= 0:
+                shape = _assignment_at(text, low, at, at + len(key), kind)
+                if shape:
+                    return shape
+                at = low.find(key, at + 1)
+    return None
+
+
+_DETECTORS: tuple[Callable[[str, str], str | None], ...] = (
+    _private_keys, _tokens, _jwt, _aws, _azure, _urls, _headers, _assignments,
+)
+
+
+def _lower_same_length(text: str) -> str:
+    low = text.lower()
+    if len(low) == len(text):
+        return low
+    return "".join(c.lower() if len(c.lower()) == 1 else c for c in text)  # 'İ' lowers to two
+
+
+def find_credential(text: str) -> str | None:
+    """Return the snake_case name of the first credential shape in ``text``, or None.
+
+    The name is one of a fixed set of labels (``github_token``, ``private_key``...); nothing of
+    the text itself is ever returned.
+    """
+    if not text:
+        return None
+    low = _lower_same_length(text)
+    for detect in _DETECTORS:
+        shape = detect(text, low)
+        if shape:
+            return shape
+    return None
