@@ -1,0 +1,171 @@
+"""What the browser tests share: launching Debian's Chromium, signing in on the page, and making agents propose."""
+from __future__ import annotations
+
+import secrets
+import string
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit
+
+from playwright.sync_api import Browser, BrowserContext, Page, Playwright, expect
+
+from tests.support.signing import signed_request
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+]
+# Playwright's own waits: long enough for 2 busy shared cores, short enough that a hang fails fast.
+EXPECT_TIMEOUT_MS = 10_000
+# How long an agent's proposal may take to travel worker route → events table → stream pump → inbox.
+PROPOSAL_DEADLINE_S = 20.0
+
+
+def launch(playwright: Playwright) -> Browser:
+    """Debian's Chromium, headless: never a browser Playwright downloaded."""
+    return playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+
+
+def new_user(label: str) -> str:
+    """A user id no other test on the shared stack uses."""
+    return f"{label}-{uuid.uuid4().hex[:12]}"
+
+
+def github_classic_token() -> str:
+    """A GitHub classic token shape made at test time, so no real-looking secret lives in the repository."""
+    alphabet = string.ascii_letters + string.digits
+    return "ghp_" + "".join(secrets.choice(alphabet) for _ in range(36))
+
+
+@dataclass
+class Watch:
+    """Everything a page asked for and every script error it raised, checked when the test ends."""
+
+    origin: str
+    requests: list[str] = field(default_factory=list)
+    page_errors: list[str] = field(default_factory=list)
+    csp_violations: list[str] = field(default_factory=list)
+
+    def foreign(self) -> list[str]:
+        return [url for url in self.requests if not _same_origin(url, self.origin)]
+
+
+def _same_origin(url: str, origin: str) -> bool:
+    if url.startswith(("data:", "blob:" + origin)):
+        return True
+    parts, want = urlsplit(url), urlsplit(origin)
+    return (parts.scheme, parts.netloc) == (want.scheme, want.netloc)
+
+
+def watch(context: BrowserContext, origin: str) -> Watch:
+    """Record every request of every page in the context (including the ones CSP blocks before sending)."""
+    seen = Watch(origin)
+    context.on("request", lambda request: seen.requests.append(request.url))
+
+    def on_page(page: Page) -> None:
+        page.on("pageerror", lambda error: seen.page_errors.append(str(error)))
+        # 4xx answers are logged as console errors and are expected; CSP refusals are not.
+        page.on("console", lambda message: seen.csp_violations.append(message.text)
+                if "Content Security Policy" in message.text else None)
+
+    context.on("page", on_page)
+    return seen
+
+
+def open_page(context: BrowserContext, base_url: str) -> Page:
+    page = context.new_page()
+    page.set_default_timeout(EXPECT_TIMEOUT_MS)
+    page.goto(base_url + "/")
+    # page-config loads before the sign-in form appears.
+    expect(page.locator("#signin-user")).to_be_visible()
+    return page
+
+
+def sign_in(page: Page, user: str) -> str:
+    """Sign in through the "sign in as" field; returns the token the page keeps (for API checks)."""
+    page.locator("#signin-user").fill(user)
+    page.locator("#signin-button").click()
+    expect(page.locator("#account-user")).to_have_text(user)
+    expect(page.locator("#app")).to_be_visible()
+    token = page.evaluate("() => sessionStorage.getItem('memory.token')")
+    assert isinstance(token, str) and token.count(".") == 2
+    return token
+
+
+def settled(page: Page) -> None:
+    """The page has finished its one change in flight."""
+    expect(page.locator("body")).not_to_have_attribute("data-busy", "true")
+
+
+def switch_on(page: Page) -> None:
+    expect(page.locator("#memory-state")).to_have_text("Off")
+    page.locator("#memory-enabled").check()
+    expect(page.locator("#memory-state")).to_have_text("On")
+    settled(page)
+
+
+def add_entry(page: Page, text: str, *, kind: str = "note", pinned: bool = False, expiry: str = "") -> None:
+    before = page.locator("[data-testid=entry]").count()
+    page.locator("#add-text").fill(text)
+    page.locator("#add-kind").select_option(kind)
+    page.locator("#add-pinned").set_checked(pinned)
+    page.locator("#add-expiry").fill(expiry)
+    page.locator("#add-submit").click()
+    expect(page.locator("[data-testid=entry]")).to_have_count(before + 1)
+    expect(page.locator("#add-text")).to_have_value("")
+    settled(page)
+
+
+def memory(live: Any, token: str) -> dict[str, Any]:
+    status, body, _ = live.request("GET", "/v1/memory", token=token)
+    assert status == 200, body
+    return body
+
+
+@dataclass
+class Agent:
+    """A host and a worker on the shared stack: sessions are registered and proposals posted with SigV4."""
+
+    live: Any
+
+    def session(self, user: str, *, tainted: bool = False) -> str:
+        creds = self.live.credentials()
+        session_id = "s-" + uuid.uuid4().hex[:16]
+        body = {"user_id": user, "thread_id": "t-1", "agent": "helper", "manifest": {"memory": True}}
+        status, answer = signed_request(self.live.url, "PUT", f"/v1/sessions/{session_id}", creds["host"], body)
+        assert status == 200, answer
+        if tainted:
+            status, answer = signed_request(self.live.url, "POST", f"/v1/sessions/{session_id}/untrusted", creds["host"])
+            assert status in (200, 204), answer
+        return session_id
+
+    def propose(self, user: str, token: str, text: str, *, kind: str = "preference", tainted: bool = False) -> dict[str, Any]:
+        """Post a memory.propose through the worker route and wait (bounded) until the stream makes it a proposal."""
+        session_id = self.session(user, tainted=tainted)
+        event = {"id": "e1", "type": "memory.propose", "text": text, "kind": kind}
+        creds = self.live.credentials()
+        status, answer = signed_request(self.live.url, "POST", f"/v1/sessions/{session_id}/events", creds["worker"], {"events": [event]})
+        assert status == 202, answer
+        deadline = time.monotonic() + PROPOSAL_DEADLINE_S
+        while time.monotonic() < deadline:
+            status, inbox, _ = self.live.request("GET", "/v1/inbox", token=token)
+            assert status == 200, inbox
+            for proposal in inbox["memory_proposals"]:
+                if proposal.get("source", {}).get("session_id") == session_id:
+                    return proposal
+            time.sleep(0.2)
+        raise AssertionError(f"no proposal from session {session_id} reached the inbox in {PROPOSAL_DEADLINE_S} s")
+
+    def context(self, session_id: str) -> dict[str, Any]:
+        """The host's memory fetch for a session (journaled as keep.memory.context)."""
+        status, answer = signed_request(self.live.url, "GET", f"/v1/sessions/{session_id}/memory", self.live.credentials()["host"])
+        assert status == 200, answer
+        return answer
