@@ -1,0 +1,475 @@
+"""`make demo`: the product's promise shown end to end against a fresh local stack, over real HTTP and SigV4.
+
+The stack is `make run`'s own launcher (`python -m local.run`) in a subprocess on a free port, so the
+demo exercises exactly what a developer runs. The host and the worker sign through the SDK with the
+keys the launcher writes; users sign in with `POST /dev/token`. Each step prints one line,
+`✓ description` or `✗ description: what differed`, and any ✗ makes the exit status non-zero.
+Failure messages give statuses, counts and ids, never memory text.
+"""
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import secrets
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Sequence
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+from typing import Any, NoReturn, TextIO
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT / "sdk") not in sys.path:  # the SDK lives beside the app and is not installed
+    sys.path.insert(0, str(ROOT / "sdk"))
+
+from botocore.auth import SigV4Auth  # noqa: E402
+from botocore.awsrequest import AWSRequest  # noqa: E402
+from botocore.credentials import Credentials  # noqa: E402
+from personal_memory_sdk import (  # noqa: E402
+    AgentContext, AgentMemory, HostClient, MemorySdkError, ProposeEvent, WorkerClient, load_credentials_file,
+)
+
+AGENT_DIR = ROOT / "examples" / "memory-agent"
+ENTRY_TEXT = "Uses metric units"
+PUMP_WAIT_SECONDS = 10.0
+STACK_START_SECONDS = 60.0
+# What a keep.memory.context journal row may hold: who read the memory and how many entries, never text.
+CONTEXT_ROW_FIELDS = frozenset({"at", "action", "session_id", "agent", "count"})
+
+__all__ = ["LocalProcess", "Step", "StepFailed", "Story", "main", "run_steps", "start_local_stack"]
+
+
+class StepFailed(Exception):
+    """An expectation that did not hold; the message says what differed (never memory text)."""
+
+
+@dataclass(frozen=True)
+class Step:
+    """One printed line of the story: a description and a check that raises StepFailed."""
+
+    description: str
+    check: Callable[[], None]
+
+
+def run_steps(steps: Sequence[Step], out: TextIO) -> int:
+    """Run every step (a failure does not hide the later ones), print one line each; 0 only if all held."""
+    failed = 0
+    for step in steps:
+        try:
+            step.check()
+        except StepFailed as exc:
+            failed += 1
+            print(f"✗ {step.description}: {exc}", file=out, flush=True)
+        except MemorySdkError as exc:  # carries status, code, method and path only
+            failed += 1
+            print(f"✗ {step.description}: {exc}", file=out, flush=True)
+        except Exception as exc:  # noqa: BLE001 - a demo reports, it does not crash mid-story
+            failed += 1
+            print(f"✗ {step.description}: unexpected {type(exc).__name__}", file=out, flush=True)
+        else:
+            print(f"✓ {step.description}", file=out, flush=True)
+    print(f"demo: {len(steps) - failed} of {len(steps)} steps held", file=out, flush=True)
+    return 1 if failed else 0
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@dataclass
+class LocalProcess:
+    """`python -m local.run` running in a subprocess: its URL, its credentials file and its log."""
+
+    url: str
+    credentials_file: Path
+    log_file: Path
+    process: subprocess.Popen[bytes] = field(repr=False)
+
+    def log_tail(self, lines: int = 20) -> str:
+        text = self.log_file.read_text(errors="replace") if self.log_file.exists() else ""
+        return "\n".join(text.splitlines()[-lines:])
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+
+
+def _answers(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url + "/page-config", timeout=5) as response:
+            return bool(response.status == 200)
+    except (urllib.error.URLError, ConnectionError, TimeoutError):
+        return False
+
+
+def start_local_stack(workdir: Path) -> LocalProcess:
+    """Start a fresh stack (its own moto, tables and keys) and wait until it answers and wrote its keys."""
+    port = _free_port()
+    credentials = workdir / "credentials.json"
+    log_file = workdir / "stack.log"
+    # Our AWS_* variables must not leak in: the launcher points boto3 at its own moto.
+    env = {key: value for key, value in os.environ.items() if not key.startswith("AWS_")}
+    env.update({"PORT": str(port), "MEMORY_CREDENTIALS_FILE": str(credentials), "PYTHONUNBUFFERED": "1"})
+    with log_file.open("wb") as sink:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "local.run"], cwd=ROOT, env=env, stdout=sink, stderr=subprocess.STDOUT
+        )
+    stack = LocalProcess(f"http://127.0.0.1:{port}", credentials, log_file, process)
+    deadline = time.monotonic() + STACK_START_SECONDS
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError("the local stack exited while starting:\n" + stack.log_tail())
+        if _answers(stack.url) and credentials.exists():
+            return stack
+        time.sleep(0.2)
+    stack.stop()
+    raise RuntimeError(f"the local stack did not answer within {STACK_START_SECONDS:.0f} s:\n" + stack.log_tail())
+
+
+# ---- the story ---------------------------------------------------------------------------------
+
+
+def _http(url: str, method: str, headers: dict[str, str], data: bytes | None = None) -> tuple[int, str]:
+    """One request, no retries: (status, raw body text)."""
+    request = urllib.request.Request(url, data=data, headers=headers, method=method)
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return int(response.status), response.read().decode("utf-8")
+    except urllib.error.HTTPError as error:
+        with error:
+            return int(error.code), error.read().decode("utf-8", errors="replace")
+
+
+def _load_example_agent() -> ModuleType:
+    """examples/memory-agent/agent.py, whose `run(ctx)` is the pack's entrypoint (the folder name has a dash)."""
+    spec = importlib.util.spec_from_file_location("memory_agent_example", AGENT_DIR / "agent.py")
+    if spec is None or spec.loader is None:
+        raise RuntimeError("cannot load examples/memory-agent/agent.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+class _RecordingWorker:
+    """Passes the agent's posts to the real worker client and remembers their ids and acceptance."""
+
+    def __init__(self, worker: WorkerClient) -> None:
+        self.worker = worker
+        self.event_ids: list[str] = []
+        self.accepted = 0
+
+    def post_events(self, session_id: str, events: Sequence[ProposeEvent]) -> int:
+        accepted = self.worker.post_events(session_id, events)
+        self.accepted += accepted
+        self.event_ids.extend(event.id for event in events)
+        return accepted
+
+
+def _expect(status: int, want: int, what: str) -> None:
+    if status != want:
+        raise StepFailed(f"{what} answered {status}, expected {want}")
+
+
+class Story:
+    """The demo's steps against one running stack. `users` exist so tests can run it twice on one stack."""
+
+    def __init__(self, base_url: str, credentials_file: Path, users: tuple[str, str] = ("alice", "bob")) -> None:
+        self.url = base_url
+        self.host = HostClient.from_credentials_file(base_url, credentials_file)
+        self.worker = WorkerClient.from_credentials_file(base_url, credentials_file)
+        self.worker_keys = load_credentials_file(credentials_file, "worker")
+        self.alice, self.bob = users
+        self.pack: dict[str, Any] = json.loads((AGENT_DIR / "pack.json").read_text())
+        self.agent = _load_example_agent()
+        self.proposal_text: str = self.agent.NOTICED_TEXT
+        self.run_id = secrets.token_hex(4)  # session ids never collide with an earlier run's
+        self.sessions = 0
+        self.tokens: dict[str, str] = {}
+        self.state: dict[str, Any] = {}
+        self.given: Counter[tuple[str, int]] = Counter()  # (session, count) of each context that gave items
+
+    def steps(self) -> list[Step]:
+        a, b = self.alice, self.bob
+        return [
+            Step(f"{a} signs in (POST /dev/token); her memory is off and empty", self.alice_signs_in),
+            Step(f"the host registers a session for {a} with the memory-agent manifest (memory: true)", self.host_registers),
+            Step("the agent is given nothing while her memory is off", self.agent_given_nothing),
+            Step(f"{a} turns memory on and adds an entry", self.alice_turns_memory_on),
+            Step("a new session's context gives the entry exactly once", self.context_gives_entry_once),
+            Step("the example agent's run(ctx) proposes one entry through the worker route", self.agent_proposes),
+            Step(f"the stream pump turns it into a waiting proposal within {PUMP_WAIT_SECONDS:.0f} s", self.pump_handles),
+            Step("the session's stored events hold neither the entry's nor the proposal's text", self.events_hold_no_text),
+            Step("the proposal waits in GET /v1/memory and GET /v1/inbox", self.proposal_waits),
+            Step("the waiting proposal is in no context", self.proposal_in_no_context),
+            Step(f"{a} accepts it; a new session's context includes it", self.accept_then_included),
+            Step(f"{b} signs in and turns memory on; his GET /v1/memory is empty", self.bob_is_empty),
+            Step(f"{a}'s entry is a 404 for {b} on PATCH, DELETE and accept, and stays untouched", self.bob_gets_404),
+            Step(f"a session for {b} gets an empty context", self.bob_session_empty),
+            Step("a session whose manifest says memory: false gets nothing", self.manifest_false_gets_nothing),
+            Step("a session with no user gets nothing", self.no_user_gets_nothing),
+            Step(f"{a} turns memory off; a new session's context is empty again", self.alice_turns_memory_off),
+            Step(f"{a}'s entries are kept while memory is off", self.entries_kept),
+            Step(f"{a}'s journal shows keep.memory.context rows with counts and no text", self.journal_has_counts_only),
+        ]
+
+    # -- helpers
+
+    def _need(self, key: str) -> Any:
+        if key not in self.state:
+            raise StepFailed(f"needs the {key.replace('_', ' ')} from an earlier step")
+        return self.state[key]
+
+    def _user(self, user: str, method: str, path: str, body: Any = None) -> tuple[int, Any, str]:
+        headers = {"Content-Type": "application/json", "Authorization": f"Bearer {self.tokens[user]}"}
+        status, raw = _http(self.url + path, method, headers, None if body is None else json.dumps(body).encode())
+        return status, (json.loads(raw) if raw.strip() else None), raw
+
+    def _sign_in(self, user: str) -> None:
+        status, raw = _http(self.url + "/dev/token", "POST", {"Content-Type": "application/json"}, json.dumps({"user_id": user}).encode())
+        _expect(status, 200, "POST /dev/token")
+        self.tokens[user] = json.loads(raw)["token"]
+
+    def _view(self, user: str) -> dict[str, Any]:
+        status, view, _ = self._user(user, "GET", "/v1/memory")
+        _expect(status, 200, "GET /v1/memory")
+        return dict(view)
+
+    def _set_enabled(self, user: str, enabled: bool) -> None:
+        status, body, _ = self._user(user, "PUT", "/v1/memory/settings", {"enabled": enabled})
+        _expect(status, 200, "PUT /v1/memory/settings")
+        if body.get("enabled") is not enabled:
+            raise StepFailed(f"the settings answer says enabled={body.get('enabled')}")
+
+    def _new_session(self, user: str | None, memory: bool) -> str:
+        self.sessions += 1
+        session_id = f"demo-{self.run_id}-{self.sessions}"
+        session = self.host.register_session(session_id, user_id=user, agent=self.pack["name"], memory=memory)
+        if session.user_id != user or session.memory is not memory:
+            raise StepFailed("the registered session does not carry the user and manifest it was given")
+        return session_id
+
+    def _context(self, session_id: str) -> list[str]:
+        texts = [item.text for item in self.host.fetch_context(session_id)]
+        if texts:
+            self.given[(session_id, len(texts))] += 1
+        return texts
+
+    def _empty_context(self, user: str | None, memory: bool) -> None:
+        texts = self._context(self._new_session(user, memory))
+        if texts:
+            raise StepFailed(f"the context gave {len(texts)} items, expected none")
+
+    # -- 1: memory off
+
+    def alice_signs_in(self) -> None:
+        self._sign_in(self.alice)
+        view = self._view(self.alice)
+        if view["enabled"] is not False:
+            raise StepFailed("memory is on")
+        if view["items"] or view["proposals"]:
+            raise StepFailed(f"the account already holds {len(view['items'])} entries and {len(view['proposals'])} proposals")
+
+    def host_registers(self) -> None:
+        if self.pack["manifest"].get("memory") is not True:
+            raise StepFailed("examples/memory-agent/pack.json does not set memory: true")
+        self.state["first_session"] = self._new_session(self.alice, self.pack["manifest"]["memory"])
+
+    def agent_given_nothing(self) -> None:
+        texts = self._context(self._need("first_session"))
+        if texts:
+            raise StepFailed(f"the context gave {len(texts)} items while memory is off")
+
+    # -- 2: memory on, the entry given once, the agent proposes, no text stays in events
+
+    def alice_turns_memory_on(self) -> None:
+        self._set_enabled(self.alice, True)
+        status, entry, _ = self._user(self.alice, "POST", "/v1/memory", {"text": ENTRY_TEXT, "kind": "preference"})
+        _expect(status, 201, "POST /v1/memory")
+        self.state["entry_id"] = entry["id"]
+
+    def context_gives_entry_once(self) -> None:
+        session_id = self._new_session(self.alice, True)
+        texts = self._context(session_id)
+        if len(texts) != 1 or texts.count(ENTRY_TEXT) != 1:
+            raise StepFailed(f"the context gave {len(texts)} items, the entry {texts.count(ENTRY_TEXT)} times")
+        self.state["agent_session"] = session_id
+
+    def agent_proposes(self) -> None:
+        session_id = self._need("agent_session")
+        items = self.host.fetch_context(session_id)
+        self.given[(session_id, len(items))] += 1
+        recorder = _RecordingWorker(self.worker)
+        prompt = self.agent.run(AgentContext(session_id, AgentMemory(items, session_id, recorder)))
+        if ENTRY_TEXT not in prompt:
+            raise StepFailed("the agent's prompt does not hold the entry it was given")
+        if len(recorder.event_ids) != 1 or recorder.accepted != 1:
+            raise StepFailed(f"the agent posted {len(recorder.event_ids)} events ({recorder.accepted} accepted), expected one")
+        self.state["event_id"] = recorder.event_ids[0]
+
+    def pump_handles(self) -> None:
+        session_id, event_id = self._need("agent_session"), self._need("event_id")
+        deadline = time.monotonic() + PUMP_WAIT_SECONDS
+        while True:
+            ours = [event for event in self.worker.list_events(session_id) if event.id == event_id]
+            if ours and ours[0].handled or time.monotonic() >= deadline:
+                break
+            time.sleep(0.2)
+        if not ours or not ours[0].handled:
+            raise StepFailed(f"not handled within {PUMP_WAIT_SECONDS:.0f} s ({len(ours)} matching events)")
+        outcome = ours[0].outcome
+        if outcome is None or outcome.type != "memory.proposed" or not outcome.proposal_id:
+            raise StepFailed(f"outcome {outcome.type if outcome else None} ({outcome.reason if outcome else None})")
+        self.state["proposal_id"] = outcome.proposal_id
+
+    def events_hold_no_text(self) -> None:
+        """Read as raw JSON (signed here with botocore and the worker's keys) so no parsing can hide a field."""
+        session_id, event_id = self._need("agent_session"), self._need("event_id")
+        request = AWSRequest(method="GET", url=self.url + f"/v1/sessions/{session_id}/events", headers={"Accept": "application/json"})
+        keys = self.worker_keys
+        SigV4Auth(Credentials(keys.access_key_id, keys.secret_access_key, keys.session_token), "execute-api", "us-east-1").add_auth(request)
+        prepared = request.prepare()
+        status, raw = _http(prepared.url, "GET", dict(prepared.headers.items()))
+        _expect(status, 200, "GET /v1/sessions/{id}/events")
+        if event_id not in raw:
+            raise StepFailed("the agent's event is not among the session's events")
+        held = [name for name, text in (("entry", ENTRY_TEXT), ("proposal", self.proposal_text)) if text in raw]
+        if held:
+            raise StepFailed(f"the stored events hold the {' and '.join(held)} text")
+
+    # -- 3: the proposal waits for the user
+
+    def proposal_waits(self) -> None:
+        proposal_id, session_id = self._need("proposal_id"), self._need("agent_session")
+        view = self._view(self.alice)
+        waiting = [p for p in view["proposals"] if p["id"] == proposal_id]
+        if len(waiting) != 1 or waiting[0]["text"] != self.proposal_text or waiting[0]["origin"] != "agent":
+            raise StepFailed(f"GET /v1/memory lists {len(waiting)} matching agent proposals, expected one")
+        if waiting[0].get("source", {}).get("session_id") != session_id:
+            raise StepFailed("the proposal's source does not name the agent's session")
+        if any(item["id"] == proposal_id for item in view["items"]):
+            raise StepFailed("the proposal is already an active entry")
+        status, inbox, _ = self._user(self.alice, "GET", "/v1/inbox")
+        _expect(status, 200, "GET /v1/inbox")
+        if [p["id"] for p in inbox["memory_proposals"]].count(proposal_id) != 1:
+            raise StepFailed("GET /v1/inbox does not list the proposal once")
+
+    def proposal_in_no_context(self) -> None:
+        for session_id in (self._need("agent_session"), self._new_session(self.alice, True)):
+            texts = self._context(session_id)
+            if self.proposal_text in texts:
+                raise StepFailed("a context gave the proposal before it was accepted")
+            if texts != [ENTRY_TEXT]:
+                raise StepFailed(f"a context gave {len(texts)} items, expected only the entry")
+
+    def accept_then_included(self) -> None:
+        status, _, _ = self._user(self.alice, "POST", f"/v1/memory/{self._need('proposal_id')}/accept")
+        _expect(status, 201, "POST /v1/memory/{id}/accept")
+        texts = self._context(self._new_session(self.alice, True))
+        if sorted(texts) != sorted([ENTRY_TEXT, self.proposal_text]):
+            raise StepFailed(f"the context gave {len(texts)} items, the accepted proposal {texts.count(self.proposal_text)} times")
+        if self._view(self.alice)["proposals"]:
+            raise StepFailed("a proposal still waits after the accept")
+
+    # -- 4: another user gets none of it
+
+    def bob_is_empty(self) -> None:
+        self._sign_in(self.bob)
+        self._set_enabled(self.bob, True)  # so only the isolation between users can keep him empty
+        view = self._view(self.bob)
+        if view["items"] or view["proposals"]:
+            raise StepFailed(f"he sees {len(view['items'])} entries and {len(view['proposals'])} proposals")
+
+    def bob_gets_404(self) -> None:
+        entry_id = self._need("entry_id")
+        for method, path, body in (
+            ("PATCH", f"/v1/memory/{entry_id}", {"pinned": True}),
+            ("DELETE", f"/v1/memory/{entry_id}", None),
+            ("POST", f"/v1/memory/{entry_id}/accept", None),
+        ):
+            status, answer, _ = self._user(self.bob, method, path, body)
+            _expect(status, 404, f"{method} {path.replace(entry_id, '{id}')}")
+            if not isinstance(answer, dict) or answer.get("code") != "not_found":
+                raise StepFailed(f"{method} answered without the not_found code")
+        mine = [item for item in self._view(self.alice)["items"] if item["id"] == entry_id]
+        if len(mine) != 1 or mine[0]["text"] != ENTRY_TEXT or mine[0]["pinned"] is not False:
+            raise StepFailed(f"{self.alice}'s entry changed")
+
+    def bob_session_empty(self) -> None:
+        self._empty_context(self.bob, True)
+
+    # -- 5: the other gates
+
+    def manifest_false_gets_nothing(self) -> None:
+        self._empty_context(self.alice, False)
+
+    def no_user_gets_nothing(self) -> None:
+        self._empty_context(None, True)
+
+    # -- 6: off stops use and keeps the entries
+
+    def alice_turns_memory_off(self) -> None:
+        self._set_enabled(self.alice, False)
+        self._empty_context(self.alice, True)
+
+    def entries_kept(self) -> None:
+        view = self._view(self.alice)
+        texts = sorted(item["text"] for item in view["items"])
+        if view["enabled"] is not False or texts != sorted([ENTRY_TEXT, self.proposal_text]):
+            raise StepFailed(f"GET /v1/memory says enabled={view['enabled']} with {len(texts)} of 2 entries")
+
+    # -- 7: the journal
+
+    def journal_has_counts_only(self) -> None:
+        status, page, raw = self._user(self.alice, "GET", "/v1/memory/journal?limit=100")
+        _expect(status, 200, "GET /v1/memory/journal")
+        rows = [row for row in page["items"] if row.get("action") == "keep.memory.context"]
+        if not rows:
+            raise StepFailed("no keep.memory.context rows")
+        if any(not isinstance(row.get("count"), int) or set(row) - CONTEXT_ROW_FIELDS for row in rows):
+            raise StepFailed("a keep.memory.context row lacks a count or holds more than session, agent and count")
+        journaled = Counter((row.get("session_id"), row["count"]) for row in rows)
+        missing = self.given - journaled
+        if missing:
+            raise StepFailed(f"{sum(missing.values())} of {sum(self.given.values())} contexts that gave items are not journaled with their count")
+        if ENTRY_TEXT in raw or self.proposal_text in raw:
+            raise StepFailed("the journal holds memory text")
+
+
+def _stop_on_sigterm(*_: object) -> NoReturn:
+    raise SystemExit(143)  # unwinds through `finally`, so the stack is stopped
+
+
+def main(argv: Sequence[str] | None = None, out: TextIO = sys.stdout) -> int:
+    del argv  # no options: the demo always runs the same story on a fresh stack
+    signal.signal(signal.SIGTERM, _stop_on_sigterm)
+    with tempfile.TemporaryDirectory(prefix="memory-demo-") as workdir:
+        try:
+            stack = start_local_stack(Path(workdir))
+        except RuntimeError as exc:
+            print(f"✗ a fresh local stack starts: {exc}", file=out, flush=True)
+            return 1
+        try:
+            print(f"demo: fresh local stack at {stack.url}", file=out, flush=True)
+            return run_steps(Story(stack.url, stack.credentials_file).steps(), out)
+        finally:
+            stack.stop()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
