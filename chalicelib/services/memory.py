@@ -52,9 +52,8 @@ def inbox(stores: Stores, user_id: str) -> dict[str, Any]:
 
 def set_enabled(stores: Stores, user_id: str, enabled: bool) -> dict[str, Any]:
     now = instant(stores.clock)
-    before = stores.entries.get_state(user_id)
-    state = stores.entries.set_enabled(user_id, enabled, now.iso)
-    if before.enabled != enabled:
+    was_enabled, state = stores.entries.set_enabled(user_id, enabled, now.iso)
+    if was_enabled != enabled:
         stores.journal.append(user_id, "keep.memory.settings", now.iso, {"enabled": enabled})
     return {"enabled": state.enabled}
 

@@ -64,7 +64,8 @@ class EntriesRepository:
 
     # ---- single writes -----------------------------------------------------------------------
 
-    def set_enabled(self, user_id: str, enabled: bool, now_iso: str) -> MemoryState:
+    def set_enabled(self, user_id: str, enabled: bool, now_iso: str) -> tuple[bool, MemoryState]:
+        """Flip the switch in one write; returns whether it was on before, and the state after."""
         raw = self._client.update_item(
             TableName=self.table,
             Key=self._key(user_id, STATE_KEY),
@@ -73,9 +74,10 @@ class EntriesRepository:
                 "active = if_not_exists(active, :zero), waiting = if_not_exists(waiting, :zero)"
             ),
             ExpressionAttributeValues=dynamo.values(e=enabled, t=now_iso, zero=0),
-            ReturnValues="ALL_NEW",
-        )["Attributes"]
-        return _state_from_item(dynamo.load(raw))
+            ReturnValues="ALL_OLD",
+        ).get("Attributes")
+        before = _state_from_item(dynamo.load(raw) if raw else None)
+        return before.enabled, MemoryState(enabled=enabled, active=before.active, waiting=before.waiting)
 
     def update_entry(
         self,
