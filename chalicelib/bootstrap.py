@@ -2,9 +2,10 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Callable
+from typing import Any
 
 from chalicelib.config import Settings, get_settings
 from chalicelib.models import utc_now

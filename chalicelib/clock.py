@@ -1,9 +1,9 @@
 """The service's notion of now, injectable so tests can move time (expiry) without sleeping."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Callable
 
 from chalicelib.models import iso, utc_now
 

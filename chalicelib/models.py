@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import secrets
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 KINDS = ("preference", "fact", "note")
@@ -16,16 +16,16 @@ DAY_SECONDS = 86_400
 
 
 def utc_now() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 def iso(moment: datetime) -> str:
     """Microsecond ISO 8601 in UTC: sorts as text in time order."""
-    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def iso_from_epoch(seconds: int) -> str:
-    return datetime.fromtimestamp(seconds, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def new_id() -> str:

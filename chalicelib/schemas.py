@@ -6,7 +6,7 @@ error body can never echo a memory's text.
 from __future__ import annotations
 
 import json
-from typing import Any, Literal, Optional, TypeVar
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, ValidationError
 
@@ -29,15 +29,15 @@ class NewEntryBody(_Body):
     text: StrictStr
     kind: Kind = "note"
     pinned: StrictBool = False
-    expires_in_days: Optional[ExpiryDays] = Field(default=None, ge=MIN_EXPIRY_DAYS, le=MAX_EXPIRY_DAYS)
+    expires_in_days: ExpiryDays | None = Field(default=None, ge=MIN_EXPIRY_DAYS, le=MAX_EXPIRY_DAYS)
 
 
 class EntryChangesBody(_Body):
     """`expires_in_days: null` removes the expiry; a field left out is left alone (see model_fields_set)."""
 
-    text: Optional[StrictStr] = None
-    pinned: Optional[StrictBool] = None
-    expires_in_days: Optional[ExpiryDays] = Field(default=None, ge=MIN_EXPIRY_DAYS, le=MAX_EXPIRY_DAYS)
+    text: StrictStr | None = None
+    pinned: StrictBool | None = None
+    expires_in_days: ExpiryDays | None = Field(default=None, ge=MIN_EXPIRY_DAYS, le=MAX_EXPIRY_DAYS)
 
 
 class SessionManifest(_Body):
@@ -45,8 +45,8 @@ class SessionManifest(_Body):
 
 
 class SessionBody(_Body):
-    user_id: Optional[StrictStr] = Field(default=None, min_length=1, max_length=128)
-    thread_id: Optional[StrictStr] = Field(default=None, min_length=1, max_length=256)
+    user_id: StrictStr | None = Field(default=None, min_length=1, max_length=128)
+    thread_id: StrictStr | None = Field(default=None, min_length=1, max_length=256)
     agent: StrictStr = Field(min_length=1, max_length=128)
     manifest: SessionManifest = SessionManifest()
 
@@ -58,7 +58,7 @@ class ProposeEvent(_Body):
     type: Literal["memory.propose"]
     text: StrictStr = Field(max_length=8000)
     kind: StrictStr = Field(default="note", max_length=64)
-    message_id: Optional[StrictStr] = Field(default=None, min_length=1, max_length=256)
+    message_id: StrictStr | None = Field(default=None, min_length=1, max_length=256)
 
 
 class EventsBody(_Body):

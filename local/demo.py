@@ -9,6 +9,7 @@ Failure messages give statuses, counts and ids, never memory text.
 from __future__ import annotations
 
 import importlib.util
+import io
 import json
 import os
 import secrets
@@ -20,8 +21,8 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable, Sequence
 from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
@@ -35,7 +36,14 @@ from botocore.auth import SigV4Auth  # noqa: E402
 from botocore.awsrequest import AWSRequest  # noqa: E402
 from botocore.credentials import Credentials  # noqa: E402
 from personal_memory_sdk import (  # noqa: E402
-    AgentContext, AgentMemory, HostClient, MemorySdkError, ProposeEvent, WorkerClient, load_credentials_file,
+    AgentContext,
+    AgentMemory,
+    CallerCredentials,
+    HostClient,
+    MemorySdkError,
+    ProposeEvent,
+    WorkerClient,
+    load_credentials_file,
 )
 
 AGENT_DIR = ROOT / "examples" / "memory-agent"
@@ -156,6 +164,15 @@ def _http(url: str, method: str, headers: dict[str, str], data: bytes | None = N
             return int(error.code), error.read().decode("utf-8", errors="replace")
 
 
+def _signed_get(url: str, keys: CallerCredentials) -> tuple[int, str]:
+    """A GET signed with botocore's SigV4 (as the SDK signs), for when the raw body itself is what is checked."""
+    request = AWSRequest(method="GET", url=url, headers={"Accept": "application/json"})
+    credentials = Credentials(keys.access_key_id, keys.secret_access_key, keys.session_token)
+    SigV4Auth(credentials, "execute-api", "us-east-1").add_auth(request)
+    prepared = request.prepare()
+    return _http(prepared.url, "GET", dict(prepared.headers.items()))
+
+
 def _load_example_agent() -> ModuleType:
     """examples/memory-agent/agent.py, whose `run(ctx)` is the pack's entrypoint (the folder name has a dash)."""
     spec = importlib.util.spec_from_file_location("memory_agent_example", AGENT_DIR / "agent.py")
@@ -208,13 +225,16 @@ class Story:
         a, b = self.alice, self.bob
         return [
             Step(f"{a} signs in (POST /dev/token); her memory is off and empty", self.alice_signs_in),
-            Step(f"the host registers a session for {a} with the memory-agent manifest (memory: true)", self.host_registers),
+            Step(f"the host registers a session for {a} with the memory-agent manifest (memory: true)",
+                 self.host_registers),
             Step("the agent is given nothing while her memory is off", self.agent_given_nothing),
             Step(f"{a} turns memory on and adds an entry", self.alice_turns_memory_on),
             Step("a new session's context gives the entry exactly once", self.context_gives_entry_once),
             Step("the example agent's run(ctx) proposes one entry through the worker route", self.agent_proposes),
-            Step(f"the stream pump turns it into a waiting proposal within {PUMP_WAIT_SECONDS:.0f} s", self.pump_handles),
-            Step("the session's stored events hold neither the entry's nor the proposal's text", self.events_hold_no_text),
+            Step(f"the stream pump turns it into a waiting proposal within {PUMP_WAIT_SECONDS:.0f} s",
+                 self.pump_handles),
+            Step("the session's stored events hold neither the entry's nor the proposal's text",
+                 self.events_hold_no_text),
             Step("the proposal waits in GET /v1/memory and GET /v1/inbox", self.proposal_waits),
             Step("the waiting proposal is in no context", self.proposal_in_no_context),
             Step(f"{a} accepts it; a new session's context includes it", self.accept_then_included),
@@ -241,7 +261,8 @@ class Story:
         return status, (json.loads(raw) if raw.strip() else None), raw
 
     def _sign_in(self, user: str) -> None:
-        status, raw = _http(self.url + "/dev/token", "POST", {"Content-Type": "application/json"}, json.dumps({"user_id": user}).encode())
+        body = json.dumps({"user_id": user}).encode()
+        status, raw = _http(self.url + "/dev/token", "POST", {"Content-Type": "application/json"}, body)
         _expect(status, 200, "POST /dev/token")
         self.tokens[user] = json.loads(raw)["token"]
 
@@ -283,7 +304,8 @@ class Story:
         if view["enabled"] is not False:
             raise StepFailed("memory is on")
         if view["items"] or view["proposals"]:
-            raise StepFailed(f"the account already holds {len(view['items'])} entries and {len(view['proposals'])} proposals")
+            held = f"{len(view['items'])} entries and {len(view['proposals'])} proposals"
+            raise StepFailed(f"the account already holds {held}")
 
     def host_registers(self) -> None:
         if self.pack["manifest"].get("memory") is not True:
@@ -319,7 +341,8 @@ class Story:
         if ENTRY_TEXT not in prompt:
             raise StepFailed("the agent's prompt does not hold the entry it was given")
         if len(recorder.event_ids) != 1 or recorder.accepted != 1:
-            raise StepFailed(f"the agent posted {len(recorder.event_ids)} events ({recorder.accepted} accepted), expected one")
+            posted = f"{len(recorder.event_ids)} events ({recorder.accepted} accepted)"
+            raise StepFailed(f"the agent posted {posted}, expected one")
         self.state["event_id"] = recorder.event_ids[0]
 
     def pump_handles(self) -> None:
@@ -340,11 +363,7 @@ class Story:
     def events_hold_no_text(self) -> None:
         """Read as raw JSON (signed here with botocore and the worker's keys) so no parsing can hide a field."""
         session_id, event_id = self._need("agent_session"), self._need("event_id")
-        request = AWSRequest(method="GET", url=self.url + f"/v1/sessions/{session_id}/events", headers={"Accept": "application/json"})
-        keys = self.worker_keys
-        SigV4Auth(Credentials(keys.access_key_id, keys.secret_access_key, keys.session_token), "execute-api", "us-east-1").add_auth(request)
-        prepared = request.prepare()
-        status, raw = _http(prepared.url, "GET", dict(prepared.headers.items()))
+        status, raw = _signed_get(self.url + f"/v1/sessions/{session_id}/events", self.worker_keys)
         _expect(status, 200, "GET /v1/sessions/{id}/events")
         if event_id not in raw:
             raise StepFailed("the agent's event is not among the session's events")
@@ -370,6 +389,7 @@ class Story:
             raise StepFailed("GET /v1/inbox does not list the proposal once")
 
     def proposal_in_no_context(self) -> None:
+        self._need("proposal_id")  # without a proposal, "not in any context" would hold vacuously
         for session_id in (self._need("agent_session"), self._new_session(self.alice, True)):
             texts = self._context(session_id)
             if self.proposal_text in texts:
@@ -382,7 +402,8 @@ class Story:
         _expect(status, 201, "POST /v1/memory/{id}/accept")
         texts = self._context(self._new_session(self.alice, True))
         if sorted(texts) != sorted([ENTRY_TEXT, self.proposal_text]):
-            raise StepFailed(f"the context gave {len(texts)} items, the accepted proposal {texts.count(self.proposal_text)} times")
+            times = texts.count(self.proposal_text)
+            raise StepFailed(f"the context gave {len(texts)} items, the accepted proposal {times} times")
         if self._view(self.alice)["proposals"]:
             raise StepFailed("a proposal still waits after the accept")
 
@@ -431,7 +452,7 @@ class Story:
         view = self._view(self.alice)
         texts = sorted(item["text"] for item in view["items"])
         if view["enabled"] is not False or texts != sorted([ENTRY_TEXT, self.proposal_text]):
-            raise StepFailed(f"GET /v1/memory says enabled={view['enabled']} with {len(texts)} of 2 entries")
+            raise StepFailed(f"GET /v1/memory says enabled={view['enabled']} with {len(texts)} entries, expected 2")
 
     # -- 7: the journal
 
@@ -446,7 +467,8 @@ class Story:
         journaled = Counter((row.get("session_id"), row["count"]) for row in rows)
         missing = self.given - journaled
         if missing:
-            raise StepFailed(f"{sum(missing.values())} of {sum(self.given.values())} contexts that gave items are not journaled with their count")
+            unjournaled = f"{sum(missing.values())} of {sum(self.given.values())}"
+            raise StepFailed(f"{unjournaled} contexts that gave items are not journaled with their count")
         if ENTRY_TEXT in raw or self.proposal_text in raw:
             raise StepFailed("the journal holds memory text")
 
@@ -457,6 +479,8 @@ def _stop_on_sigterm(*_: object) -> NoReturn:
 
 def main(argv: Sequence[str] | None = None, out: TextIO = sys.stdout) -> int:
     del argv  # no options: the demo always runs the same story on a fresh stack
+    if isinstance(out, io.TextIOWrapper):  # ✓/✗ must print even where the locale is not UTF-8
+        out.reconfigure(encoding="utf-8")
     signal.signal(signal.SIGTERM, _stop_on_sigterm)
     with tempfile.TemporaryDirectory(prefix="memory-demo-") as workdir:
         try:

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler
-from typing import Any, Callable
+from typing import Any
 
 from chalice.local import ChaliceRequestHandler, ForbiddenError, LocalGateway, NotAuthorizedError
 

@@ -97,11 +97,9 @@ class LocalStack:
 
     def _start_api(self) -> None:
         from chalice.cli import CLIFactory
-        from chalice.local import LocalDevServer
+        from chalice.local import CustomLocalChalice, LocalChalice, LocalDevServer
 
         from local.gateway import MemoryRequestHandler
-
-        from chalice.local import CustomLocalChalice, LocalChalice
 
         config = CLIFactory(str(ROOT), environ=os.environ).create_config_obj(chalice_stage_name=STAGE)
         self.app = config.chalice_app
@@ -117,11 +115,11 @@ class LocalStack:
         thread.start()
 
     def _start_pump(self) -> None:
+        import importlib
+
         from chalice.local import LambdaContext
 
         from local.stream_pump import StreamPump, create_streams_client
-
-        import importlib
 
         consumer = importlib.import_module("app").handle_events_stream
         context = LambdaContext("handle_events_stream", 512)

@@ -3,8 +3,9 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
@@ -14,7 +15,7 @@ if str(ROOT) not in sys.path:
 
 from chalicelib.config import TableNames, load_settings, reset_settings  # noqa: E402
 from local.dev_tokens import DevTokenIssuer  # noqa: E402
-from tests.support.stack import Clock, HOST_ARN, OPERATOR_ARN, WORKER_ARN, settings_env  # noqa: E402
+from tests.support.stack import HOST_ARN, OPERATOR_ARN, WORKER_ARN, Clock, settings_env  # noqa: E402
 
 
 @pytest.fixture(scope="session")
@@ -35,8 +36,8 @@ def aws_credentials(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture
 def dynamodb(aws_credentials: None) -> Iterator[Any]:
-    from moto import mock_aws
     import boto3
+    from moto import mock_aws
 
     with mock_aws():
         yield boto3.client("dynamodb", region_name="us-east-1")

@@ -6,7 +6,8 @@ caller's ARN from `requestContext.identity` on every IAM route.
 from __future__ import annotations
 
 import re
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from chalicelib.config import Settings
 from chalicelib.errors import Forbidden

@@ -7,11 +7,12 @@ condition that it is still pending. A replayed or retried record finds it handle
 from __future__ import annotations
 
 import hashlib
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from chalicelib.bootstrap import Stores
-from chalicelib.logs import get_logger
 from chalicelib.clock import Instant, instant
+from chalicelib.logs import get_logger
 from chalicelib.models import KINDS, MAX_WAITING_PROPOSALS, Entry, Source
 from chalicelib.storage import dynamo
 from chalicelib.storage.dynamo import TransactionCancelled, transact

@@ -2,8 +2,9 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Iterator, Mapping, Sequence
+from typing import Any
 
 _lock = threading.Lock()
 _client: Any = None

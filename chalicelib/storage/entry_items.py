@@ -1,7 +1,8 @@
 """Mapping between Entry dataclasses and the items that store them (entries and proposals share a shape)."""
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from chalicelib.models import Entry, Source
 from chalicelib.storage.text import open_text, seal_text

@@ -5,8 +5,9 @@ in the same write that records the outcome.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 from chalicelib.storage import dynamo
 from chalicelib.storage.text import TEXT_ATTRIBUTE, open_text, seal_text

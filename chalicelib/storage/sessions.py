@@ -1,7 +1,8 @@
 """The sessions table: agent sessions registered by hosts — user, thread, agent, manifest, taint, proposal count."""
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from chalicelib.models import MAX_PROPOSALS_PER_SESSION, Session
 from chalicelib.storage import dynamo

@@ -1,7 +1,8 @@
 """The one place memory text is written to or read from an item, so per-user encryption can land here alone."""
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 TEXT_ATTRIBUTE = "text"
 

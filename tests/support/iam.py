@@ -6,8 +6,9 @@ converter is wrapped to do the same for the ARN the test names.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any
 
 from chalice.local import LambdaEventConverter
 

@@ -1,7 +1,7 @@
 """Settings for a test stack and a clock tests can move forward (expiry) without sleeping."""
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 from chalicelib.config import TableNames
 from local.dev_tokens import DevTokenIssuer
@@ -36,7 +36,7 @@ class Clock:
         self.offset = timedelta()
 
     def __call__(self) -> datetime:
-        return datetime.now(timezone.utc) + self.offset
+        return datetime.now(UTC) + self.offset
 
     def advance(self, **delta: float) -> None:
         self.offset += timedelta(**delta)
