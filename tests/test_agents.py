@@ -82,6 +82,10 @@ def test_proposal_waits_with_its_source_and_text_leaves_the_event(api: Any, agen
     events = agents.events("s")
     assert events[0]["outcome"] == {"type": "memory.proposed", "proposal_id": proposal["id"]}
     assert "metric" not in repr(events)
+    from chalicelib.bootstrap import get_stores
+
+    raw = get_stores().client.get_item(TableName=get_stores().events.table, Key={"session_id": {"S": "s"}, "event_id": {"S": "e1"}})["Item"]
+    assert "text" not in raw and "metric" not in repr(raw)  # the stored event itself dropped the text
     assert api.call("POST", f"/v1/memory/{proposal['id']}/accept", "alice")[0] == 201
     assert agents.items("s")[0]["text"] == "Prefers metric units"
 
@@ -121,6 +125,10 @@ def test_refusals_give_a_reason_and_never_the_text(api: Any, agents: Any, stores
     assert stored["status"] == "handled"
     text = event["text"].strip() or "   "
     assert text not in repr(stored)
+    from chalicelib.bootstrap import get_stores
+
+    raw = get_stores().client.get_item(TableName=get_stores().events.table, Key={"session_id": {"S": "s"}, "event_id": {"S": "e1"}})["Item"]
+    assert "text" not in raw
     assert text not in repr([r.public() for r in stores.journal.all("alice")])
     _, view = api.call("GET", "/v1/memory", "alice")
     assert view["proposals"] == []
