@@ -1,0 +1,178 @@
+"""Which DynamoDB actions each Lambda function's code performs on which table, read from the source.
+
+Least privilege is only worth something while the policies match the code. This reads the code's
+syntax tree instead of trusting a hand-kept list: a repository method's actions are the client calls
+and transaction elements it builds; a service's needs are the repository methods it calls through
+`stores.<table>.<method>(...)`. tests/test_package.py compares the result with the policy files, so a
+new write path without its permission (or a permission nobody uses any more) fails the tests.
+
+IAM authorises each element of a TransactWriteItems by its underlying action (PutItem, UpdateItem,
+DeleteItem, ConditionCheckItem): there is no `dynamodb:TransactWriteItems` IAM action.
+"""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+STORAGE = ROOT / "chalicelib" / "storage"
+SERVICES = ROOT / "chalicelib" / "services"
+
+# `Stores` attribute → the storage module holding its repository → the table's logical id.
+REPOSITORIES = {
+    "entries": "EntriesTable",
+    "proposals": "ProposalsTable",
+    "journal": "JournalTable",
+    "sessions": "SessionsTable",
+    "events": "EventsTable",
+}
+CLIENT_CALLS = {
+    "get_item": "GetItem",
+    "put_item": "PutItem",
+    "update_item": "UpdateItem",
+    "delete_item": "DeleteItem",
+    "query": "Query",
+    "scan": "Scan",
+    "batch_get_item": "BatchGetItem",
+    "batch_write_item": "BatchWriteItem",
+}
+# Helpers of chalicelib/storage/dynamo.py that make a client call on the caller's behalf.
+DYNAMO_HELPERS = {"query_all": "Query"}
+TRANSACTION_ELEMENTS = {
+    "Put": "PutItem",
+    "Update": "UpdateItem",
+    "Delete": "DeleteItem",
+    "ConditionCheck": "ConditionCheckItem",
+    "Get": "GetItem",
+}
+CONSUMER_MODULE = "consumer"
+
+
+class UnreadableAccess(RuntimeError):
+    """The code reaches DynamoDB in a way this reader cannot attribute to a table: extend the reader."""
+
+
+def _is_self_client(node: ast.expr) -> bool:
+    return isinstance(node, ast.Attribute) and node.attr == "_client" and _is_name(node.value, "self")
+
+
+def _is_name(node: ast.expr, name: str) -> bool:
+    return isinstance(node, ast.Name) and node.id == name
+
+
+def _direct_actions(method: ast.FunctionDef) -> tuple[set[str], set[str]]:
+    """The actions a method performs itself, and the other methods of its class it calls."""
+    actions: set[str] = set()
+    calls: set[str] = set()
+    for node in ast.walk(method):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            attr, owner = node.func.attr, node.func.value
+            if _is_self_client(owner):
+                if attr not in CLIENT_CALLS:
+                    raise UnreadableAccess(f"{method.name}: unknown client call {attr}")
+                actions.add(CLIENT_CALLS[attr])
+            elif _is_name(owner, "dynamo") and attr in DYNAMO_HELPERS:
+                actions.add(DYNAMO_HELPERS[attr])
+            elif _is_name(owner, "self"):
+                calls.add(attr)
+        elif isinstance(node, ast.Dict):
+            for key in node.keys:
+                if isinstance(key, ast.Constant) and key.value in TRANSACTION_ELEMENTS:
+                    actions.add(TRANSACTION_ELEMENTS[key.value])
+    return actions, calls
+
+
+def repository_actions(module: Path) -> dict[str, set[str]]:
+    """Each public method of the module's repository class → every DynamoDB action it may perform."""
+    classes = [n for n in ast.parse(module.read_text()).body if isinstance(n, ast.ClassDef) and n.name.endswith("Repository")]
+    if len(classes) != 1:
+        raise UnreadableAccess(f"{module.name}: expected one repository class, found {len(classes)}")
+    methods = {n.name: n for n in classes[0].body if isinstance(n, ast.FunctionDef)}
+    direct = {name: _direct_actions(node) for name, node in methods.items()}
+    resolved: dict[str, set[str]] = {}
+
+    def resolve(name: str, seen: frozenset[str]) -> set[str]:
+        actions, calls = direct[name]
+        total = set(actions)
+        for callee in calls & set(methods) - seen:
+            total |= resolve(callee, seen | {callee})
+        return total
+
+    for name in methods:
+        resolved[name] = resolve(name, frozenset({name}))
+    return resolved
+
+
+def _service_imports(tree: ast.Module) -> set[str]:
+    """Sibling service modules a service imports (their storage use counts as its own)."""
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module == "chalicelib.services":
+            found |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("chalicelib.services."):
+            found.add(str(node.module).rsplit(".", 1)[1])
+    return found
+
+
+def repository_calls(module: Path) -> set[tuple[str, str]]:
+    """Every `stores.<table>.<method>(...)` in a module; any other use of a repository is refused."""
+    tree = ast.parse(module.read_text())
+    calls: set[tuple[str, str]] = set()
+    called: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            owner = node.func.value
+            if isinstance(owner, ast.Attribute) and _is_name(owner.value, "stores"):
+                if owner.attr in REPOSITORIES:
+                    calls.add((owner.attr, node.func.attr))
+                    called.add(id(owner))
+                elif owner.attr == "client":
+                    raise UnreadableAccess(f"{module.name}: direct client call {node.func.attr}")
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and _is_name(node.value, "stores") and node.attr in REPOSITORIES:
+            if id(node) not in called:
+                raise UnreadableAccess(f"{module.name}: stores.{node.attr} used other than by a method call")
+    return calls
+
+
+def _service_modules(names: set[str]) -> set[str]:
+    """`names` and every service module they import, transitively."""
+    todo, done = set(names), set()
+    while todo:
+        name = todo.pop()
+        done.add(name)
+        todo |= _service_imports(ast.parse((SERVICES / f"{name}.py").read_text())) - done
+    return done
+
+
+def required_actions(service_names: set[str]) -> dict[str, set[str]]:
+    """Table logical id → DynamoDB actions (without the `dynamodb:` prefix) the given services need."""
+    methods = {repo: repository_actions(STORAGE / f"{repo}.py") for repo in REPOSITORIES}
+    needed: dict[str, set[str]] = {}
+    for name in sorted(_service_modules(service_names)):
+        for repo, method in repository_calls(SERVICES / f"{name}.py"):
+            if method not in methods[repo]:
+                raise UnreadableAccess(f"{name}.py calls stores.{repo}.{method}, which does not exist")
+            if methods[repo][method]:
+                needed.setdefault(REPOSITORIES[repo], set()).update(methods[repo][method])
+    return needed
+
+
+def api_services() -> set[str]:
+    """The services behind the HTTP routes: every service module except the stream consumer."""
+    return {p.stem for p in SERVICES.glob("*.py") if p.stem not in ("__init__", CONSUMER_MODULE)}
+
+
+def by_function() -> dict[str, dict[str, set[str]]]:
+    """Chalice function name → table logical id → actions, for the two functions that touch DynamoDB."""
+    return {
+        "api_handler": required_actions(api_services()),
+        "handle_events_stream": required_actions({CONSUMER_MODULE}),
+    }
+
+
+if __name__ == "__main__":
+    for function, tables in by_function().items():
+        print(function)
+        for table, actions in sorted(tables.items()):
+            print(f"  {table}: {', '.join(sorted(actions))}")

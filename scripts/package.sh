@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# `make package`: the deployable SAM template and zips in build/package, built offline, then linted.
+#
+# 1. copies the app (app.py, chalicelib/ without bytecode, requirements.txt, .chalice/ config and
+#    policy files) into build/stage, so nothing stray from the work tree ends up in the zip;
+# 2. composes infra/tables.json + infra/stack.json into build/merge-template.json;
+# 3. runs `chalice package --stage dev --merge-template ...` into build/package
+#    (sam.json, deployment.zip with the app, layer-deployment.zip with its dependencies);
+# 4. refuses a package that carries boto3/botocore or chalice's local server, prints the zip sizes;
+# 5. runs cfn-lint on sam.json, expands it with AWS's SAM translator (as CloudFormation will) into
+#    build/lint/cloudformation.json and runs cfn-lint on that too: any error or warning fails.
+#
+# Nothing here reaches AWS: the region and credentials are dummies, no profile or config file is
+# read, and every AWS endpoint points at a closed local port. chalice does fetch the Lambda-platform
+# wheels of requirements.txt from the package index (PyPI), as pip would.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+
+PY="${PY:-$ROOT/.venv/bin/python}"
+BIN="$(dirname "$PY")"
+BUILD="$ROOT/build"
+STAGE="$BUILD/stage"
+OUT="$BUILD/package"
+MERGE="$BUILD/merge-template.json"
+LINT="$BUILD/lint"
+
+# The packaging checks' tools (requirements-package.txt), if this venv was made without them.
+if ! "$PY" -c "import cfnlint, samtranslator" 2>/dev/null; then
+  "$PY" -m pip install -q -r requirements-package.txt
+fi
+
+# ---- offline AWS environment ----------------------------------------------------------------
+export AWS_DEFAULT_REGION=us-east-1
+export AWS_REGION=us-east-1
+export AWS_ACCESS_KEY_ID=offline-packaging-only
+export AWS_SECRET_ACCESS_KEY=offline-packaging-only
+unset AWS_SESSION_TOKEN AWS_SECURITY_TOKEN AWS_PROFILE AWS_DEFAULT_PROFILE
+export AWS_CONFIG_FILE=/dev/null
+export AWS_SHARED_CREDENTIALS_FILE=/dev/null
+export AWS_EC2_METADATA_DISABLED=true
+export AWS_ENDPOINT_URL=http://127.0.0.1:9  # closed port: an accidental AWS call fails here, fast
+
+# ---- 1. stage the app -----------------------------------------------------------------------
+# build/stage/.chalice/deployments is chalice's cache of the dependency layer: kept between runs.
+mkdir -p "$STAGE/.chalice"
+rm -rf "$STAGE/app.py" "$STAGE/chalicelib" "$STAGE/requirements.txt" "$STAGE"/.chalice/*.json
+cp app.py requirements.txt "$STAGE/"
+tar --exclude='__pycache__' --exclude='*.pyc' -cf - chalicelib | tar -xf - -C "$STAGE"
+cp .chalice/config.json .chalice/policy-*.json "$STAGE/.chalice/"
+
+# ---- 2. the merge template --------------------------------------------------------------------
+"$PY" infra/compose_template.py "$MERGE"
+
+# ---- 3. chalice package -----------------------------------------------------------------------
+rm -rf "$OUT"
+(cd "$STAGE" && "$BIN/chalice" package --stage dev --merge-template "$MERGE" "$OUT")
+
+# ---- 4. what the zips carry -------------------------------------------------------------------
+"$PY" - "$OUT" <<'PY'
+import sys
+import zipfile
+from pathlib import Path
+
+out = Path(sys.argv[1])
+forbidden = ("boto3/", "botocore/", "s3transfer/", "chalice/local.py", "chalice/cli/")
+total = 0
+for archive in sorted(out.glob("*.zip")):
+    names = zipfile.ZipFile(archive).namelist()
+    bad = sorted({n.split("/")[0] for n in names if n.startswith(forbidden)} | {n for n in names if "__pycache__" in n})
+    if bad:
+        sys.exit(f"{archive.name} must not carry: {', '.join(bad[:10])}")
+    size = archive.stat().st_size
+    total += size
+    print(f"{archive.name}: {size / 1_000_000:.2f} MB ({len(names)} files)")
+print(f"total: {total / 1_000_000:.2f} MB")
+PY
+
+# ---- 5. cfn-lint, on the SAM template and on its expansion -------------------------------------
+# No rule is ignored: zero errors and zero warnings (see docs/deploy.md).
+rm -rf "$LINT" && mkdir -p "$LINT"
+"$PY" infra/sam_transform.py "$OUT/sam.json" "$LINT/cloudformation.json"
+"$BIN/cfn-lint" --non-zero-exit-code warning -- "$OUT/sam.json" "$LINT/cloudformation.json"
+echo "package: $OUT/sam.json and its SAM expansion pass cfn-lint"
