@@ -1,0 +1,331 @@
+"""`make package` builds a template that deploys what the design promises: tables, wiring, event source, least privilege.
+
+scripts/package.sh runs once per session (it takes a while); every test reads its output.
+"""
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from chalicelib.config import load_settings
+from chalicelib.errors import Forbidden, Unauthorized
+from chalicelib.storage.entry_items import EXPIRY_ATTRIBUTE
+from infra import compose_template
+from infra.dynamodb_access import UnreadableAccess, by_function, repository_actions, repository_calls
+
+ROOT = Path(__file__).resolve().parent.parent
+OUT = ROOT / "build" / "package"
+TABLES = ("EntriesTable", "ProposalsTable", "JournalTable", "SessionsTable", "EventsTable")
+TABLE_ENV = {"ENTRIES_TABLE": "EntriesTable", "PROPOSALS_TABLE": "ProposalsTable", "JOURNAL_TABLE": "JournalTable",
+             "SESSIONS_TABLE": "SessionsTable", "EVENTS_TABLE": "EventsTable"}
+JWT_ENV = {"JWT_ISSUER": "JwtIssuer", "JWT_AUDIENCE": "JwtAudience", "JWT_JWKS_URL": "JwtJwksUrl"}
+API_ONLY_ENV = {"HOST_ROLE_ARNS": "HostRoleArns", "WORKER_ROLE_ARNS": "WorkerRoleArns", "OPERATOR_ROLE_ARNS": "OperatorRoleArns",
+                "OIDC_AUTHORIZE_URL": "OidcAuthorizeUrl", "OIDC_TOKEN_URL": "OidcTokenUrl", "OIDC_CLIENT_ID": "OidcClientId",
+                "OIDC_REDIRECT_URI": "OidcRedirectUri", "OIDC_SCOPE": "OidcScope"}
+# Chalice function name → (template logical id, its role, its log group).
+FUNCTIONS = {
+    "api_handler": ("APIHandler", "ApiHandlerRole", "ApiHandlerLogGroup"),
+    "user_token": ("UserToken", "UserTokenRole", "UserTokenLogGroup"),
+    "handle_events_stream": ("HandleEventsStream", "HandleEventsStreamRole", "HandleEventsStreamLogGroup"),
+}
+EVENT_SOURCE = "HandleEventsStreamDynamodbEventSource"
+DLQ = "EventsStreamDeadLetterQueue"
+STREAM_READ = {"dynamodb:DescribeStream", "dynamodb:GetRecords", "dynamodb:GetShardIterator"}
+# The only "*" resource: dynamodb:ListStreams has no resource-level permission (docs/deploy.md).
+STAR_RESOURCE_ALLOWED = {("HandleEventsStreamRole", "dynamodb:ListStreams")}
+MAX_APP_ZIP_BYTES = 5_000_000
+
+
+@dataclass(frozen=True)
+class Package:
+    template: dict[str, Any]
+    expanded: dict[str, Any]  # the SAM translator's CloudFormation, as deploy will make it
+    log: str
+
+    def resource(self, logical_id: str) -> dict[str, Any]:
+        return self.template["Resources"][logical_id]
+
+    def props(self, logical_id: str) -> dict[str, Any]:
+        return self.resource(logical_id)["Properties"]
+
+    def statements(self, role: str) -> list[dict[str, Any]]:
+        policies = self.props(role)["Policies"]
+        assert len(policies) == 1 and "ManagedPolicyArns" not in self.props(role)
+        return policies[0]["PolicyDocument"]["Statement"]
+
+
+@pytest.fixture(scope="module")
+def package() -> Package:
+    run = subprocess.run(["bash", "scripts/package.sh"], cwd=ROOT, capture_output=True, text=True, timeout=900)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    return Package(
+        template=json.loads((OUT / "sam.json").read_text()),
+        expanded=json.loads((ROOT / "build" / "lint" / "cloudformation.json").read_text()),
+        log=run.stdout,
+    )
+
+
+def _actions(statement: dict[str, Any]) -> list[str]:
+    action = statement["Action"]
+    return [action] if isinstance(action, str) else list(action)
+
+
+def _get_att(logical_id: str, attribute: str) -> dict[str, Any]:
+    return {"Fn::GetAtt": [logical_id, attribute]}
+
+
+# ---- tables -------------------------------------------------------------------------------------
+
+
+def test_every_table_comes_unchanged_from_the_file_the_local_stack_uses(package: Package) -> None:
+    source = json.loads((ROOT / "infra" / "tables.json").read_text())["Resources"]
+    assert set(source) == set(TABLES)
+    for logical_id in TABLES:
+        assert package.resource(logical_id) == source[logical_id]
+
+
+@pytest.mark.parametrize("logical_id", TABLES)
+def test_each_table_is_on_demand_encrypted_recoverable_and_retained(package: Package, logical_id: str) -> None:
+    table = package.resource(logical_id)
+    assert table["Type"] == "AWS::DynamoDB::Table"
+    assert table["DeletionPolicy"] == table["UpdateReplacePolicy"] == "Retain"
+    props = table["Properties"]
+    assert props["BillingMode"] == "PAY_PER_REQUEST" and "ProvisionedThroughput" not in props
+    assert props["SSESpecification"]["SSEEnabled"] is True
+    assert props["PointInTimeRecoverySpecification"]["PointInTimeRecoveryEnabled"] is True
+
+
+def test_entries_expire_by_the_attribute_the_code_writes_and_events_stream_new_images(package: Package) -> None:
+    assert package.props("EntriesTable")["TimeToLiveSpecification"] == {"AttributeName": EXPIRY_ATTRIBUTE, "Enabled": True}
+    assert package.props("EventsTable")["TimeToLiveSpecification"]["Enabled"] is True
+    assert package.props("EventsTable")["StreamSpecification"] == {"StreamViewType": "NEW_IMAGE"}
+    assert all("StreamSpecification" not in package.props(t) for t in TABLES if t != "EventsTable")
+
+
+# ---- functions: environment, logs -------------------------------------------------------------
+
+
+@pytest.mark.parametrize("function", sorted(FUNCTIONS))
+def test_each_function_reads_its_settings_from_refs_and_can_load_them(package: Package, function: str) -> None:
+    logical_id = FUNCTIONS[function][0]
+    variables = package.props(logical_id)["Environment"]["Variables"]
+    expected = {**TABLE_ENV, **JWT_ENV, **(API_ONLY_ENV if function == "api_handler" else {})}
+    assert variables == {name: {"Ref": target} for name, target in expected.items()}
+    assert not {"MEMORY_DEV_SIGN_IN", "JWT_JWKS"} & set(variables)  # no dev sign-in, no inline keys deployed
+    stand_in = {name: "https://issuer.example" if name.startswith("JWT_") else "x" for name in variables}
+    load_settings(stand_in)  # the function's config is complete: no ConfigError at its first request
+
+
+def test_parameters_exist_jwt_ones_are_required_and_role_lists_default_to_nobody(package: Package) -> None:
+    params = package.template["Parameters"]
+    referenced = {target for target in {**JWT_ENV, **API_ONLY_ENV}.values()}
+    assert referenced <= set(params)
+    assert all("Default" not in params[name] for name in JWT_ENV.values())
+    for name in ("HostRoleArns", "WorkerRoleArns", "OperatorRoleArns"):
+        pattern = re.compile(params[name]["AllowedPattern"])
+        assert params[name]["Default"] == ""
+        assert pattern.fullmatch("") and pattern.fullmatch(
+            "arn:aws:iam::123456789012:role/host, arn:aws:sts::123456789012:assumed-role/host/s1")
+        for wrong in ("*", "arn:aws:iam::123456789012:role/*", "arn:aws:iam::123456789012:role/a;rm", "host"):
+            assert not pattern.fullmatch(wrong), wrong
+
+
+@pytest.mark.parametrize("function", sorted(FUNCTIONS))
+def test_each_function_logs_to_its_own_group_with_a_retention(package: Package, function: str) -> None:
+    logical_id, _, group = FUNCTIONS[function]
+    assert package.props(logical_id)["LoggingConfig"]["LogGroup"] == {"Ref": group}
+    assert package.resource(group)["Type"] == "AWS::Logs::LogGroup"
+    assert package.props(group)["RetentionInDays"] == {"Ref": "LogRetentionInDays"}
+
+
+# ---- the events stream --------------------------------------------------------------------------
+
+
+def test_the_consumer_reads_the_events_tables_real_stream_with_partial_failures_and_a_dead_letter_queue(package: Package) -> None:
+    source = package.props("HandleEventsStream")["Events"][EVENT_SOURCE]
+    assert source["Type"] == "DynamoDB"
+    props = source["Properties"]
+    assert props["Stream"] == _get_att("EventsTable", "StreamArn")
+    assert props["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
+    assert props["BisectBatchOnFunctionError"] is True
+    assert isinstance(props["MaximumRetryAttempts"], int) and 0 <= props["MaximumRetryAttempts"] <= 10
+    assert isinstance(props["MaximumRecordAgeInSeconds"], int) and 60 <= props["MaximumRecordAgeInSeconds"] <= 86_400
+    assert props["DestinationConfig"]["OnFailure"]["Destination"] == _get_att(DLQ, "Arn")
+    assert package.resource(DLQ)["Type"] == "AWS::SQS::Queue"
+    assert package.props(DLQ)["SqsManagedSseEnabled"] is True
+    assert "placeholder" not in json.dumps(package.template)
+
+
+def test_the_deployed_event_source_mapping_keeps_those_settings(package: Package) -> None:
+    mappings = [r["Properties"] for r in package.expanded["Resources"].values() if r["Type"] == "AWS::Lambda::EventSourceMapping"]
+    assert len(mappings) == 1
+    mapping = mappings[0]
+    assert mapping["EventSourceArn"] == _get_att("EventsTable", "StreamArn")
+    assert mapping["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
+    assert mapping["BisectBatchOnFunctionError"] is True
+    assert mapping["DestinationConfig"]["OnFailure"]["Destination"] == _get_att(DLQ, "Arn")
+
+
+# ---- the API: authorization and gateway responses -----------------------------------------------
+
+
+def test_every_route_has_the_authorization_its_decorator_declares(package: Package) -> None:
+    from chalice.app import ChaliceAuthorizer, IAMAuthorizer
+
+    from app import app
+
+    swagger = package.props("RestAPI")["DefinitionBody"]
+    schemes = swagger["securityDefinitions"]
+    assert schemes["sigv4"]["x-amazon-apigateway-authtype"] == "awsSigv4"  # API Gateway's AWS_IAM
+    token = schemes["user_token"]["x-amazon-apigateway-authorizer"]
+    assert token["type"] == "token" and schemes["user_token"]["name"] == "Authorization"
+    assert "${UserToken.Arn}" in token["authorizerUri"]["Fn::Sub"]
+    assert {path: set(methods) for path, methods in swagger["paths"].items()} == {
+        path: {m.lower() for m in methods} for path, methods in app.routes.items()}
+    for path, methods in app.routes.items():
+        for method, entry in methods.items():
+            security = swagger["paths"][path][method.lower()].get("security")
+            if isinstance(entry.authorizer, IAMAuthorizer):
+                assert security == [{"sigv4": []}], (method, path)
+            elif isinstance(entry.authorizer, ChaliceAuthorizer):
+                assert security == [{"user_token": []}], (method, path)
+            else:
+                assert security is None and not path.startswith("/v1/"), (method, path)
+
+
+def _gateway_responses(swagger: dict[str, Any]) -> dict[str, tuple[str | None, dict[str, Any]]]:
+    found = swagger["x-amazon-apigateway-gateway-responses"]
+    return {kind: (r.get("statusCode"), json.loads(r["responseTemplates"]["application/json"])) for kind, r in found.items()}
+
+
+def test_gateway_refusals_answer_in_the_contracts_error_shape(package: Package) -> None:
+    responses = _gateway_responses(package.props("RestAPI")["DefinitionBody"])
+    assert responses["UNAUTHORIZED"] == ("401", {"code": "unauthorized", "message": Unauthorized.default_message})
+    for kind in ("ACCESS_DENIED", "MISSING_AUTHENTICATION_TOKEN", "INVALID_SIGNATURE", "EXPIRED_TOKEN"):
+        status, body = responses[kind]
+        assert status == "403" and body["code"] == "forbidden" and set(body) == {"code", "message"}
+    assert responses["ACCESS_DENIED"][1]["message"] == Forbidden.default_message
+    assert responses["DEFAULT_4XX"][0] is None and responses["DEFAULT_4XX"][1]["code"] == "invalid_request"
+    assert responses["DEFAULT_5XX"][0] is None and responses["DEFAULT_5XX"][1]["code"] == "internal_error"
+    deployed = [r for r in package.expanded["Resources"].values() if r["Type"] == "AWS::ApiGateway::RestApi"]
+    assert _gateway_responses(deployed[0]["Properties"]["Body"]) == responses  # part of every API deployment
+
+
+# ---- least privilege ----------------------------------------------------------------------------
+
+
+def test_each_function_has_its_own_role_from_its_own_policy_file() -> None:
+    dev = json.loads((ROOT / ".chalice" / "config.json").read_text())["stages"]["dev"]
+    assert dev["autogen_policy"] is False
+    files = {name: settings["iam_policy_file"] for name, settings in dev["lambda_functions"].items()}
+    assert set(files) == set(FUNCTIONS) and len(set(files.values())) == len(files)
+
+
+@pytest.mark.parametrize("function", sorted(FUNCTIONS))
+def test_no_role_has_a_wildcard_action_or_an_unknown_one(package: Package, function: str) -> None:
+    logical_id, role, _ = FUNCTIONS[function]
+    assert package.props(logical_id)["Role"] == _get_att(role, "Arn")
+    from cfnlint.data.AdditionalSpecs import __path__ as specs
+
+    known = json.loads((Path(specs[0]) / "Policies.json").read_text())
+    for statement in package.statements(role):
+        assert statement["Effect"] == "Allow" and "NotAction" not in statement and "NotResource" not in statement
+        for action in _actions(statement):
+            service, _, name = action.partition(":")
+            assert "*" not in action and name.lower() in known[service]["Actions"], action
+            if statement["Resource"] == "*":
+                assert (role, action) in STAR_RESOURCE_ALLOWED
+            else:
+                assert isinstance(statement["Resource"], dict), statement  # a Ref/GetAtt, never a literal ARN
+        assert "dynamodb:Scan" not in _actions(statement)
+
+
+def _grants(package: Package, role: str) -> dict[str, set[str]]:
+    """Resource (as JSON) → actions, over the role's statements."""
+    grants: dict[str, set[str]] = {}
+    for statement in package.statements(role):
+        grants.setdefault(json.dumps(statement["Resource"], sort_keys=True), set()).update(_actions(statement))
+    return grants
+
+
+def _expected(tables: dict[str, set[str]], group: str, extra: dict[str, set[str]] | None = None) -> dict[str, set[str]]:
+    expected = {json.dumps(_get_att(t, "Arn"), sort_keys=True): {f"dynamodb:{a}" for a in acts} for t, acts in tables.items()}
+    expected[json.dumps(_get_att(group, "Arn"), sort_keys=True)] = {"logs:CreateLogStream", "logs:PutLogEvents"}
+    for resource, actions in (extra or {}).items():
+        expected[resource] = actions
+    return expected
+
+
+def test_the_api_role_reaches_exactly_the_tables_and_actions_its_code_uses(package: Package) -> None:
+    assert _grants(package, "ApiHandlerRole") == _expected(by_function()["api_handler"], "ApiHandlerLogGroup")
+
+
+def test_the_consumer_role_reaches_its_stream_its_tables_and_the_dead_letter_queue_only(package: Package) -> None:
+    extra = {
+        json.dumps(_get_att("EventsTable", "StreamArn"), sort_keys=True): STREAM_READ,
+        json.dumps("*"): {"dynamodb:ListStreams"},
+        json.dumps(_get_att(DLQ, "Arn"), sort_keys=True): {"sqs:SendMessage"},
+    }
+    expected = _expected(by_function()["handle_events_stream"], "HandleEventsStreamLogGroup", extra)
+    assert _grants(package, "HandleEventsStreamRole") == expected
+
+
+def test_the_authorizer_role_can_only_write_its_logs(package: Package) -> None:
+    assert _grants(package, "UserTokenRole") == _expected({}, "UserTokenLogGroup")
+
+
+def test_the_code_reader_sees_transactions_and_refuses_what_it_cannot_attribute(tmp_path: Path) -> None:
+    repo = tmp_path / "things.py"
+    repo.write_text(
+        "class ThingsRepository:\n"
+        "    def drop(self, key):\n        return {'Delete': {'Key': key}}\n"
+        "    def wipe(self, key):\n        self._client.delete_item(Key=key)\n        return self.drop(key)\n"
+    )
+    assert repository_actions(repo) == {"drop": {"DeleteItem"}, "wipe": {"DeleteItem"}}
+    sneaky = tmp_path / "sneaky.py"
+    sneaky.write_text("def f(stores):\n    table = stores.entries\n    return table.load('u')\n")
+    with pytest.raises(UnreadableAccess):
+        repository_calls(sneaky)
+
+
+# ---- lint, zips, composition --------------------------------------------------------------------
+
+
+def test_cfn_lint_finds_nothing_in_the_template_or_its_expansion(package: Package) -> None:
+    lint = subprocess.run(
+        [str(Path(sys.executable).parent / "cfn-lint"), "--format", "json", "--non-zero-exit-code", "informational",
+         "--", str(OUT / "sam.json"), str(ROOT / "build" / "lint" / "cloudformation.json")],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert lint.returncode == 0 and json.loads(lint.stdout) == [], lint.stdout[:3000]
+
+
+def test_the_zips_leave_out_boto3_and_chalices_local_server_and_the_app_zip_is_small(package: Package) -> None:
+    app_zip, layer_zip = OUT / "deployment.zip", OUT / "layer-deployment.zip"
+    names = {path.name: zipfile.ZipFile(path).namelist() for path in (app_zip, layer_zip)}
+    for listing in names.values():
+        tops = {n.split("/")[4] if n.startswith("python/lib/") else n.split("/")[0] for n in listing}
+        assert not {"boto3", "botocore", "s3transfer"} & tops
+        assert not any(n.endswith("chalice/local.py") or "__pycache__" in n for n in listing)
+    assert "app.py" in names["deployment.zip"]
+    site = "python/lib/python3.11/site-packages/"
+    assert any(n.startswith(site + "jwt/") for n in names["layer-deployment.zip"])
+    assert any(n.startswith(site + "cryptography/") and n.endswith(".so") for n in names["layer-deployment.zip"])
+    assert app_zip.stat().st_size < MAX_APP_ZIP_BYTES
+    unzipped = sum(i.file_size for path in (app_zip, layer_zip) for i in zipfile.ZipFile(path).infolist())
+    assert unzipped < 250_000_000  # Lambda's limit for a function and its layers
+    assert "deployment.zip:" in package.log and "layer-deployment.zip:" in package.log
+
+
+def test_the_two_template_parts_may_not_set_the_same_value() -> None:
+    assert compose_template.merge({"a": {"b": 1}}, {"a": {"c": 2}}) == {"a": {"b": 1, "c": 2}}
+    with pytest.raises(ValueError, match="a.b"):
+        compose_template.merge({"a": {"b": 1}}, {"a": {"b": 2}})
