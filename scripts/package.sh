@@ -20,7 +20,9 @@ cd "$ROOT"
 
 PY="${PY:-$ROOT/.venv/bin/python}"
 BIN="$(dirname "$PY")"
-BUILD="$ROOT/build"
+# PACKAGE_BUILD_DIR: tests build elsewhere, so they never race `make package` or clobber its output.
+mkdir -p "${PACKAGE_BUILD_DIR:-$ROOT/build}"
+BUILD="$(cd "${PACKAGE_BUILD_DIR:-$ROOT/build}" && pwd)"
 STAGE="$BUILD/stage"
 OUT="$BUILD/package"
 MERGE="$BUILD/merge-template.json"

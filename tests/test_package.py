@@ -5,6 +5,7 @@ scripts/package.sh runs once per session (it takes a while); every test reads it
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -22,7 +23,6 @@ from infra import compose_template
 from infra.dynamodb_access import UnreadableAccess, by_function, repository_actions, repository_calls
 
 ROOT = Path(__file__).resolve().parent.parent
-OUT = ROOT / "build" / "package"
 TABLES = ("EntriesTable", "ProposalsTable", "JournalTable", "SessionsTable", "EventsTable")
 TABLE_ENV = {"ENTRIES_TABLE": "EntriesTable", "PROPOSALS_TABLE": "ProposalsTable", "JOURNAL_TABLE": "JournalTable",
              "SESSIONS_TABLE": "SessionsTable", "EVENTS_TABLE": "EventsTable"}
@@ -46,9 +46,14 @@ MAX_APP_ZIP_BYTES = 5_000_000
 
 @dataclass(frozen=True)
 class Package:
+    build: Path
     template: dict[str, Any]
     expanded: dict[str, Any]  # the SAM translator's CloudFormation, as deploy will make it
     log: str
+
+    @property
+    def out(self) -> Path:
+        return self.build / "package"
 
     def resource(self, logical_id: str) -> dict[str, Any]:
         return self.template["Resources"][logical_id]
@@ -63,12 +68,16 @@ class Package:
 
 
 @pytest.fixture(scope="module")
-def package() -> Package:
-    run = subprocess.run(["bash", "scripts/package.sh"], cwd=ROOT, capture_output=True, text=True, timeout=900)
+def package(tmp_path_factory: pytest.TempPathFactory) -> Package:
+    """One run of scripts/package.sh from scratch (no cached layer), into a build folder of its own."""
+    build = tmp_path_factory.mktemp("package-build")
+    env = {**os.environ, "PACKAGE_BUILD_DIR": str(build), "PY": sys.executable}
+    run = subprocess.run(["bash", "scripts/package.sh"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     return Package(
-        template=json.loads((OUT / "sam.json").read_text()),
-        expanded=json.loads((ROOT / "build" / "lint" / "cloudformation.json").read_text()),
+        build=build,
+        template=json.loads((build / "package" / "sam.json").read_text()),
+        expanded=json.loads((build / "lint" / "cloudformation.json").read_text()),
         log=run.stdout,
     )
 
@@ -302,14 +311,14 @@ def test_the_code_reader_sees_transactions_and_refuses_what_it_cannot_attribute(
 def test_cfn_lint_finds_nothing_in_the_template_or_its_expansion(package: Package) -> None:
     lint = subprocess.run(
         [str(Path(sys.executable).parent / "cfn-lint"), "--format", "json", "--non-zero-exit-code", "informational",
-         "--", str(OUT / "sam.json"), str(ROOT / "build" / "lint" / "cloudformation.json")],
+         "--", str(package.out / "sam.json"), str(package.build / "lint" / "cloudformation.json")],
         capture_output=True, text=True, timeout=300,
     )
     assert lint.returncode == 0 and json.loads(lint.stdout) == [], lint.stdout[:3000]
 
 
 def test_the_zips_leave_out_boto3_and_chalices_local_server_and_the_app_zip_is_small(package: Package) -> None:
-    app_zip, layer_zip = OUT / "deployment.zip", OUT / "layer-deployment.zip"
+    app_zip, layer_zip = package.out / "deployment.zip", package.out / "layer-deployment.zip"
     names = {path.name: zipfile.ZipFile(path).namelist() for path in (app_zip, layer_zip)}
     for listing in names.values():
         tops = {n.split("/")[4] if n.startswith("python/lib/") else n.split("/")[0] for n in listing}
