@@ -1,0 +1,406 @@
+"""`make mutate`: break the code on purpose, one named way at a time, and prove some test notices.
+
+Each mutation is an exact text replacement in a scratch copy of the working tree (tracked files and
+untracked ones git does not ignore). The chosen test files then run there with the project venv's
+pytest: exit 1 with a failed test is CAUGHT, exit 0 is SURVIVED, anything else (a collection error,
+only setup errors, a timeout) is an ERROR, never counted as caught. A mutation whose original text
+is not found exactly once fails loudly ("mutation no longer applies"), so the list cannot rot quietly.
+
+Before the mutations, a baseline run of the same test files on the unmutated copy records any test
+that already fails; those are deselected from every mutation run, so a red test cannot pass for a
+caught mutation. Usage: `scripts/mutate.py [--list] [--jobs N] [--no-baseline] [NAME ...]`.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PYTHON = ROOT / ".venv" / "bin" / "python"
+JOBS = 2  # the machine has two cores, shared
+RUN_TIMEOUT_SECONDS = 900
+# Used only when git cannot list the files: never copied into a scratch tree.
+SKIPPED_DIRS = frozenset({".git", ".venv", "build", ".local", "__pycache__", ".pytest_cache", ".hypothesis", ".helpers"})
+
+CAUGHT, SURVIVED, ERROR = "CAUGHT", "SURVIVED", "ERROR"
+PYTEST_TESTS_FAILED = 1
+
+__all__ = ["CAUGHT", "ERROR", "MUTATIONS", "SURVIVED", "Edit", "Mutation", "MutationRotted", "Outcome", "classify", "main"]
+
+
+@dataclass(frozen=True)
+class Edit:
+    """Replace `old` (which must occur exactly once in `path`) with `new`."""
+
+    path: str
+    old: str
+    new: str
+
+
+@dataclass(frozen=True)
+class Mutation:
+    """A realistic way to break a promise, and the test files that should notice."""
+
+    name: str
+    why: str
+    tests: tuple[str, ...]
+    edits: tuple[Edit, ...]
+
+
+AGENTS, TENANCY, OPERATORS = "tests/test_agents.py", "tests/test_tenancy.py", "tests/test_operators.py"
+GAPS = "tests/test_mutation_gaps.py"
+SDK_TESTS = ("tests/sdk/test_sdk_memory.py", "tests/sdk/test_sdk_http.py")
+
+MUTATIONS: tuple[Mutation, ...] = (
+    Mutation(
+        "user_token_honors_user_id_query",
+        "a user token reads and writes whichever user ?user_id= names",
+        (TENANCY,),
+        (Edit("chalicelib/web_api.py", '    user_id = authorizer.get("principalId")\n',
+              '    user_id = (request.query_params or {}).get("user_id") or authorizer.get("principalId")\n'),),
+    ),
+    Mutation(
+        "drop_manifest_gate",
+        "context ignores the manifest's memory flag",
+        (AGENTS,),
+        (Edit("chalicelib/services/agents.py", "    if not session.memory_requested or session.user_id is None:\n",
+              "    if session.user_id is None:\n"),),
+    ),
+    Mutation(
+        "drop_context_freezing",
+        "the SDK's memory items can be reassigned by agent code",
+        SDK_TESTS,
+        (Edit("sdk/personal_memory_sdk/memory.py", "@dataclass(frozen=True, slots=True, repr=False)\nclass MemoryItem:",
+              "@dataclass(slots=True, repr=False)\nclass MemoryItem:"),),
+    ),
+    Mutation(
+        "context_items_become_a_list",
+        "ctx.memory.items is a plain, appendable list",
+        SDK_TESTS,
+        (Edit("sdk/personal_memory_sdk/context.py",
+              "        sealed = items if isinstance(items, MemoryItems) else MemoryItems(items)\n",
+              "        sealed = list(items)\n"),),
+    ),
+    Mutation(
+        "drop_session_user_gate",
+        "context checks only the manifest: a user-less session reaches the store with no user",
+        (AGENTS,),
+        (Edit("chalicelib/services/agents.py", "    if not session.memory_requested or session.user_id is None:\n",
+              "    if not session.memory_requested:\n"),),
+    ),
+    Mutation(
+        "session_user_falls_back_to_thread",
+        "no crash, but no gate either: a user-less session reads the memory its thread id names",
+        (AGENTS, GAPS),
+        (Edit("chalicelib/services/agents.py",
+              '    if not session.memory_requested or session.user_id is None:\n        return {"items": []}\n',
+              '    if not session.memory_requested:\n        return {"items": []}\n'
+              "    if session.user_id is None:\n"
+              "        session = Session(session_id, session.thread_id, session.thread_id, session.agent, True)\n"),),
+    ),
+    Mutation(
+        "drop_memory_on_gate",
+        "context ignores the user's on/off switch",
+        (AGENTS,),
+        (Edit("chalicelib/services/agents.py", '    if not state.enabled:\n        return {"items": []}\n', ""),),
+    ),
+    Mutation(
+        "untainted_proposals",
+        "proposals from sessions that read untrusted content are not marked",
+        (AGENTS,),
+        (Edit("chalicelib/services/consumer.py", "        tainted=event.tainted_at_post or session.tainted,\n",
+              "        tainted=False,\n"),),
+    ),
+    Mutation(
+        "accept_launders_taint",
+        "accepting a tainted proposal makes an untainted entry",
+        ("tests/test_proposals.py", AGENTS),
+        (Edit("chalicelib/services/memory.py",
+              "proposal.with_changes(created_at=now.iso, updated_at=now.iso, expires_at=None)",
+              "proposal.with_changes(created_at=now.iso, updated_at=now.iso, expires_at=None, tainted=False)"),),
+    ),
+    Mutation(
+        "reregistration_resets_session",
+        "an identical PUT of a session recreates it: its taint and proposal count start again",
+        (AGENTS, GAPS),
+        (Edit("chalicelib/services/agents.py", "    return existing\n",
+              "    stores.sessions._client.delete_item(TableName=stores.sessions.table, Key={'session_id': {'S': session_id}})\n"
+              "    stores.sessions.create(wanted)\n    return wanted\n"),),
+    ),
+    Mutation(
+        "no_credential_check_on_patch",
+        "PATCH keeps the empty and length checks but lets credentials in",
+        ("tests/test_validation.py",),
+        (Edit("chalicelib/services/memory.py",
+              '    text = accepted_text(body.text) if "text" in given and body.text is not None else None\n',
+              '    text = body.text.strip() if "text" in given and body.text is not None else None\n'
+              "    if text is not None and (not text or len(text.encode()) > MAX_ENTRY_BYTES):\n"
+              "        accepted_text(text)  # the usual 400 for empty or too long\n"),),
+    ),
+    Mutation(
+        "journal_text_in_context",
+        "keep.memory.context records what the agent was shown, text included",
+        (AGENTS, "tests/test_privacy.py", "tests/test_journal_export.py"),
+        (
+            Edit("chalicelib/services/agents.py", '"agent": session.agent, "count": len(chosen)}',
+                 '"agent": session.agent, "count": len(chosen), "text": [e.text for e in chosen]}'),
+            Edit("chalicelib/storage/journal.py", '"request_id", "reason", "entry_id",', '"request_id", "reason", "entry_id", "text",'),
+        ),
+    ),
+    Mutation(
+        "context_not_journaled",
+        "a context read leaves no keep.memory.context row",
+        (AGENTS, "tests/test_journal_export.py"),
+        (Edit("chalicelib/services/agents.py",
+              '    stores.journal.append(\n        session.user_id,\n        "keep.memory.context",\n        now.iso,\n'
+              '        {"session_id": session_id, "agent": session.agent, "count": len(chosen)},\n    )\n', ""),),
+    ),
+    Mutation(
+        "expired_entries_in_context",
+        "context hands agents entries whose expiry has passed (TTL lags)",
+        (AGENTS, GAPS),
+        (Edit("chalicelib/services/agents.py", "select_context([e for e in entries if not e.is_expired(now.epoch)])",
+              "select_context(entries)"),),
+    ),
+    Mutation(
+        "skip_operator_journal",
+        "an operator's read is not journaled",
+        (OPERATORS,),
+        (Edit("chalicelib/services/operators.py", '    _journal(stores, user_id, operator, "read", request_id)\n', ""),),
+    ),
+    Mutation(
+        "operator_routes_check_host_list",
+        "a copy-paste slip: operator routes admit the host role",
+        (OPERATORS,),
+        (Edit("app.py", "    operator = _caller(callers.OPERATOR)\n", "    operator = _caller(callers.HOST)\n"),),
+    ),
+    Mutation(
+        "forget_all_keeps_proposals",
+        "DELETE /v1/memory leaves waiting proposals behind",
+        ("tests/test_user_api.py",),
+        (Edit("chalicelib/services/memory.py",
+              '    removals = [("entry", e.id) for e in entries] + [("proposal", p.id) for p in proposals]\n',
+              '    removals = [("entry", e.id) for e in entries]\n'),),
+    ),
+    Mutation(
+        "session_cap_six",
+        "the per-session condition is off by one: a 6th proposal gets through",
+        (AGENTS,),
+        (Edit("chalicelib/storage/sessions.py", "AND proposals < :cap", "AND proposals <= :cap"),),
+    ),
+    Mutation(
+        "session_cap_constant_six",
+        "the per-session cap constant says 6",
+        (AGENTS,),
+        (Edit("chalicelib/models.py", "MAX_PROPOSALS_PER_SESSION = 5\n", "MAX_PROPOSALS_PER_SESSION = 6\n"),),
+    ),
+)
+
+
+class MutationRotted(Exception):
+    """The code moved on and a mutation's original text is gone (or ambiguous): fix the mutation."""
+
+
+@dataclass(frozen=True)
+class Summary:
+    """What a pytest run reported: counts from its last line and the ids of its failed tests."""
+
+    failed: int
+    errors: int
+    failed_ids: tuple[str, ...]
+    last_line: str
+    evidence: tuple[str, ...] = ()  # the first "E  ..." lines: why the first test failed
+
+
+@dataclass(frozen=True)
+class Outcome:
+    name: str
+    verdict: str
+    summary: Summary
+    exit_code: int
+    seconds: float
+
+    def line(self) -> str:
+        first = self.summary.failed_ids[0] if self.summary.failed_ids else ""
+        if self.verdict == CAUGHT:
+            note = f"({self.summary.failed} failed: {first})"
+        elif self.verdict == SURVIVED:
+            note = ""
+        else:
+            note = f"(pytest exit {self.exit_code}: {self.summary.last_line or 'no output'})"
+        return f"{self.verdict:<8} {self.name}  {note}".rstrip() + f"  [{self.seconds:.0f}s]"
+
+
+def classify(exit_code: int, summary: Summary) -> str:
+    """Only a failed test catches a mutation; setup errors, collection errors and timeouts do not."""
+    if exit_code == 0:
+        return SURVIVED
+    if exit_code == PYTEST_TESTS_FAILED and summary.failed > 0:
+        return CAUGHT
+    return ERROR
+
+
+_FAILED_LINE = re.compile(r"^FAILED (\S+?::.+?)(?: - .*)?$")
+
+
+def parse_summary(output: str) -> Summary:
+    lines = [line.strip() for line in output.splitlines() if line.strip()]
+    last = lines[-1] if lines else ""
+    counts = {word: int(number) for number, word in re.findall(r"(\d+) (failed|errors?)\b", last)}
+    failed_ids = tuple(m.group(1) for m in (_FAILED_LINE.match(line) for line in lines) if m)
+    return Summary(
+        failed=counts.get("failed", 0),
+        errors=counts.get("error", 0) + counts.get("errors", 0),
+        failed_ids=failed_ids,
+        last_line=last[:200],
+        evidence=tuple(line[:200] for line in lines if line.startswith("E "))[:6],
+    )
+
+
+# ---- applying ---------------------------------------------------------------------------------
+
+
+def _checked_text(mutation: Mutation, edit: Edit, root: Path) -> str:
+    path = root / edit.path
+    text = path.read_text(encoding="utf-8") if path.is_file() else ""
+    found = text.count(edit.old)
+    if found != 1:
+        raise MutationRotted(
+            f"{mutation.name}: mutation no longer applies: its original text is in {edit.path} "
+            f"{found} times, not exactly once"
+        )
+    return text
+
+
+def check_applies(mutation: Mutation, root: Path = ROOT) -> None:
+    for edit in mutation.edits:
+        _checked_text(mutation, edit, root)
+
+
+def apply(mutation: Mutation, root: Path) -> None:
+    for edit in mutation.edits:
+        text = _checked_text(mutation, edit, root)
+        (root / edit.path).write_text(text.replace(edit.old, edit.new), encoding="utf-8")
+
+
+def source_files(root: Path = ROOT) -> list[str]:
+    """The working tree as git sees it (tracked, plus untracked files not ignored), relative paths."""
+    try:
+        listed = subprocess.run(
+            ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+            cwd=root, capture_output=True, check=True,
+        ).stdout.decode().split("\0")
+        return sorted({name for name in listed if name and (root / name).is_file()})
+    except (OSError, subprocess.CalledProcessError):
+        return sorted(
+            str(path.relative_to(root))
+            for path in root.rglob("*")
+            if path.is_file() and not SKIPPED_DIRS.intersection(path.relative_to(root).parts)
+        )
+
+
+def copy_tree(files: Iterable[str], target: Path, source: Path = ROOT) -> None:
+    for name in files:
+        destination = target / name
+        destination.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(source / name, destination)
+
+
+# ---- running ----------------------------------------------------------------------------------
+
+
+def run_pytest(root: Path, tests: Sequence[str], *, stop_first: bool, deselect: Iterable[str] = ()) -> tuple[int, str]:
+    command = [str(PYTHON), "-m", "pytest", "-q", "-rfE", "-p", "no:randomly", *(["-x"] if stop_first else [])]
+    command += [arg for nodeid in sorted(deselect) for arg in ("--deselect", nodeid)]
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}  # never the real tree
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    try:
+        done = subprocess.run(
+            [*command, *tests], cwd=root, env=env, capture_output=True, text=True, timeout=RUN_TIMEOUT_SECONDS
+        )
+    except subprocess.TimeoutExpired:
+        return -1, f"timed out after {RUN_TIMEOUT_SECONDS}s"
+    return done.returncode, done.stdout + done.stderr
+
+
+def run_in_scratch(name: str, files: list[str], tests: Sequence[str], mutation: Mutation | None, deselect: Iterable[str]) -> Outcome:
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix=f"mutate-{name}-") as scratch:
+        root = Path(scratch)
+        copy_tree(files, root)
+        if mutation is not None:
+            apply(mutation, root)
+        exit_code, output = run_pytest(root, tests, stop_first=mutation is not None, deselect=deselect)
+    summary = parse_summary(output)
+    return Outcome(name, classify(exit_code, summary), summary, exit_code, time.monotonic() - started)
+
+
+def baseline(files: list[str], tests: Sequence[str]) -> Outcome:
+    """The chosen tests on the unmutated copy: whatever fails here is deselected from the mutation runs."""
+    return run_in_scratch("baseline", files, tests, None, ())
+
+
+def select(names: Sequence[str]) -> list[Mutation]:
+    by_name = {m.name: m for m in MUTATIONS}
+    unknown = [n for n in names if n not in by_name]
+    if unknown:
+        raise SystemExit(f"unknown mutation(s): {', '.join(unknown)}; see --list")
+    return [by_name[n] for n in names] if names else list(MUTATIONS)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Apply each named mutation to a scratch copy; fail unless every one is caught.")
+    parser.add_argument("names", nargs="*", help="run only these mutations")
+    parser.add_argument("--list", action="store_true", help="list the mutations and exit")
+    parser.add_argument("--jobs", type=int, default=JOBS)
+    parser.add_argument("--show", action="store_true", help="print why the first failing test failed")
+    parser.add_argument("--no-baseline", action="store_true", help="skip the unmutated run (pre-existing failures then count)")
+    args = parser.parse_args(argv)
+    chosen = select(args.names)
+    if args.list:
+        for m in chosen:
+            print(f"{m.name:<34} {' '.join(m.tests)}\n    {m.why}")
+        return 0
+    try:
+        for m in chosen:
+            check_applies(m)
+    except MutationRotted as rotted:
+        print(f"ERROR    {rotted}", file=sys.stderr)
+        return 2
+    started = time.monotonic()
+    files = source_files()
+    deselect: set[str] = set()
+    if not args.no_baseline:
+        all_tests = sorted({t for m in chosen for t in m.tests})
+        base = baseline(files, all_tests)
+        deselect = set(base.summary.failed_ids)
+        if base.verdict == ERROR:
+            print(base.line(), flush=True)
+            return 2
+        if deselect:
+            print(f"WARNING  {len(deselect)} test(s) already fail unmutated, deselected: {', '.join(sorted(deselect))}", flush=True)
+    outcomes: list[Outcome] = []
+    with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+        futures = [pool.submit(run_in_scratch, m.name, files, m.tests, m, deselect) for m in chosen]
+        for future in as_completed(futures):
+            outcomes.append(future.result())
+            print(outcomes[-1].line(), flush=True)
+            if args.show:
+                print("".join(f"    {line}\n" for line in outcomes[-1].summary.evidence), end="", flush=True)
+    caught = sum(1 for o in outcomes if o.verdict == CAUGHT)
+    print(f"{caught}/{len(outcomes)} mutations caught in {time.monotonic() - started:.0f}s")
+    return 0 if caught == len(outcomes) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
