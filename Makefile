@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 
 .PHONY: run test demo bench package mutate lint install clean browser-deps
 
-$(STAMP): requirements.txt requirements-dev.txt
+$(STAMP): requirements.txt requirements-dev.txt requirements-package.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -r requirements-dev.txt

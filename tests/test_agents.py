@@ -215,3 +215,12 @@ def test_assumed_role_sessions_count_as_their_role(agents: Any, client: Any) -> 
     assumed = "arn:aws:sts::111122223333:assumed-role/memory-host/runner-17"
     body = {"user_id": "alice", "thread_id": None, "agent": "a", "manifest": {"memory": True}}
     assert iam_call(client, "PUT", "/v1/sessions/s", assumed, body)[0] == 200
+
+
+def test_sessions_expire_a_month_after_registration(agents: Any, clock: Any) -> None:
+    from chalicelib.bootstrap import get_stores
+
+    agents.register("s", "alice")
+    raw = get_stores().client.get_item(TableName=get_stores().sessions.table, Key={"session_id": {"S": "s"}})["Item"]
+    expected = int(clock().timestamp()) + 30 * 86_400
+    assert abs(int(raw["ttl"]["N"]) - expected) < 60

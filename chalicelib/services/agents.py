@@ -20,15 +20,16 @@ CONTEXT_MAX_TEXT_BYTES = 4096
 
 def register_session(stores: Stores, session_id: str, body: SessionBody) -> Session:
     """Create the session; the same body again changes nothing; anything different is a 409."""
+    now = instant(stores.clock)
     wanted = Session(
         session_id=session_id,
         user_id=body.user_id,
         thread_id=body.thread_id,
         agent=body.agent,
         memory_requested=body.manifest.memory,
-        created_at=instant(stores.clock).iso,
+        created_at=now.iso,
     )
-    if stores.sessions.create(wanted):
+    if stores.sessions.create(wanted, now.epoch):
         return wanted
     existing = stores.sessions.get(session_id)
     if existing is None:  # deleted between the two calls (TTL): nothing to conflict with

@@ -7,6 +7,8 @@ from typing import Any
 from chalicelib.models import MAX_PROPOSALS_PER_SESSION, Session
 from chalicelib.storage import dynamo
 
+SESSION_TTL_SECONDS = 30 * 86_400  # sessions (and their events) expire a month after registration
+
 
 def _from_item(item: Mapping[str, Any]) -> Session:
     return Session(
@@ -33,9 +35,10 @@ class SessionsRepository:
         raw = self._client.get_item(TableName=self.table, Key=self._key(session_id), ConsistentRead=True).get("Item")
         return _from_item(dynamo.load(raw)) if raw else None
 
-    def create(self, session: Session) -> bool:
+    def create(self, session: Session, now_epoch: int) -> bool:
         """Store a new session; False when the id is already taken (the caller compares the two)."""
         item = {
+            "ttl": now_epoch + SESSION_TTL_SECONDS,
             "session_id": session.session_id,
             "user_id": session.user_id,
             "thread_id": session.thread_id,
