@@ -1,0 +1,670 @@
+"""`make bench`: what each operation costs in DynamoDB calls, and ratios that must not grow — never absolute times.
+
+Everything runs in this process against moto (`mock_aws`): the real app, its own stores and moto's real
+events stream. Counts come from a botocore `before-call.dynamodb` hook on the stores' client; every
+timing is a ratio of medians of interleaved repetitions, so a slow or busy machine moves both sides.
+Prints one line per figure and writes them all to bench/results/bench.json. See bench/README.md.
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import gc
+import json
+import math
+import os
+import platform
+import re
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import warnings
+import zipfile
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+RESULTS = ROOT / "bench" / "results" / "bench.json"
+PACKAGE_DIR = ROOT / "build" / "package"
+WRITE_OPERATIONS = frozenset({"PutItem", "UpdateItem", "DeleteItem", "TransactWriteItems", "BatchWriteItem"})
+MB = 1_000_000
+
+
+class BenchError(RuntimeError):
+    """The bench's own setup went wrong (a route refused, a propose was not proposed): no figure is trustworthy."""
+
+
+def check(condition: bool, message: str) -> None:
+    if not condition:
+        raise BenchError(message)
+
+
+# ---- figures ------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Figure:
+    """One printed line: a count or a ratio, its target, and whether it met it (None: reported only)."""
+
+    name: str
+    value: Any
+    target: str = "none"
+    met: bool | None = None
+    detail: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def status(self) -> str:
+        return "reported" if self.met is None else ("met" if self.met else "MISSED")
+
+    def line(self) -> str:
+        return f"{self.name}: {_show(self.value)} (target: {self.target}, {self.status})"
+
+
+def _show(value: Any) -> str:
+    if not isinstance(value, float):
+        return str(value)
+    if value.is_integer():
+        return str(int(value))
+    if abs(value) >= 10:
+        return f"{value:.1f}"
+    return f"{value:.3f}" if abs(value) >= 0.01 else f"{value:.2e}"
+
+
+def at_most(name: str, value: float, limit: float, **detail: Any) -> Figure:
+    return Figure(name, value, f"<= {limit:g}", value <= limit, detail)
+
+
+# ---- the stack: moto in-process, the real app, its stores and the events stream -----------------------
+
+
+@contextlib.contextmanager
+def _environ(values: dict[str, str | None]) -> Iterator[None]:
+    """Set (str) or unset (None) environment variables for the block, then put every one back."""
+
+    def apply(changes: dict[str, str | None]) -> None:
+        for key, value in changes.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+    saved = {key: os.environ.get(key) for key in values}
+    apply(values)
+    try:
+        yield
+    finally:
+        apply(saved)
+
+
+class CallCounter:
+    """DynamoDB API calls by operation name, seen by botocore's `before-call` event (once per call, not per retry).
+
+    It also adds up the time between `before-call` and `after-call` (botocore and moto), so the
+    service's own time can be told apart from the store's.
+    """
+
+    def __init__(self, client: Any) -> None:
+        self.calls: list[str] | None = None
+        self.inside_seconds = 0.0
+        self._started = 0.0
+        client.meta.events.register("before-call.dynamodb", self._before)
+        client.meta.events.register("after-call.dynamodb", self._after)
+
+    def _before(self, model: Any, **_: Any) -> None:
+        if self.calls is not None:
+            self.calls.append(model.name)
+        self._started = time.perf_counter()
+
+    def _after(self, **_: Any) -> None:
+        self.inside_seconds += time.perf_counter() - self._started
+
+    @contextlib.contextmanager
+    def counting(self) -> Iterator[list[str]]:
+        self.calls = []
+        try:
+            yield self.calls
+        finally:
+            self.calls = None
+
+
+@dataclass
+class Stack:
+    app: Any  # the `app` module
+    stores: Any
+    counter: CallCounter
+    http: Any  # chalice.test.Client
+    api: Any  # tests.support.api.Api
+    pump: Any  # StreamPump collecting into `records`
+    records: list[dict[str, Any]]
+    converter: Any  # chalice.local.LambdaEventConverter: API Gateway proxy events for calling the handler directly
+
+
+@contextlib.contextmanager
+def open_stack() -> Iterator[Stack]:
+    """moto, the tables of infra/tables.json, settings, the app's own stores, and a collecting stream pump."""
+    from chalice.local import LambdaEventConverter, RouteMatcher
+    from chalice.test import Client
+    from moto import mock_aws
+
+    from chalicelib.bootstrap import get_stores
+    from chalicelib.config import TableNames
+    from local.dev_tokens import DevTokenIssuer
+    from local.stream_pump import StreamPump, create_streams_client
+    from local.tables import create_tables
+    from tests.support.api import Api
+    from tests.support.stack import settings_env
+
+    names = TableNames("b-entries", "b-proposals", "b-journal", "b-sessions", "b-events")
+    issuer = DevTokenIssuer()
+    fake: dict[str, str | None] = {
+        "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_DEFAULT_REGION": "us-east-1",
+        "AWS_ACCOUNT_ID_ENDPOINT_MODE": "disabled", "AWS_ENDPOINT_URL": None, "AWS_PROFILE": None,
+    }
+    with warnings.catch_warnings(), _environ({**fake, **settings_env(names, issuer)}), mock_aws():
+        # The test client lets IAM routes through with a warning per request (NOTES.md); the bench knows.
+        warnings.filterwarnings("ignore", message=".*not a supported in local mode.*")
+        _forget_cached()
+        try:
+            stores = get_stores()  # the process's own client and repositories, built as a Lambda builds them
+            stream_arn = create_tables(stores.client, names)["events_stream"]
+            import app as app_module
+
+            records: list[dict[str, Any]] = []
+            pump = StreamPump(create_streams_client(), stream_arn, lambda batch: records.extend(batch["Records"]))
+            routes = RouteMatcher(list(app_module.app.routes))
+            converter = LambdaEventConverter(routes, app_module.app.api.binary_types)
+            counter = CallCounter(stores.client)
+            with Client(app_module.app, stage_name="local", project_dir=str(ROOT)) as http:
+                yield Stack(app_module, stores, counter, http, Api(http, issuer), pump, records, converter)
+        finally:
+            _forget_cached()
+
+
+def _forget_cached() -> None:
+    """Drop the cached settings, stores and client, so the app builds them from this environment (or the next)."""
+    from chalicelib.bootstrap import reset_stores
+    from chalicelib.config import reset_settings
+    from chalicelib.storage import dynamo
+
+    reset_settings()
+    reset_stores(None)
+    dynamo.reset_client(None)
+
+
+def lambda_context(name: str = "api_handler") -> Any:
+    from chalice.local import LambdaContext
+
+    return LambdaContext(function_name=name, memory_size=512)
+
+
+def direct_call(
+    stack: Stack, method: str, path: str, *, user: str | None = None, arn: str | None = None
+) -> Callable[[], Any]:
+    """The API function as API Gateway invokes it once the authorizer (or SigV4) has let the caller in."""
+    event = stack.converter.create_lambda_event(method=method, path=path, headers={"content-type": "application/json"})
+    if user is not None:
+        event["requestContext"]["authorizer"] = {"principalId": user}
+    if arn is not None:
+        event["requestContext"]["identity"]["userArn"] = arn
+    context = lambda_context()
+
+    def call() -> Any:
+        response = stack.app.app(event, context)
+        check(response["statusCode"] == 200, f"{method} {path} answered {response['statusCode']}")
+        return response
+
+    return call
+
+
+# ---- seeding (never counted or timed) ------------------------------------------------------------------
+
+
+def entry_text(i: int) -> str:
+    return f"Entry {i}: prefers short answers, tea over coffee, and meetings after ten in the morning."
+
+
+def seed_user(stack: Stack, user: str, entries: int, proposals: int = 0) -> None:
+    from chalicelib.schemas import NewEntryBody
+    from chalicelib.services import memory
+    from tests.support.proposals import add_proposal
+
+    memory.set_enabled(stack.stores, user, True)
+    for i in range(entries):
+        memory.add(stack.stores, user, NewEntryBody(text=entry_text(i), kind="note", pinned=i % 10 == 0))
+    for i in range(proposals):
+        add_proposal(stack.stores, user, f"Proposal {i}: the user's cat is called Miso.")
+
+
+def seed_journal(stack: Stack, user: str, rows: int) -> None:
+    """`rows` old context rows in the user's journal, written 25 at a time straight to the table."""
+    from chalicelib.models import iso
+
+    start = datetime.now(UTC) - timedelta(days=365)
+    journal = stack.stores.journal
+    details = {"session_id": "old", "agent": "helper", "count": 20}
+    for first in range(0, rows, 25):
+        puts = [
+            {"PutRequest": {"Item": journal.record(user, "keep.memory.context", iso(start + timedelta(seconds=i)),
+                                                   details, row_id=f"{i:08d}")["Put"]["Item"]}}
+            for i in range(first, min(rows, first + 25))
+        ]
+        stack.stores.client.batch_write_item(RequestItems={journal.table: puts})
+
+
+def register(stack: Stack, session_id: str, user: str) -> None:
+    from chalicelib.schemas import SessionBody
+    from chalicelib.services import agents
+
+    fields = {"user_id": user, "agent": "helper", "thread_id": "t-1", "manifest": {"memory": True}}
+    body = SessionBody.model_validate(fields)
+    agents.register_session(stack.stores, session_id, body)
+
+
+def propose_records(stack: Stack, size: int, tag: str) -> list[dict[str, Any]]:
+    """`size` memory.propose INSERT records from moto's stream, within the caps (5 per session, 25 per user here)."""
+    from chalicelib.schemas import EventsBody
+    from chalicelib.services import agents, memory
+
+    for s in range(math.ceil(size / 5)):
+        user = f"{tag}-user-{s // 5}"
+        if s % 5 == 0:
+            memory.set_enabled(stack.stores, user, True)
+        register(stack, f"{tag}-s{s}", user)
+        events = [{"id": f"{tag}-e{i}", "type": "memory.propose", "text": entry_text(i), "message_id": f"m{i}"}
+                  for i in range(s * 5, min(size, s * 5 + 5))]
+        agents.post_events(stack.stores, f"{tag}-s{s}", EventsBody.model_validate({"events": events}))
+    return drain_inserts(stack)
+
+
+def drain_inserts(stack: Stack) -> list[dict[str, Any]]:
+    """Everything new on the events stream, as Lambda records; only the INSERTs (the posts), not our settle steps."""
+    stack.records.clear()
+    stack.pump.drain()
+    return [r for r in stack.records if r["eventName"] == "INSERT"]
+
+
+def consume(stack: Stack, records: list[dict[str, Any]]) -> dict[str, Any]:
+    """The real stream handler, called as Lambda calls it, with real moto stream records."""
+    result = stack.app.handle_events_stream({"Records": records}, lambda_context("handle_events_stream"))
+    check(not result["batchItemFailures"], f"the consumer failed records: {result}")
+    return dict(result)
+
+
+# ---- DynamoDB calls per operation ----------------------------------------------------------------------
+
+
+@dataclass
+class OpCount:
+    operations: list[str]
+    per: int = 1  # how many operations were measured together (a batch)
+
+    @property
+    def calls(self) -> float:
+        return len(self.operations) / self.per
+
+    @property
+    def writes(self) -> float:
+        return sum(1 for name in self.operations if name in WRITE_OPERATIONS) / self.per
+
+
+def count_operations(stack: Stack, batch_size: int = 100) -> dict[str, OpCount]:
+    """Each operation once, through its route (the Chalice test client) or the stream handler; seeding is uncounted."""
+    from tests.support.iam import iam_call
+    from tests.support.proposals import add_proposal
+    from tests.support.stack import HOST_ARN, WORKER_ARN
+
+    counts: dict[str, OpCount] = {}
+    user, api = "count-user", stack.api
+
+    def counted(name: str, action: Callable[[], tuple[int, Any]], status: int, per: int = 1) -> Any:
+        with stack.counter.counting() as calls:
+            got, body = action()
+        check(got == status, f"{name} answered {got}, not {status}")
+        counts[name] = OpCount(list(calls), per)
+        return body
+
+    def user_call(method: str, path: str, body: Any = None) -> Callable[[], tuple[int, Any]]:
+        return lambda: api.call(method, path, user, body)
+
+    counted("PUT /v1/memory/settings", user_call("PUT", "/v1/memory/settings", {"enabled": True}), 200)
+    entry = counted("POST /v1/memory", user_call("POST", "/v1/memory", {"text": entry_text(0)}), 201)
+    counted("PATCH /v1/memory/{id}", user_call("PATCH", f"/v1/memory/{entry['id']}", {"pinned": True}), 200)
+    seed_user(stack, user, entries=5, proposals=3)
+    counted("GET /v1/memory", user_call("GET", "/v1/memory"), 200)
+    counted("DELETE /v1/memory/{id}", user_call("DELETE", f"/v1/memory/{entry['id']}"), 204)
+    proposal = add_proposal(stack.stores, user, "The user's cat is called Miso.")
+    counted("POST /v1/memory/{id}/accept", user_call("POST", f"/v1/memory/{proposal.id}/accept"), 201)
+
+    register(stack, "count-session", user)
+    path = "/v1/sessions/count-session/memory"
+    counted("GET /v1/sessions/{id}/memory (context)", lambda: iam_call(stack.http, "GET", path, HOST_ARN), 200)
+
+    event = {"id": "count-one", "type": "memory.propose", "text": "Likes jazz on Fridays."}
+    status, _ = iam_call(stack.http, "POST", "/v1/sessions/count-session/events", WORKER_ARN, {"events": [event]})
+    one = drain_inserts(stack)
+    check(status == 202 and len(one) == 1, "the worker's event did not reach the stream")
+    counted("consumer: one memory.propose", lambda: (200, consume(stack, one)), 200)
+
+    batch = propose_records(stack, batch_size, "count-batch")
+    check(len(batch) == batch_size, f"{len(batch)} records on the stream, not {batch_size}")
+    name = f"consumer: batch of {batch_size} memory.propose, per propose"
+    counted(name, lambda: (200, consume(stack, batch)), 200, per=batch_size)
+    sessions = [f"count-batch-s{s}" for s in range(math.ceil(batch_size / 5))]
+    outcomes = [e.outcome for session in sessions for e in stack.stores.events.list(session)]
+    proposed = sum(1 for o in outcomes if (o or {}).get("type") == "memory.proposed")
+    check(proposed == batch_size, f"only {proposed} of {batch_size} proposes became proposals")
+    return counts
+
+
+# What each count must stay within (issue 7): ("calls" | "writes", limit). Others are reported.
+COUNT_TARGETS: dict[str, tuple[str, float]] = {
+    "GET /v1/memory": ("calls", 2),
+    "GET /v1/sessions/{id}/memory (context)": ("calls", 3),
+    "POST /v1/memory": ("writes", 1),
+    "consumer: one memory.propose": ("calls", 3),
+}
+BATCH_PREFIX = "consumer: batch"
+
+
+def count_figures(counts: dict[str, OpCount]) -> list[Figure]:
+    figures = []
+    for name, count in counts.items():
+        detail = {"operations": count.operations, "calls": count.calls, "write_calls": count.writes, "per": count.per}
+        kind, limit = COUNT_TARGETS.get(name, ("calls", 3 if name.startswith(BATCH_PREFIX) else math.inf))
+        if kind == "writes":
+            met = count.writes == limit
+            figures.append(Figure(f"dynamodb write calls: {name}", count.writes, f"= {limit:g}", met, detail))
+        elif limit == math.inf:
+            figures.append(Figure(f"dynamodb calls: {name}", count.calls, detail=detail))
+        else:
+            figures.append(at_most(f"dynamodb calls: {name}", count.calls, limit, **detail))
+    return figures
+
+
+# ---- ratios: medians of interleaved repetitions -----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Timing:
+    """Medians of two interleaved series: wall clock (perf_counter) and CPU time (this process and its children)."""
+
+    wall: tuple[float, float]
+    cpu: tuple[float, float]
+
+    @property
+    def ratio(self) -> float:
+        return self.wall[0] / self.wall[1]
+
+    @property
+    def cpu_ratio(self) -> float:
+        return self.cpu[0] / self.cpu[1]
+
+    def detail(self, a: str, b: str) -> dict[str, Any]:
+        return {f"{a}_median_ms": self.wall[0] * 1e3, f"{b}_median_ms": self.wall[1] * 1e3,
+                f"{a}_cpu_median_ms": self.cpu[0] * 1e3, f"{b}_cpu_median_ms": self.cpu[1] * 1e3}
+
+
+def _cpu() -> float:
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return time.process_time() + children.ru_utime + children.ru_stime
+
+
+def interleaved_medians(a: Callable[[], Any], b: Callable[[], Any], reps: int) -> Timing:
+    """Time `a` and `b` alternately (which goes first alternates too) after one warm-up each; medians."""
+    a(), b()
+    wall: tuple[list[float], list[float]] = ([], [])
+    cpu: tuple[list[float], list[float]] = ([], [])
+    gc.collect()
+    gc.disable()
+    try:
+        for rep in range(reps):
+            for index in ((0, 1) if rep % 2 == 0 else (1, 0)):
+                started, cpu_started = time.perf_counter(), _cpu()
+                (a, b)[index]()
+                wall[index].append(time.perf_counter() - started)
+                cpu[index].append(_cpu() - cpu_started)
+    finally:
+        gc.enable()
+    median = statistics.median
+    return Timing((median(wall[0]), median(wall[1])), (median(cpu[0]), median(cpu[1])))
+
+
+def ratio_figures(name: str, timing: Timing, limit: float | None, a: str, b: str, **detail: Any) -> list[Figure]:
+    """The wall-clock ratio (the figure) and, under it, the same in CPU time, which a busy machine barely moves."""
+    detail = {**detail, **timing.detail(a, b)}
+    main = Figure(name, timing.ratio, detail=detail) if limit is None else at_most(name, timing.ratio, limit, **detail)
+    return [main, Figure("  same ratio in CPU time", timing.cpu_ratio)]
+
+
+def get_memory_ratio(stack: Stack, entries: int = 200, proposals: int = 50, reps: int = 30) -> list[Figure]:
+    """GET /v1/memory ÷ the two bare Queries (entries partition + proposals partition) it cannot avoid."""
+    from chalicelib.services import memory
+
+    user = "ratio-user"
+    seed_user(stack, user, entries, proposals)
+    client, tables = stack.stores.client, (stack.stores.entries.table, stack.stores.proposals.table)
+
+    def bare() -> None:
+        for table in tables:
+            request: dict[str, Any] = {"TableName": table, "KeyConditionExpression": "user_id = :u",
+                                       "ExpressionAttributeValues": {":u": {"S": user}}}
+            while True:  # follow pages as the service does (200 entries fit in one)
+                last = client.query(**request).get("LastEvaluatedKey")
+                if not last:
+                    break
+                request["ExclusiveStartKey"] = last
+
+    route = direct_call(stack, "GET", "/v1/memory", user=user)
+    body = json.loads(route()["body"])
+    check((len(body["items"]), len(body["proposals"])) == (entries, proposals), "the seeded memory is not all there")
+    token = stack.api.headers(user)
+    baseline = "Query of the entries partition (state item + entries) + Query of the proposals partition, no decoding"
+    label = f"GET /v1/memory ({entries} entries, {proposals} proposals) / 2 bare Queries"
+    service = interleaved_medians(lambda: memory.view(stack.stores, user), bare, reps)
+    via_client = interleaved_medians(lambda: stack.http.http.get("/v1/memory", headers=token), bare, reps)
+    return [
+        *ratio_figures(label, interleaved_medians(route, bare, reps), 1.3, "route", "bare", reps=reps, baseline=baseline),
+        *ratio_figures("  memory.view service alone / 2 bare Queries", service, None, "service", "bare"),
+        *ratio_figures("  via Chalice test client, authorizer's JWT check included / 2 bare Queries", via_client,
+                       None, "test_client", "bare"),
+    ]
+
+
+def context_history_ratio(stack: Stack, entries: int = 200, journal_rows: int = 10_000, reps: int = 30) -> list[Figure]:
+    """The host's context fetch for a user with a long journal ÷ the same for a user with none."""
+    from tests.support.stack import HOST_ARN
+
+    for user, rows in (("history-user", journal_rows), ("fresh-user", 0)):
+        seed_user(stack, user, entries)
+        seed_journal(stack, user, rows)
+        register(stack, f"{user}-session", user)
+    long = direct_call(stack, "GET", "/v1/sessions/history-user-session/memory", arn=HOST_ARN)
+    fresh = direct_call(stack, "GET", "/v1/sessions/fresh-user-session/memory", arn=HOST_ARN)
+    check(len(json.loads(long()["body"])["items"]) == min(20, entries), "the context is not the 20 newest entries")
+    label = f"context fetch with {journal_rows} journal rows / with none ({entries} entries each)"
+    return ratio_figures(label, interleaved_medians(long, fresh, reps), 1.1, "history", "fresh", reps=reps,
+                         note="every fetch appends a journal row: the fresh user ends with reps + 2 rows")
+
+
+def consumer_throughput(stack: Stack, size: int = 100, batches: int = 3, reps: int = 30) -> list[Figure]:
+    """Records per second through the real consumer ÷ through a no-op handler, over the same records."""
+    from chalice import Chalice
+
+    noop_app = Chalice(app_name="noop")
+
+    @noop_app.on_dynamodb_record(stream_arn=stack.app.EVENTS_STREAM_ARN, batch_size=100)
+    def noop(event: Any) -> dict[str, Any]:
+        for record in event:  # Chalice's record objects, as the real handler's event gives them
+            _ = record.new_image
+        return {"batchItemFailures": []}
+
+    first: list[dict[str, Any]] = []
+    real: list[float] = []
+    outside: list[float] = []  # the handler's own time: everything but the DynamoDB calls
+    for n in range(batches):  # a propose can be handled only once (idempotent): fresh events for each batch
+        records = propose_records(stack, size, f"tp{n}")
+        first = first or records
+        inside, started = stack.counter.inside_seconds, time.perf_counter()
+        consume(stack, records)
+        real.append(time.perf_counter() - started)
+        outside.append(real[-1] - (stack.counter.inside_seconds - inside))
+    context = lambda_context("noop")
+    idle = []
+    for _ in range(reps):
+        started = time.perf_counter()
+        noop({"Records": first}, context)
+        idle.append(time.perf_counter() - started)
+    real_rate, idle_rate = size / statistics.median(real), size / statistics.median(idle)
+    detail = {"records_per_second": real_rate, "noop_records_per_second": idle_rate, "batches": batches, "reps": reps}
+    return [
+        Figure(f"consumer throughput, batch of {size} proposes / no-op handler", real_rate / idle_rate, detail=detail),
+        Figure("  consumer records/s (real handler, moto)", real_rate),
+        Figure("  no-op handler records/s (same records)", idle_rate),
+        Figure("  consumer's own time (outside DynamoDB calls) / whole handler",
+               statistics.median(outside) / statistics.median(real)),
+    ]
+
+
+# ---- outside the stack: cold import, package size, the credentials bench -------------------------------------
+
+
+HELLO = 'from chalice import Chalice\napp = Chalice(app_name="x")\n'
+
+
+def import_ratio(reps: int = 7) -> list[Figure]:
+    """`import app` in a fresh interpreter ÷ a bare Chalice hello-world app, medians of interleaved runs."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_") and k != "PYTHONPATH"}
+
+    def importing(cwd: str) -> Callable[[], None]:
+        command = [sys.executable, "-c", "import app"]
+        return lambda: subprocess.run(command, cwd=cwd, env=env, check=True, capture_output=True)
+
+    with tempfile.TemporaryDirectory() as hello_dir:
+        Path(hello_dir, "app.py").write_text(HELLO)
+        timing = interleaved_medians(importing(str(ROOT)), importing(hello_dir), reps)
+    detail: dict[str, Any] = {"reps": reps}
+    if timing.ratio > 1.5:
+        detail["imports_of_app_ms"] = imports_of_app()
+    return ratio_figures("import app / Chalice hello world (fresh interpreters)", timing, 1.5, "app", "hello", **detail)
+
+
+def imports_of_app(top: int = 10) -> dict[str, float]:
+    """What `import app` spends its time on: app's direct imports by cumulative ms (`-X importtime`), for the report."""
+    done = subprocess.run([sys.executable, "-X", "importtime", "-c", "import app"],
+                          cwd=ROOT, capture_output=True, text=True, check=True)
+    children: dict[str, float] = {}
+    for line in done.stderr.splitlines():
+        match = re.match(r"import time:\s+(\d+) \|\s+(\d+) \|( +)(\S+)", line)
+        if not match:
+            continue
+        self_us, total_us, indent, name = match.groups()
+        if len(indent) == 3:  # a direct import of the next module printed at indent 1
+            children[name] = int(total_us) / 1e3
+        elif name == "app":
+            children["app.py itself"] = int(self_us) / 1e3
+            children["total"] = int(total_us) / 1e3
+            break
+        elif len(indent) == 1:
+            children.clear()
+    return dict(sorted(children.items(), key=lambda kv: -kv[1])[:top])
+
+
+def package_size() -> list[Figure]:
+    """The zips `make package` builds (function code + dependency layer), and whether boto3 slipped in."""
+    zip_path = PACKAGE_DIR / "deployment.zip"
+    if not zip_path.exists() and (ROOT / "scripts" / "package.sh").exists():
+        subprocess.run(["bash", "scripts/package.sh"], cwd=ROOT, capture_output=True, timeout=900, check=False)
+    if not zip_path.exists():
+        return [Figure("package", "not built", "<= 5 MB without boto3")]
+    parts = [p for p in (zip_path, PACKAGE_DIR / "layer-deployment.zip") if p.exists()]
+    names = [n for p in parts for n in zipfile.ZipFile(p).namelist()]
+    has_boto = any(re.search(r"(^|/)(boto3|botocore)/", n) for n in names)
+    sizes = {p.name: p.stat().st_size / MB for p in parts}
+    total = sum(sizes.values())
+    figure = at_most("Lambda package MB (function zip + dependency layer)", total, 5, **sizes, contains_boto3=has_boto)
+    figure.met = bool(figure.met) and not has_boto
+    return [figure, *(Figure(f"  {name} MB", size) for name, size in sizes.items()),
+            Figure("  boto3/botocore in the package", has_boto, "False", not has_boto)]
+
+
+def credentials_figures() -> list[Figure]:
+    """bench/credentials_bench.py's own lines (someone else's bench), taken as it prints them."""
+    script = ROOT / "bench" / "credentials_bench.py"
+    if not script.exists():
+        return []
+    command = [sys.executable, str(script)]
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=900, check=False)
+    figures = []
+    for line in done.stdout.splitlines():
+        match = re.match(r"^\s*(.+?):\s+(.+?)(?:\s+\(target:\s*(.+?),\s*(met|MISSED|reported)\))?\s*$", line)
+        if match:
+            name, value, target, status = match.groups()
+            met = {"met": True, "MISSED": False}.get(status or "")
+            figures.append(Figure(f"credentials: {name}", value, target or "none", met))
+    if done.returncode != 0 or not figures:
+        figures.append(Figure("credentials bench exit code", done.returncode, "0", done.returncode == 0,
+                              {"stderr_tail": done.stderr[-500:]}))
+    return figures
+
+
+# ---- main ---------------------------------------------------------------------------------------------------
+
+
+def run_all(args: argparse.Namespace, emit: Callable[[Figure], None]) -> list[Figure]:
+    figures: list[Figure] = []
+
+    def add(new: list[Figure]) -> None:
+        for figure in new:
+            figures.append(figure)
+            emit(figure)
+
+    # The app's JSON log lines go where Lambda's would (a stream; here /dev/null): not part of the report.
+    with open(os.devnull, "w") as devnull, open_stack() as stack, contextlib.redirect_stdout(devnull):
+        add(count_figures(count_operations(stack, args.batch)))
+        add(get_memory_ratio(stack, args.entries, args.proposals, args.reps))
+        add(context_history_ratio(stack, args.entries, args.journal_rows, args.reps))
+        add(consumer_throughput(stack, args.batch, args.batches, args.reps))
+    add(import_ratio(args.import_reps))
+    add(package_size())
+    add(credentials_figures())
+    return figures
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--reps", type=int, default=30, help="repetitions of each timed pair")
+    parser.add_argument("--import-reps", type=int, default=7, help="fresh interpreters per side")
+    parser.add_argument("--batch", type=int, default=100, help="proposes per consumer batch")
+    parser.add_argument("--batches", type=int, default=3, help="consumer batches timed")
+    parser.add_argument("--entries", type=int, default=200)
+    parser.add_argument("--proposals", type=int, default=50)
+    parser.add_argument("--journal-rows", type=int, default=10_000)
+    parser.add_argument("--strict", action="store_true", help="exit 1 when a target is missed")
+    args = parser.parse_args(argv)
+    out = sys.stdout
+    figures = run_all(args, lambda f: print(f.line(), file=out, flush=True))
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    document = {
+        "generated_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "python": platform.python_version(),
+        "load_average": os.getloadavg(),
+        "settings": vars(args),
+        "figures": [{**asdict(f), "status": f.status} for f in figures],
+    }
+    RESULTS.write_text(json.dumps(document, indent=2, default=str) + "\n")
+    missed = [f.name for f in figures if f.met is False]
+    print(f"{len(figures)} figures, {len(missed)} missed; JSON: {RESULTS.relative_to(ROOT)}")
+    return 1 if args.strict and missed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
