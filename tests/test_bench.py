@@ -1,0 +1,60 @@
+"""`make bench`'s DynamoDB call counts, run small: every operation stays within issue 7's targets.
+
+Counts are deterministic, so they are asserted; the bench's timings never are.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from bench import run
+
+BATCH = 10
+
+
+@pytest.fixture(scope="module")
+def counts() -> Iterator[dict[str, run.OpCount]]:
+    with run.open_stack() as stack:
+        yield run.count_operations(stack, batch_size=BATCH)
+
+
+def test_the_counter_sees_each_call_by_operation_name() -> None:
+    with run.open_stack() as stack, stack.counter.counting() as calls:
+        stack.stores.entries.get_state("someone")
+        stack.stores.proposals.list("someone")
+    assert calls == ["GetItem", "Query"]
+
+
+def test_get_memory_reads_in_at_most_two_calls(counts: dict[str, run.OpCount]) -> None:
+    assert 1 <= counts["GET /v1/memory"].calls <= 2
+    assert counts["GET /v1/memory"].writes == 0
+
+
+def test_context_fetch_is_at_most_three_calls_including_its_journal_write(counts: dict[str, run.OpCount]) -> None:
+    context = counts["GET /v1/sessions/{id}/memory (context)"]
+    assert context.calls <= 3
+    assert context.writes == 1  # the keep.memory.context row
+
+
+def test_adding_an_entry_is_one_write_call(counts: dict[str, run.OpCount]) -> None:
+    assert counts["POST /v1/memory"].writes == 1
+
+
+def test_each_propose_through_the_consumer_is_at_most_three_calls(counts: dict[str, run.OpCount]) -> None:
+    one = counts["consumer: one memory.propose"]
+    batch = counts[f"consumer: batch of {BATCH} memory.propose, per propose"]
+    assert 1 <= one.calls <= 3
+    assert batch.per == BATCH and 1 <= batch.calls <= 3
+
+
+def test_every_counted_operation_meets_its_target(counts: dict[str, run.OpCount]) -> None:
+    figures = run.count_figures(counts)
+    assert len(figures) == len(counts)
+    assert [f.name for f in figures if f.met is False] == []
+
+
+def test_a_count_over_its_target_is_reported_missed() -> None:
+    (figure,) = run.count_figures({"GET /v1/memory": run.OpCount(["Query", "Query", "GetItem"])})
+    assert figure.met is False
+    assert figure.line().endswith("(target: <= 2, MISSED)")
