@@ -19,9 +19,10 @@ __all__ = ["find_credential"]
 
 # --- what random looks like -------------------------------------------------------------------
 
-_PLACEHOLDER_PARTS = (
-    "xxxx", "****", "...", "\u2026", "\u2022\u2022", "redact", "placeholder", "example", "changeme",
-    "change_me", "dummy", "sample", "your", "insert", "replace", "fixme", "todo", "masked", "here",
+_MARKERS = ("...", "\u2026", "\u2022\u2022", "****", "redact", "placeholder", "example")
+# Words that mark a typed placeholder; a long random string contains short ones by chance.
+_PLACEHOLDER_PARTS = _MARKERS + (
+    "xxxx", "changeme", "change_me", "dummy", "sample", "your", "insert", "replace", "fixme", "todo", "masked", "here",
 )
 # Frequent English letter pairs: identifiers and phrases are made of them, random strings are not.
 _BIGRAMS = frozenset(
@@ -40,18 +41,22 @@ _HEX = frozenset("0123456789abcdefABCDEF-")
 def _looks_random(s: str, classes: int = 2, max_run: int | None = 5) -> bool:
     """Many distinct characters of several kinds, no long runs or counting: not typed by hand."""
     n, low = len(s), s.lower()
-    if n < 8 or any(p in low for p in _PLACEHOLDER_PARTS) or len(set(low)) < min(10, max(4, n // 3)):
+    parts = _PLACEHOLDER_PARTS if n <= 64 else _MARKERS
+    if n < 8 or any(p in low for p in parts) or len(set(low)) < min(8, max(4, n // 3)):
         return False
     kinds = any(c.islower() for c in s) + any(c.isupper() for c in s) + any(c.isdigit() for c in s)
     if kinds < classes:
         return False
-    run = ascending = 0
-    for a, b in zip(low, low[1:]):
+    run = ascending = climb = 0
+    for a, b in zip(low, low[1:], strict=False):
         run = run + 1 if a == b else 0
         if max_run is not None and run >= max_run:
             return False
-        ascending += ord(b) - ord(a) == 1
-    return ascending * 4 < n
+        climb = climb + 1 if ord(b) - ord(a) == 1 else 0
+        if climb >= 5:  # 'abcdef', '123456'
+            return False
+        ascending += climb > 0
+    return ascending * 3 < n
 
 
 def _is_wordy(s: str) -> bool:
@@ -60,10 +65,12 @@ def _is_wordy(s: str) -> bool:
         return False
     pairs = hits = 0
     for chunk in _CHUNKS.findall(s):
+        if len(chunk) < 3:  # two-letter pieces of random mixed case hit common pairs by chance
+            continue
         chunk = chunk.lower()
         pairs += len(chunk) - 1
-        hits += sum(a + b in _BIGRAMS for a, b in zip(chunk, chunk[1:]))
-    return hits >= 8 and hits >= 0.75 * pairs
+        hits += sum(a + b in _BIGRAMS for a, b in zip(chunk, chunk[1:], strict=False))
+    return hits >= 8 and hits >= 0.8 * pairs
 
 
 def _b64(s: str, urlsafe: bool = True) -> bytes | None:
@@ -85,14 +92,32 @@ def _b64_json_header(s: str) -> bool:
 
 # --- what a value that is not a secret looks like ---------------------------------------------
 
+# Values that point at a secret kept elsewhere: $VAR, ${VAR}, $(cmd), %(name)s, {{ var }}, <...>,
+# [REDACTED], (see vault), !vault, *alias, @Microsoft.KeyVault(...), os.environ[...], ENC[...].
 _REFERENCE = re.compile(
-    r"[$%{<\[(!@&*]|.*(?:\(|\$\{|\{\{|\}\}|environ|getenv|process\.env|secrets\.|vault:|ENV\[|::)"
-    r"|[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+$|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*$",
+    r"\$(?:\{|\(|[A-Za-z_][A-Za-z0-9_]*$)|%(?:\(|s$|[A-Za-z_][A-Za-z0-9_]*%$)|\{|<|\[[A-Za-z _\-]*$"
+    r"|\([A-Za-z ]*$|![A-Za-z]+$|[&*][A-Za-z_][A-Za-z0-9_]*$|@Microsoft\\."
+    r"|.*(?:[A-Za-z0-9_\]]\(|\$\{|\{\{|\}\}|environ|getenv|process\.env|secrets\.|vault:|ENV\[|ENC\[|::)"
+    r"|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*$",
     re.S,
 )
+_DOTTED = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+")
+
+
+def _is_code_path(v: str) -> bool:
+    """`settings.SECRET_KEY`, `config.db.password`: short dotted names with no random part."""
+    if not _DOTTED.fullmatch(v):
+        return False
+    parts = v.split(".")
+    if any(_looks_random(p) and not _is_wordy(p) for p in parts):
+        return False  # 'ya29.<random>' is a token
+    return len(parts) <= 3 or bool(re.search(r"(?:password|passwd|pwd|secret|token|key)s?$", parts[-1].lower()))
+
+
 _WORD_PLACEHOLDER = re.compile(
     r"(?:my|your|the|some|a|db|new|old|strong|secure|super|secret|example|sample|dummy|test|default)*"
-    r"(?:password|passwd|pass|pwd|secret|passphrase|token|key|apikey|value|changeme)(?:here|goeshere|123)?"
+    r"(?:password|passwd|pass|pwd|secret|passphrase|token|key|apikey|value|changeme|admin|test|demo|guest|user|root"
+    r"|qwerty|letmein|welcome|foobar|foo|bar)(?:here|goeshere|[0-9]{0,8})"
 )
 _NOT_PASSWORDS = frozenset(
     "secret changeme example test testing admin root guest user username postgres mysql redis mongo "
@@ -107,40 +132,49 @@ def _is_reference_or_placeholder(v: str) -> bool:
     low = v.lower()
     norm = re.sub(r"[^a-z0-9]", "", low)
     return (
-        bool(_REFERENCE.match(v)) or any(p in low for p in _PLACEHOLDER_PARTS) or len(set(v)) == 1
+        bool(_REFERENCE.match(v)) or _is_code_path(v) or any(p in low for p in _PLACEHOLDER_PARTS) or len(set(v)) == 1
         or norm in _NOT_PASSWORDS or bool(_WORD_PLACEHOLDER.fullmatch(norm))
+    )
+
+
+_FILLER = re.compile(r"(.)\1{5}|01234567|12345678|23456789|abcdefgh", re.I)
+
+
+_PASSPHRASE = re.compile(r"[a-z]{2,12}(?:[-_.][a-z]{2,12}){3,9}")
+
+
+def _password_kinds(v: str) -> int:
+    return (
+        any(c.islower() for c in v) + any(c.isupper() for c in v[1:]) + any(c.isdigit() for c in v)
+        + any(not c.isalnum() for c in v)
     )
 
 
 def _password_value(v: str) -> bool:
     """A typed password: one token with two kinds of character, or a long passphrase."""
-    if not 6 <= len(v) <= 128 or _is_reference_or_placeholder(v) or _NUMERIC.fullmatch(v):
+    if not 6 <= len(v) <= 128 or _is_reference_or_placeholder(v) or _NUMERIC.fullmatch(v) or _FILLER.search(v):
         return False
     if "://" in v or v.startswith(("/", "~/", "./", "C:\\")):
         return False
     if re.fullmatch(r"[a-z]+(?:[-_.][a-z]+)*", v):
-        return len(v) >= 16 and len(re.findall(r"[-_.]", v)) >= 3
+        return bool(_PASSPHRASE.fullmatch(v))
     if re.fullmatch(r"[A-Z]?[a-z]+", v):
         return False
-    kinds = (
-        any(c.islower() for c in v) + any(c.isupper() for c in v[1:]) + any(c.isdigit() for c in v)
-        + any(not c.isalnum() for c in v)
-    )
-    return kinds >= 2
+    return _password_kinds(v) >= 2
 
 
 def _secret_value(v: str) -> bool:
     """A generated secret: long, random, not a path, URL, digest, public key or timestamp."""
     if not 16 <= len(v) <= 1024 or _is_reference_or_placeholder(v) or _NUMERIC.fullmatch(v):
         return False
-    if "://" in v or v.startswith(_NOT_SECRET_PREFIXES) or re.fullmatch(r"AC[0-9a-f]{32}", v):
-        return False  # AC...: a Twilio account id, which is public
+    if "://" in v or v.startswith(_NOT_SECRET_PREFIXES) or re.fullmatch(r"AC[0-9a-f]{32}|0x[0-9a-fA-F]{40}", v):
+        return False  # a Twilio account id, an Ethereum address: public
     return _looks_random(v) and not _is_wordy(v)
 
 
 _NOT_SECRET_PREFIXES = (
-    "/", "./", "~/", "arn:", "sha1:", "sha256:", "sha512:", "sha256-", "sha384-", "sha512-",
-    "pk_live_", "pk_test_", "ssh-", "ecdsa-", "AAAA",
+    "arn:", "sha1:", "sha256:", "sha512:", "sha256-", "sha384-", "sha512-",
+    "pk_live_", "pk_test_", "pk.", "ssh-", "ecdsa-", "AAAA",
 )
 
 
@@ -155,10 +189,10 @@ def _url_password(user: str, pw: str) -> bool:
 _T = "A-Za-z0-9_\\-"
 
 
-def _tok(head: str, body: str, width: int = 0, right: str = _T) -> re.Pattern[str]:
+def _tok(head: str, body: str, width: int = 0, left: str = _T, right: str = _T) -> re.Pattern[str]:
     """``HEAD(?<![..]HEAD)BODY``: the left boundary is checked after the literal head so the
     regex keeps its fast literal-prefix search and ``ghp_ghp_ghp_...`` gives one candidate."""
-    behind = f"(?<![{_T}].{{{width}}})" if width else ""
+    behind = f"(?<![{left}].{{{width}}})" if width else ""
     return re.compile(f"{head}{behind}{body}(?![{right}])")
 
 
@@ -181,9 +215,9 @@ _TOKENS: tuple[tuple[str, re.Pattern[str], str], ...] = (
     ("sendgrid_key", _tok(r"SG\.", r"(?P<b>[A-Za-z0-9_\-]{22})\.(?P<c>[A-Za-z0-9_\-]{43})", 3), _T + "."),
     ("mailgun_key", _tok("key-", r"(?P<b>[0-9a-f]{32})", right="A-Za-z0-9"), "A-Za-z0-9"),
     ("mailgun_key", _tok("[0-9a-f]", r"(?P<b>[0-9a-f]{31})-[0-9a-f]{8}-[0-9a-f]{8}", 1), _T),
-    ("discord_bot_token", _tok("[MNO]", r"(?P<id>[A-Za-z0-9_\-]{22,26}+)\.(?P<b>[A-Za-z0-9_\-]{6})"
+    ("discord_bot_token", _tok("[MNO]", r"(?P<id>[A-Za-z0-9_\-]{22,26}+)\.[A-Za-z0-9_\-]{6}"
                                           r"\.(?P<c>[A-Za-z0-9_\-]{27,38}+)", 1), _T),
-    ("telegram_bot_token", _tok("[0-9]", r"[0-9]{4,11}+:(?P<b>[A-Za-z0-9_\-]{35})", 1), "0-9"),
+    ("telegram_bot_token", _tok("[0-9]", r"[0-9]{4,11}+:(?P<b>[A-Za-z0-9_\-]{35})", 1, left="0-9"), "0-9"),
     ("shopify_token", _tok("shp(?:at|ca|pa|ss)_", r"(?P<b>[a-fA-F0-9]{32})", 6), _T),
     ("digitalocean_token", _tok("do[opr]_v1_", r"(?P<b>[a-f0-9]{64})", 7), _T),
     ("heroku_api_key", _tok("HRKU-", r"(?P<b>[A-Za-z0-9_\-]{40,80}+)", 5), _T),
@@ -191,22 +225,29 @@ _TOKENS: tuple[tuple[str, re.Pattern[str], str], ...] = (
 )
 
 
+# Prefixes that also start ordinary identifiers: hf_AutoModelFor..., npm_config_..., sk-spinner-...
+_WORDY_PREFIXES = frozenset({"huggingface_token", "npm_token", "openai_api_key", "slack_token"})
+
+
 def _token_ok(shape: str, m: re.Match[str], text: str, left: str) -> bool:
     if left and m.start() and re.match(f"[{left}]", text[m.start() - 1]):
         return False
     g = m.groupdict()
-    if "path" in g:  # Slack: the longest dash- or slash-separated part is the random one
+    if "path" in g:  # Slack: numeric ids, then one long random part ('xoxo-see-you' is not one)
         parts = [p for p in re.split(r"[-/]", g["path"]) if p]
-        return len(parts) >= 2 and _looks_random(max(parts, key=len), classes=1)
+        longest = max(parts, key=len)
+        return (len(parts) >= 2 and len(longest) >= 16 and any(c.isdigit() for c in g["path"])
+                and _looks_random(longest, classes=1) and not _is_wordy(longest))
     if shape == "discord_bot_token":  # the first part is a base64 numeric user id
-        raw = _b64(g["id"])
+        raw = _b64(m.group(0).split(".")[0])
         if not raw or not raw.isdigit() or not 15 <= len(raw) <= 21:
             return False
     if shape == "openai_api_key":
         if g["b"].startswith("ant-") or (not g["p"] and len(g["b"]) < 32) or _is_wordy(g["b"]):
             return False
     classes = 1 if shape in ("mailgun_key", "twilio_key", "private_key") else 2
-    return all(_looks_random(v, classes=classes) for k, v in g.items() if k in "bc" and v)
+    wordy = shape in _WORDY_PREFIXES and any(_is_wordy(v) for k, v in g.items() if k in "bc" and v)
+    return not wordy and all(_looks_random(v, classes=classes) for k, v in g.items() if k in "bc" and v)
 
 
 def _tokens(text: str, low: str) -> str | None:
@@ -221,6 +262,7 @@ def _tokens(text: str, low: str) -> str | None:
 _PEM_HEAD = re.compile(r"-{3,5}BEGIN ?[A-Z0-9 ]{0,24}PRIVATE KEY(?: BLOCK)?-{3,5}")
 _GCP_KEY_ID = re.compile(r"""["']private_key_id["']\s{0,4}:\s{0,4}["']([0-9a-fA-F]{40})["']""")
 _GCP_PEM = re.compile(r"""["']private_key["']\s{0,4}:\s{0,4}["']-{5}BEGIN[A-Z ]{0,24}-{5}""")
+_PUTTY = re.compile(r"Private-Lines: ?[0-9]{1,3}")
 _B64_LINE = re.compile(r"[A-Za-z0-9+/=]{0,128}")
 
 
@@ -253,8 +295,8 @@ def _private_keys(text: str, low: str) -> str | None:
         for m in _PEM_HEAD.finditer(text):
             if _pem_body_random(text, m.end()):
                 return "private_key"
-    at = text.find("Private-Lines:") if "PuTTY-User-Key-File-" in text else -1
-    if at >= 0 and _pem_body_random(text, text.find("\n", at)):
+    m = _PUTTY.search(text) if "PuTTY-User-Key-File-" in text else None
+    if m and _pem_body_random(text, m.end()):
         return "private_key"
     return None
 
@@ -273,7 +315,8 @@ def _jwt(text: str, low: str) -> str | None:
 
 # --- AWS --------------------------------------------------------------------------------------
 _AWS_ID = re.compile(r"(?:AKIA|ASIA|ABIA|ACCA)(?<![A-Za-z0-9]....)(?P<b>[A-Z2-7]{16})(?![A-Za-z0-9])")
-_AWS_SECRET = re.compile(r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")
+# AWS secrets are standard base64: a 40-character piece of a base64url or dotted string is not one.
+_AWS_SECRET = re.compile(r"(?<![A-Za-z0-9/+_\-.])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=_\-])")
 _AWS_CONTEXT = re.compile(r"(?<![a-z])aws|secret_?access_?key|secret access key|amazon")
 
 
@@ -332,7 +375,7 @@ def _urls(text: str, low: str) -> str | None:
 
 
 # --- Authorization headers --------------------------------------------------------------------
-_BEARER = re.compile(r"(?i)(?<![a-z])bearer[ \t]{1,4}([A-Za-z0-9\-._~+/]{8,1024}+=*)")
+_BEARER = re.compile(r"(?i)(?<![a-z])bearer(?:[ \t]{1,4}token)?[ \t]{0,4}[:=]?[ \t]{1,4}([A-Za-z0-9\-._~+/]{8,1024}+=*)")
 _AUTH = re.compile(r"(?i)authorization[\"']?[ \t]{0,4}[:=][ \t]{0,4}[\"']?(?:(basic)|token|apikey)?"
                    r"[ \t]{0,4}([A-Za-z0-9\-._~+/]{8,1024}+=*)")
 
@@ -357,7 +400,7 @@ def _headers(text: str, low: str) -> str | None:
 
 # --- assignments: `password = ...`, `api_key: ...`, "le mot de passe est ..." -----------------
 _PASSWORD_KEYS = (
-    "password", "passwd", "passphrase", "passcode", "pass", "pwd", "mot de passe", "passwort",
+    "password", "passwd", "passphrase", "passcode", "pass", "pwd", "pw", "identified by", "mot de passe", "passwort",
     "kennwort", "contraseña", "contrasena", "senha", "wachtwoord", "hasło", "haslo", "lösenord",
     "salasana", "passord", "adgangskode", "şifre", "jelszó", "heslo", "пароль", "パスワード",
     "暗証番号", "密码", "密碼", "비밀번호",
@@ -380,10 +423,11 @@ _VERBS = r"is|was|est|ist|es|era|é|è|är|er|lautet|jest|equals|sind|—|–|-"
 _SEP = re.compile(rf"[\"'\])]?[ \t]{{0,4}}(?:[:=：]{{1,2}}|=>|->|→|(?<=[ \t])(?:{_VERBS})[ \t]|は|是|为|為|는|은)[ \t]{{0,4}}")
 _SEP_FOR = re.compile(  # "password for the NAS: ...", "mot de passe du wifi est ..."
     r"[ \t]{1,4}(?:for|to|of|on|at|in|de|du|des|del|della|da|do|für|vom|von|zum|zur|от|для|на)[ \t]{1,4}"
-    rf"(?:[^\s:=：,;!?]{{1,24}}[ \t]{{1,4}}){{0,4}}[^\s:=：,;!?]{{1,24}}"
+    rf"(?:[^\s:=：,;!?]{{1,24}}[ \t]{{1,4}}){{0,4}}?[^\s:=：,;!?]{{1,24}}"
     rf"(?:[ \t]{{0,4}}[:=：][ \t]{{0,4}}|[ \t]{{1,4}}(?:{_VERBS})[ \t]{{1,4}})",
     re.I,
 )
+_SEP_NAMED = re.compile(r"[ \t]{1,4}[A-Z][A-Za-z0-9.\-]{1,24}[ \t]{0,4}[:=：][ \t]{0,4}")  # "clé API Heroku : ..."
 _SEP_CLI = re.compile(r"[ \t]{1,4}")  # --password VALUE
 _VALUE = re.compile(r"(?:[\"'`「『“«]|&quot;)?[ \t]?([^\s\"'`<>]{1,256}+)")
 _SKIP_ANY = frozenset({"public", "publishable", "pub"})
@@ -393,7 +437,7 @@ _SKIP_LAST = frozenset(
     "rotation region arn version env var ref hash hashed digest fingerprint salt enabled required min "
     "max timeout manager field label placeholder input store provider mode scope scopes source "
     "location yaml yml json txt md toml ini cfg conf pem template usage used budget strength rule rules "
-    "validation regex pattern reset changed updated date time created age days number kind".split()
+    "validation regex pattern reset changed updated date time created age days number kind address".split()
 )
 _VENDORS = (
     ("heroku", "heroku_api_key"), ("twilio", "twilio_key"), ("mailgun", "mailgun_key"),
@@ -406,11 +450,16 @@ _VENDORS = (
 )
 
 
+_MEETING = re.compile(r"(?:zoom\.us|zoom\.com|webex\.com|gotomeeting\.com|whereby\.com)/[^\s]{0,200}$")
+
+
 def _key_char(c: str) -> bool:
     return c.isascii() and (c.isalnum() or c in "_.-")
 
 
 def _clean(value: str) -> str:
+    if "\u2026" in value or "\u2022" in value:  # 'sk-proj-…', '••••': shown, not given
+        return ""
     for i, c in enumerate(value):
         if not c.isascii():  # "...です", "...。": the value ends where the sentence's script resumes
             value = value[:i]
@@ -427,27 +476,39 @@ def _assignment_at(text: str, low: str, start: int, end: int, kind: str) -> str 
         return None
     if after.isascii() and after.isalpha() and not (kw[-1].islower() and after.isupper()):
         return None
+    if kw.isascii() and len(kw) <= 4 and (before.isascii() and before.isalpha() or after.isascii() and after.isalpha()):
+        return None  # 'pw', 'pwd', 'pass' glued to letters are pieces of other words or of random text
     if kw.lower() == "pass" and before == " " and start >= 2 and text[start - 2].isalpha():
         return None  # "boarding pass", "ski pass"
     left = start
     while left > 0 and start - left < 40 and _key_char(text[left - 1]):
         left -= 1
     right = _KEY_RIGHT.match(text, end).end()  # type: ignore[union-attr]
-    words = [w.lower() for w in _KEY_WORDS.findall(text[left:right])]
+    key = text[left:right]
+    if len(key) > 48 or (len(key) >= 12 and any(c.isdigit() for c in key) and _looks_random(key) and not _is_wordy(key)):
+        return None  # a keyword inside a random run ('...4PwY5ZW2nu...') names nothing
+    words = [w.lower() for w in _KEY_WORDS.findall(key)]
     if _SKIP_ANY.intersection(words) or (words and words[-1] in _SKIP_LAST):
         return None
-    sep = _SEP.match(text, right) or _SEP_FOR.match(text, right)
-    if sep is None and text.startswith("-", left):
-        sep = _SEP_CLI.match(text, right)
+    sep = _SEP.match(text, right) or _SEP_FOR.match(text, right) or _SEP_NAMED.match(text, right)
+    strict = False
+    if before in "?&" and _MEETING.search(text, max(0, start - 200), start):
+        return None  # a meeting link's passcode is made to be shared with the invite
+    if sep is None and (text.startswith("-", left) or kind == "password_assignment"):
+        # `--password VALUE`, `WITH PASSWORD 'VALUE'`, .netrc's `password VALUE`: only a strong value counts
+        sep, strict = _SEP_CLI.match(text, right), not text.startswith("-", left)
     value = _VALUE.match(text, sep.end()) if sep else None
     if value is None:
         return None
     v = _clean(value.group(1))
     if kind == "password_assignment":
-        return kind if _password_value(v) else None
+        quoted = value.group(0)[:1] in "\"'`"
+        strong = quoted or _password_kinds(v) >= 3 or bool(_PASSPHRASE.fullmatch(v))
+        ok = _password_value(v) and (not strict or (strong and not v.startswith("-")))
+        return kind if ok else None
     if not _secret_value(v):
         return None
-    window = low[max(0, left - 40): right]
+    window = low[max(0, left - 40): sep.end()]
     return next((shape for vendor, shape in _VENDORS if vendor in window), kind)
 
 
