@@ -196,32 +196,35 @@ def _tok(head: str, body: str, width: int = 0, left: str = _T, right: str = _T) 
     return re.compile(f"{head}{behind}{body}(?![{right}])")
 
 
-# (shape, pattern, characters that may not touch the token on the left)
-_TOKENS: tuple[tuple[str, re.Pattern[str], str], ...] = (
-    ("anthropic_api_key", _tok("sk-ant-", r"[a-z]{2,8}[0-9]{2}-(?P<b>[A-Za-z0-9_\-]{32,250}+)", 7), _T),
-    ("openai_api_key", _tok("sk-", r"(?P<p>(?:proj|svcacct|admin|None)-)?(?P<b>[A-Za-z0-9_\-]{20,250}+)", 3), _T),
-    ("github_token", _tok("gh[pousr]_", r"(?P<b>[A-Za-z0-9]{36,251}+)", 4), _T),
-    ("github_token", _tok("github_pat_", r"(?P<b>[A-Za-z0-9]{22})_(?P<c>[A-Za-z0-9]{59})", 11), _T),
-    ("gitlab_token", _tok("gl(?:pat|dt|rt|rtr|ptt|oas|cbt|ft|soat|imt|agent)-", r"(?P<b>[A-Za-z0-9_\-]{20,80}+)"), _T),
-    ("slack_webhook", _tok(r"hooks\.slack\.com/(?:services|workflows|triggers)/", r"(?P<path>[A-Za-z0-9_/\-]{20,200}+)"), ""),
-    ("slack_token", _tok("xox[abposre]-", r"(?P<path>[A-Za-z0-9\-]{10,250}+)", 5), _T),
-    ("slack_token", _tok("xapp-", r"(?P<path>[A-Za-z0-9\-]{30,250}+)", 5), _T),
-    ("stripe_secret_key", _tok("[sr]k_(?:live|test)_", r"(?P<b>[A-Za-z0-9]{20,247}+)", 8), _T),
-    ("google_api_key", _tok("AIza", r"(?P<b>[A-Za-z0-9_\-]{35})", 4), _T),
-    ("huggingface_token", _tok("hf_", r"(?P<b>[A-Za-z0-9]{30,40}+)", 3), _T),
-    ("npm_token", _tok("npm_", r"(?P<b>[A-Za-z0-9]{36})", 4), _T),
-    ("pypi_token", _tok("pypi-AgE", r"(?P<b>[A-Za-z0-9_\-]{50,400}+)", 8), _T),
-    ("twilio_key", _tok("SK", r"(?P<b>[0-9a-fA-F]{32})", right="A-Za-z0-9"), "A-Za-z0-9"),
-    ("sendgrid_key", _tok(r"SG\.", r"(?P<b>[A-Za-z0-9_\-]{22})\.(?P<c>[A-Za-z0-9_\-]{43})", 3), _T + "."),
-    ("mailgun_key", _tok("key-", r"(?P<b>[0-9a-f]{32})", right="A-Za-z0-9"), "A-Za-z0-9"),
-    ("mailgun_key", _tok("[0-9a-f]", r"(?P<b>[0-9a-f]{31})-[0-9a-f]{8}-[0-9a-f]{8}", 1), _T),
-    ("discord_bot_token", _tok("[MNO]", r"(?P<id>[A-Za-z0-9_\-]{22,26}+)\.[A-Za-z0-9_\-]{6}"
-                                          r"\.(?P<c>[A-Za-z0-9_\-]{27,38}+)", 1), _T),
-    ("telegram_bot_token", _tok("[0-9]", r"[0-9]{4,11}+:(?P<b>[A-Za-z0-9_\-]{35})", 1, left="0-9"), "0-9"),
-    ("shopify_token", _tok("shp(?:at|ca|pa|ss)_", r"(?P<b>[a-fA-F0-9]{32})", 6), _T),
-    ("digitalocean_token", _tok("do[opr]_v1_", r"(?P<b>[a-f0-9]{64})", 7), _T),
-    ("heroku_api_key", _tok("HRKU-", r"(?P<b>[A-Za-z0-9_\-]{40,80}+)", 5), _T),
-    ("private_key", _tok("AGE-SECRET-KEY-1", r"(?P<b>[0-9A-Z]{58})", 16), _T),
+# (shape, a piece every match contains, pattern, characters that may not touch the token on the left)
+_TOKENS: tuple[tuple[str, str, re.Pattern[str], str], ...] = (
+    ("anthropic_api_key", "sk-ant-", _tok("sk-ant-", r"[a-z]{2,8}[0-9]{2}-(?P<b>[A-Za-z0-9_\-]{32,250}+)", 7), _T),
+    ("openai_api_key", "sk-", _tok("sk-", r"(?P<p>(?:proj|svcacct|admin|None)-)?(?P<b>[A-Za-z0-9_\-]{20,250}+)", 3), _T),
+    ("github_token", "_", _tok("gh[pousr]_", r"(?P<b>[A-Za-z0-9]{36,251}+)", 4), _T),
+    ("github_token", "github_pat_", _tok("github_pat_", r"(?P<b>[A-Za-z0-9]{22})_(?P<c>[A-Za-z0-9]{59})", 11), _T),
+    ("gitlab_token", "gl", _tok("gl(?:pat|dt|rt|rtr|ptt|oas|cbt|ft|soat|imt|agent)-", r"(?P<b>[A-Za-z0-9_\-]{20,80}+)"), _T),
+    ("slack_webhook", "hooks.slack.com/", _tok(r"hooks\.slack\.com/(?:services|workflows|triggers)/",
+                                               r"(?P<path>[A-Za-z0-9_/\-]{20,200}+)"), ""),
+    ("slack_token", "xox", _tok("xox[abposre]-", r"(?P<path>[A-Za-z0-9\-]{10,250}+)", 5), _T),
+    ("slack_token", "xapp-", _tok("xapp-", r"(?P<path>[A-Za-z0-9\-]{30,250}+)", 5), _T),
+    ("stripe_secret_key", "k_", _tok("[sr]k_(?:live|test)_", r"(?P<b>[A-Za-z0-9]{20,247}+)", 8), _T),
+    ("google_api_key", "AIza", _tok("AIza", r"(?P<b>[A-Za-z0-9_\-]{35})", 4), _T),
+    ("huggingface_token", "hf_", _tok("hf_", r"(?P<b>[A-Za-z0-9]{30,40}+)", 3), _T),
+    ("npm_token", "npm_", _tok("npm_", r"(?P<b>[A-Za-z0-9]{36})", 4), _T),
+    ("pypi_token", "pypi-AgE", _tok("pypi-AgE", r"(?P<b>[A-Za-z0-9_\-]{50,400}+)", 8), _T),
+    ("twilio_key", "SK", _tok("SK", r"(?P<b>[0-9a-fA-F]{32})", right="A-Za-z0-9"), "A-Za-z0-9"),
+    ("sendgrid_key", "SG.", _tok(r"SG\.", r"(?P<b>[A-Za-z0-9_\-]{22})\.(?P<c>[A-Za-z0-9_\-]{43})", 3), _T + "."),
+    ("mailgun_key", "key-", _tok("key-", r"(?P<b>[0-9a-f]{32})", right="A-Za-z0-9"), "A-Za-z0-9"),
+    # the newer Mailgun key, <32 hex>-<8 hex>-<8 hex>, found from its first dash
+    ("mailgun_key", "-", re.compile(r"-(?<=(?<![A-Za-z0-9_\-])(?P<b>[0-9a-f]{32})-)[0-9a-f]{8}-[0-9a-f]{8}(?![A-Za-z0-9_\-])"), ""),
+    ("discord_bot_token", ".", _tok("[MNO]", r"(?P<id>[A-Za-z0-9_\-]{22,26}+)\.[A-Za-z0-9_\-]{6}"
+                                                r"\.(?P<c>[A-Za-z0-9_\-]{27,38}+)", 1), _T),
+    # <bot id>:<35 characters>, found from its colon
+    ("telegram_bot_token", ":", re.compile(r":(?<=[0-9]{5}:)(?P<b>[A-Za-z0-9_\-]{35})(?![A-Za-z0-9_\-])"), ""),
+    ("shopify_token", "shp", _tok("shp(?:at|ca|pa|ss)_", r"(?P<b>[a-fA-F0-9]{32})", 6), _T),
+    ("digitalocean_token", "_v1_", _tok("do[opr]_v1_", r"(?P<b>[a-f0-9]{64})", 7), _T),
+    ("heroku_api_key", "HRKU-", _tok("HRKU-", r"(?P<b>[A-Za-z0-9_\-]{40,80}+)", 5), _T),
+    ("private_key", "AGE-SECRET-KEY-1", _tok("AGE-SECRET-KEY-1", r"(?P<b>[0-9A-Z]{58})", 16), _T),
 )
 
 
@@ -238,6 +241,10 @@ def _token_ok(shape: str, m: re.Match[str], text: str, left: str) -> bool:
         longest = max(parts, key=len)
         return (len(parts) >= 2 and len(longest) >= 16 and any(c.isdigit() for c in g["path"])
                 and _looks_random(longest, classes=1) and not _is_wordy(longest))
+    if shape == "telegram_bot_token":  # 5 to 12 digits of bot id before the colon
+        digits = len(text[max(0, m.start() - 13): m.start()]) - len(text[max(0, m.start() - 13): m.start()].rstrip("0123456789"))
+        if digits > 12:
+            return False
     if shape == "discord_bot_token":  # the first part is a base64 numeric user id
         raw = _b64(m.group(0).split(".")[0])
         if not raw or not raw.isdigit() or not 15 <= len(raw) <= 21:
@@ -251,7 +258,9 @@ def _token_ok(shape: str, m: re.Match[str], text: str, left: str) -> bool:
 
 
 def _tokens(text: str, low: str) -> str | None:
-    for shape, pattern, left in _TOKENS:
+    for shape, piece, pattern, left in _TOKENS:
+        if piece not in text:
+            continue
         for m in pattern.finditer(text):
             if _token_ok(shape, m, text, left):
                 return shape
@@ -315,9 +324,14 @@ def _jwt(text: str, low: str) -> str | None:
 
 # --- AWS --------------------------------------------------------------------------------------
 _AWS_ID = re.compile(r"(?:AKIA|ASIA|ABIA|ACCA)(?<![A-Za-z0-9]....)(?P<b>[A-Z2-7]{16})(?![A-Za-z0-9])")
-# AWS secrets are standard base64: a 40-character piece of a base64url or dotted string is not one.
-_AWS_SECRET = re.compile(r"(?<![A-Za-z0-9/+_\-.])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=_\-])")
+# Maximal base64 runs (a charset-led regex keeps sre's fast scan); exactly 40 long is the candidate.
+_B64_RUN = re.compile(r"[A-Za-z0-9/+]{40,}+")
 _AWS_CONTEXT = re.compile(r"(?<![a-z])aws|secret_?access_?key|secret access key|amazon")
+
+
+def _aws_context(low: str, start: int = 0, end: int | None = None) -> bool:
+    window = low[start:end]
+    return ("aws" in window or "secret" in window or "amazon" in window) and bool(_AWS_CONTEXT.search(window))
 
 
 def _aws_secret_like(s: str) -> bool:
@@ -334,10 +348,14 @@ def _inside_pem(text: str, at: int) -> bool:
 
 def _aws(text: str, low: str) -> str | None:
     key_id = any(_looks_random(m.group("b"), classes=1) for m in _AWS_ID.finditer(text))
-    if key_id or _AWS_CONTEXT.search(low):
-        for m in _AWS_SECRET.finditer(text):
-            near = key_id or _AWS_CONTEXT.search(low, max(0, m.start() - 200), m.end() + 100)
-            if near and _aws_secret_like(m.group(0)) and not _inside_pem(text, m.start()):
+    if key_id or _aws_context(low):
+        for m in _B64_RUN.finditer(text):
+            a, b = m.span()
+            # AWS secrets are standard base64: 40 characters of a base64url, dotted or padded string are not one.
+            if b - a != 40 or (a and text[a - 1] in "_-.") or text[b:b + 1] in ("=", "_", "-"):
+                continue
+            near = key_id or _aws_context(low, max(0, a - 200), b + 100)
+            if near and _aws_secret_like(m.group(0)) and not _inside_pem(text, a):
                 return "aws_secret_access_key"
     return "aws_access_key_id" if key_id else None
 
@@ -355,8 +373,8 @@ def _azure(text: str, low: str) -> str | None:
 
 
 # --- URLs with a password ---------------------------------------------------------------------
-_URL = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.\-]{0,24}+)://(?P<user>[^\s:/?#@\"'<>\[\]]{0,128}+)"
-                  r":(?P<pw>[^\s/?#@\"'<>]{1,256}+)@[A-Za-z0-9\[]")
+_USERINFO = re.compile(r"//(?P<user>[^\s:/?#@\"'<>\[\]]{0,128}+):(?P<pw>[^\s/?#@\"'<>]{1,256}+)@[A-Za-z0-9\[]")
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]{0,24}$")
 _DB_SCHEMES = frozenset(
     "postgres postgresql postgis mysql mysql2 mysqlx mariadb mongodb redis rediss amqp amqps mssql "
     "sqlserver oracle cockroachdb clickhouse couchdb couchbase neo4j bolt cassandra memcached "
@@ -367,10 +385,14 @@ _DB_SCHEMES = frozenset(
 def _urls(text: str, low: str) -> str | None:
     if "://" not in text or "@" not in text:
         return None
-    for m in _URL.finditer(text):
-        if _url_password(m.group("user"), unquote(m.group("pw"))):
-            scheme = m.group("scheme").lower().split("+")[0]
-            return "database_url" if scheme in _DB_SCHEMES else "url_password"
+    at = text.find("://")
+    while at >= 0:  # from each '://', read the userinfo forwards and the scheme backwards
+        m = _USERINFO.match(text, at + 1)
+        if m and _url_password(m.group("user"), unquote(m.group("pw"))):
+            scheme = _SCHEME.search(text, max(0, at - 25), at)
+            name = scheme.group(0).lower().split("+")[0] if scheme else ""
+            return "database_url" if name in _DB_SCHEMES else "url_password"
+        at = text.find("://", at + 3)
     return None
 
 
@@ -467,39 +489,42 @@ def _clean(value: str) -> str:
     return value.rstrip(".,;:!?)]}>'\"")
 
 
+def _glued(kw: str, before: str, after: str) -> bool:
+    """'bypass', 'compass', 'passwords', 'tokenizer' are other words; 'dbPassword', 'PGPASSWORD' are keys."""
+    b, a = before.isascii() and before.isalpha(), after.isascii() and after.isalpha()
+    if (b and not kw[0].isupper()) or (a and not (kw[-1].islower() and after.isupper())):
+        return True
+    return kw.isascii() and len(kw) <= 4 and (a or b)  # 'pw', 'pwd', 'pass' inside other words or random text
+
+
+def _key_names_a_secret(key: str) -> bool:
+    if len(key) > 48 or (len(key) >= 12 and any(c.isdigit() for c in key) and _looks_random(key) and not _is_wordy(key)):
+        return False  # a keyword inside a random run ('...4PwY5ZW2nu...') names nothing
+    words = [w.lower() for w in _KEY_WORDS.findall(key)]
+    return not (_SKIP_ANY.intersection(words) or (words and words[-1] in _SKIP_LAST))
+
+
 def _assignment_at(text: str, low: str, start: int, end: int, kind: str) -> str | None:
     kw = text[start:end]
     before = text[start - 1] if start else " "
-    after = text[end] if end < len(text) else " "
-    # 'bypass', 'compass', 'passwords', 'tokenizer' are other words; 'dbPassword', 'PGPASSWORD' are keys.
-    if before.isascii() and before.isalpha() and not kw[0].isupper():
+    if _glued(kw, before, text[end:end + 1] or " "):
         return None
-    if after.isascii() and after.isalpha() and not (kw[-1].islower() and after.isupper()):
-        return None
-    if kw.isascii() and len(kw) <= 4 and (before.isascii() and before.isalpha() or after.isascii() and after.isalpha()):
-        return None  # 'pw', 'pwd', 'pass' glued to letters are pieces of other words or of random text
     if kw.lower() == "pass" and before == " " and start >= 2 and text[start - 2].isalpha():
         return None  # "boarding pass", "ski pass"
+    right = _KEY_RIGHT.match(text, end).end()  # type: ignore[union-attr]
+    sep = _SEP.match(text, right) or _SEP_FOR.match(text, right) or _SEP_NAMED.match(text, right)
     left = start
     while left > 0 and start - left < 40 and _key_char(text[left - 1]):
         left -= 1
-    right = _KEY_RIGHT.match(text, end).end()  # type: ignore[union-attr]
-    key = text[left:right]
-    if len(key) > 48 or (len(key) >= 12 and any(c.isdigit() for c in key) and _looks_random(key) and not _is_wordy(key)):
-        return None  # a keyword inside a random run ('...4PwY5ZW2nu...') names nothing
-    words = [w.lower() for w in _KEY_WORDS.findall(key)]
-    if _SKIP_ANY.intersection(words) or (words and words[-1] in _SKIP_LAST):
-        return None
-    sep = _SEP.match(text, right) or _SEP_FOR.match(text, right) or _SEP_NAMED.match(text, right)
     strict = False
-    if before in "?&" and _MEETING.search(text, max(0, start - 200), start):
-        return None  # a meeting link's passcode is made to be shared with the invite
     if sep is None and (text.startswith("-", left) or kind == "password_assignment"):
         # `--password VALUE`, `WITH PASSWORD 'VALUE'`, .netrc's `password VALUE`: only a strong value counts
         sep, strict = _SEP_CLI.match(text, right), not text.startswith("-", left)
     value = _VALUE.match(text, sep.end()) if sep else None
-    if value is None:
+    if value is None or len(value.group(1)) < 6 or not _key_names_a_secret(text[left:right]):
         return None
+    if before in "?&" and _MEETING.search(text, max(0, start - 200), start):
+        return None  # a meeting link's passcode is made to be shared with the invite
     v = _clean(value.group(1))
     if kind == "password_assignment":
         quoted = value.group(0)[:1] in "\"'`"
@@ -508,12 +533,25 @@ def _assignment_at(text: str, low: str, start: int, end: int, kind: str) -> str 
         return kind if ok else None
     if not _secret_value(v):
         return None
-    window = low[max(0, left - 40): sep.end()]
+    window = low[max(0, left - 40): value.start()]
     return next((shape for vendor, shape in _VENDORS if vendor in window), kind)
 
 
+def _anchor(key: str) -> str:
+    return next((a for a in ("pass", "pw", "secret", "token", "key", "credential") if a in key), key)
+
+
+# Every keyword grouped under a short piece of it: most notes contain none and skip the group.
+_GROUPS: tuple[tuple[str, str, tuple[str, ...]], ...] = tuple(
+    (kind, anchor, tuple(k for k in keys if _anchor(k) == anchor))
+    for kind, keys in _KINDS for anchor in dict.fromkeys(_anchor(k) for k in keys)
+)
+
+
 def _assignments(text: str, low: str) -> str | None:
-    for kind, keys in _KINDS:
+    for kind, anchor, keys in _GROUPS:
+        if anchor not in low:
+            continue
         for key in keys:
             at = low.find(key)
             while at >= 0:
