@@ -94,10 +94,26 @@ def sign_in(page: Page, user: str) -> str:
     page.locator("#signin-user").fill(user)
     page.locator("#signin-button").click()
     expect(page.locator("#account-user")).to_have_text(user)
-    expect(page.locator("#app")).to_be_visible()
+    loaded(page)
     token = page.evaluate("() => sessionStorage.getItem('memory.token')")
     assert isinstance(token, str) and token.count(".") == 2
     return token
+
+
+def loaded(page: Page) -> None:
+    """The first GET /v1/memory has been rendered: the entries list or its empty state is showing.
+
+    Until then the switch shows the HTML's default "Off", and a toggle made that early can be
+    overwritten by the load's older answer, so tests act only after this.
+    """
+    expect(page.locator("#app")).to_be_visible()
+    expect(page.locator("#entries-empty:visible, [data-testid=entry]").first).to_be_visible()
+
+
+def reload(page: Page) -> None:
+    """Reload while signed in (the token is in sessionStorage) and wait for the memory to render."""
+    page.reload()
+    loaded(page)
 
 
 def settled(page: Page) -> None:

@@ -11,6 +11,7 @@ from tests.browser.browser_support import (
     github_classic_token,
     memory,
     new_user,
+    reload,
     settled,
     sign_in,
     switch_on,
@@ -131,7 +132,7 @@ def test_agent_proposals_show_taint_and_can_be_accepted_or_rejected(page: Page, 
     clean = agent.propose(user, token, "Works on the billing team", kind="fact")
     assert tainted["tainted"] is True and clean["tainted"] is False
 
-    page.reload()
+    reload(page)
     expect(page.locator(PROPOSALS)).to_have_count(2)
     expect(page.locator("#count-proposals")).to_have_text("2 / 50 waiting")
     flagged = page.locator(f"[data-proposal-id='{tainted['id']}']")
@@ -176,7 +177,7 @@ def test_forget_one_then_forget_all_behind_a_confirmation_that_counts(page: Page
     for text in ("first note", "second note", "third note"):
         add_entry(page, text)
     agent.propose(user, token, "Likes short answers")
-    page.reload()
+    reload(page)
     expect(page.locator(PROPOSALS)).to_have_count(1)
 
     page.locator(ENTRIES).filter(has_text="second note").get_by_role("button", name="Forget").click()
