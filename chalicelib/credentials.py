@@ -140,6 +140,7 @@ def _is_reference_or_placeholder(v: str) -> bool:
 _FILLER = re.compile(r"(.)\1{5}|01234567|12345678|23456789|abcdefgh", re.I)
 
 
+_KEY_IN_VALUE = re.compile(r"(?i)(?:pass(?:word|wd)?|pwd|secret|token)[:=]")
 _PASSPHRASE = re.compile(r"[a-z]{2,12}(?:[-_.][a-z]{2,12}){3,9}")
 
 
@@ -153,6 +154,8 @@ def _password_kinds(v: str) -> int:
 def _password_value(v: str) -> bool:
     """A typed password: one token with two kinds of character, or a long passphrase."""
     if not 6 <= len(v) <= 128 or _is_reference_or_placeholder(v) or _NUMERIC.fullmatch(v) or _FILLER.search(v):
+        return False
+    if len(set(v)) * 4 < len(v) or _KEY_IN_VALUE.search(v):  # 'password=password=...' repeats a key
         return False
     if "://" in v or v.startswith(("/", "~/", "./", "C:\\")):
         return False
