@@ -96,11 +96,12 @@ def _b64_json_header(s: str) -> bool:
 # [REDACTED], (see vault), !vault, *alias, @Microsoft.KeyVault(...), os.environ[...], ENC[...].
 _REFERENCE = re.compile(
     r"\$(?:\{|\(|[A-Za-z_][A-Za-z0-9_]*$)|%(?:\(|s$|[A-Za-z_][A-Za-z0-9_]*%$)|\{|<|\[[A-Za-z _\-]*$"
-    r"|\([A-Za-z ]*$|![A-Za-z]+$|[&*][A-Za-z_][A-Za-z0-9_]*$|@Microsoft\\."
-    r"|.*(?:[A-Za-z0-9_\]]\(|\$\{|\{\{|\}\}|environ|getenv|process\.env|secrets\.|vault:|ENV\[|ENC\[|::)"
+    r"|\([A-Za-z ]*$|![A-Za-z]+$|[&*][A-Za-z_][A-Za-z0-9_]*$|@Microsoft\."
     r"|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*$",
     re.S,
 )
+_REFERENCE_PARTS = ("${", "{{", "}}", "environ", "getenv", "process.env", "secrets.", "vault:", "ENV[", "ENC[", "::")
+_CALL = re.compile(r"[A-Za-z0-9_\]]\(")  # getpass(), os.getenv(...), config["x"](...)
 _DOTTED = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+")
 
 
@@ -132,7 +133,8 @@ def _is_reference_or_placeholder(v: str) -> bool:
     low = v.lower()
     norm = re.sub(r"[^a-z0-9]", "", low)
     return (
-        bool(_REFERENCE.match(v)) or _is_code_path(v) or any(p in low for p in _PLACEHOLDER_PARTS) or len(set(v)) == 1
+        bool(_REFERENCE.match(v)) or any(p in v for p in _REFERENCE_PARTS) or ("(" in v and bool(_CALL.search(v)))
+        or _is_code_path(v) or any(p in low for p in _PLACEHOLDER_PARTS) or len(set(v)) == 1
         or norm in _NOT_PASSWORDS or bool(_WORD_PLACEHOLDER.fullmatch(norm))
     )
 
@@ -140,7 +142,6 @@ def _is_reference_or_placeholder(v: str) -> bool:
 _FILLER = re.compile(r"(.)\1{5}|01234567|12345678|23456789|abcdefgh", re.I)
 
 
-_KEY_IN_VALUE = re.compile(r"(?i)(?:pass(?:word|wd)?|pwd|secret|token)[:=]")
 _PASSPHRASE = re.compile(r"[a-z]{2,12}(?:[-_.][a-z]{2,12}){3,9}")
 
 
@@ -155,7 +156,7 @@ def _password_value(v: str) -> bool:
     """A typed password: one token with two kinds of character, or a long passphrase."""
     if not 6 <= len(v) <= 128 or _is_reference_or_placeholder(v) or _NUMERIC.fullmatch(v) or _FILLER.search(v):
         return False
-    if len(set(v)) * 4 < len(v) or _KEY_IN_VALUE.search(v):  # 'password=password=...' repeats a key
+    if len(set(v)) * 4 < len(v):  # a repeated pattern, not a password
         return False
     if "://" in v or v.startswith(("/", "~/", "./", "C:\\")):
         return False
@@ -482,13 +483,17 @@ def _key_char(c: str) -> bool:
     return c.isascii() and (c.isalnum() or c in "_.-")
 
 
+_ASCII_PREFIX = re.compile(r"[\x00-\x7f]*")
+# A value that holds another key and separator ('password=password=...') is a repeated key, not a value.
+_KEYS_IN_VALUE = ("password=", "password:", "passwd=", "pwd=", "pw:", "pw=", "secret=", "secret:", "token=",
+                  "token:", "key=", "key:")
+
+
 def _clean(value: str) -> str:
     if "\u2026" in value or "\u2022" in value:  # 'sk-proj-…', '••••': shown, not given
         return ""
-    for i, c in enumerate(value):
-        if not c.isascii():  # "...です", "...。": the value ends where the sentence's script resumes
-            value = value[:i]
-            break
+    # "...です", "...。": the value ends where the sentence's script resumes
+    value = _ASCII_PREFIX.match(value).group(0)  # type: ignore[union-attr]
     return value.rstrip(".,;:!?)]}>'\"")
 
 
@@ -507,7 +512,9 @@ def _key_names_a_secret(key: str) -> bool:
     return not (_SKIP_ANY.intersection(words) or (words and words[-1] in _SKIP_LAST))
 
 
-def _assignment_at(text: str, low: str, start: int, end: int, kind: str) -> str | None:
+def _assignment_at(
+    text: str, low: str, start: int, end: int, kind: str, memo: dict[tuple[str, str, bool, bool], bool]
+) -> str | None:
     kw = text[start:end]
     before = text[start - 1] if start else " "
     if _glued(kw, before, text[end:end + 1] or " "):
@@ -524,20 +531,31 @@ def _assignment_at(text: str, low: str, start: int, end: int, kind: str) -> str 
         # `--password VALUE`, `WITH PASSWORD 'VALUE'`, .netrc's `password VALUE`: only a strong value counts
         sep, strict = _SEP_CLI.match(text, right), not text.startswith("-", left)
     value = _VALUE.match(text, sep.end()) if sep else None
-    if value is None or len(value.group(1)) < 6 or not _key_names_a_secret(text[left:right]):
+    if value is None or len(value.group(1)) < 6:
+        return None
+    low_value = low[value.start(1): value.end(1)]
+    if any(k in low_value for k in _KEYS_IN_VALUE) or not _key_names_a_secret(text[left:right]):
         return None
     if before in "?&" and _MEETING.search(text, max(0, start - 200), start):
         return None  # a meeting link's passcode is made to be shared with the invite
     v = _clean(value.group(1))
-    if kind == "password_assignment":
-        quoted = value.group(0)[:1] in "\"'`"
-        strong = quoted or _password_kinds(v) >= 3 or bool(_PASSPHRASE.fullmatch(v))
-        ok = _password_value(v) and (not strict or (strong and not v.startswith("-")))
-        return kind if ok else None
-    if not _secret_value(v):
+    quoted = value.group(0)[:1] in "\"'`"
+    verdict = memo.get((kind, v, strict, quoted))
+    if verdict is None:
+        verdict = memo[(kind, v, strict, quoted)] = _value_is_secret(kind, v, strict, quoted)
+    if not verdict:
         return None
+    if kind == "password_assignment":
+        return kind
     window = low[max(0, left - 40): value.start()]
     return next((shape for vendor, shape in _VENDORS if vendor in window), kind)
+
+
+def _value_is_secret(kind: str, v: str, strict: bool, quoted: bool) -> bool:
+    if kind == "password_assignment":
+        strong = quoted or _password_kinds(v) >= 3 or bool(_PASSPHRASE.fullmatch(v))
+        return _password_value(v) and (not strict or (strong and not v.startswith("-")))
+    return _secret_value(v)
 
 
 def _anchor(key: str) -> str:
@@ -546,21 +564,25 @@ def _anchor(key: str) -> str:
 
 # Every keyword grouped under a short piece of it: most notes contain none and skip the group.
 _GROUPS: tuple[tuple[str, str, tuple[str, ...]], ...] = tuple(
-    (kind, anchor, tuple(k for k in keys if _anchor(k) == anchor))
+    (kind, anchor, tuple(sorted((k for k in keys if _anchor(k) == anchor), key=len, reverse=True)))
     for kind, keys in _KINDS for anchor in dict.fromkeys(_anchor(k) for k in keys)
 )
 
 
 def _assignments(text: str, low: str) -> str | None:
+    memo: dict[tuple[str, str, bool, bool], bool] = {}  # per call only: text never outlives the call
     for kind, anchor, keys in _GROUPS:
         if anchor not in low:
             continue
+        done: set[int] = set()  # 'pass' where 'password' was already read
         for key in keys:
             at = low.find(key)
             while at >= 0:
-                shape = _assignment_at(text, low, at, at + len(key), kind)
-                if shape:
-                    return shape
+                if at not in done:
+                    done.add(at)
+                    shape = _assignment_at(text, low, at, at + len(key), kind, memo)
+                    if shape:
+                        return shape
                 at = low.find(key, at + 1)
     return None
 

@@ -1,0 +1,134 @@
+"""How well and how fast the credential detector works: recall, false alarms, worst-case time.
+
+Recall per shape and overall, false-positive rate overall and per benign category come from the
+seeded corpus in tests/credential_corpus.py. Times are per call, measured with time.perf_counter
+(the best of several repetitions, so a busy machine inflates them less): a typical note, a long
+benign note, and the slowest of a set of adversarial 2000-byte inputs built to make regexes and
+scans work hard. Times are reported, never asserted. Prints one line per figure and writes them
+to bench/results/credentials.json.
+
+Run from the repository root: .venv/bin/python bench/credentials_bench.py
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+import statistics
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from chalicelib.credentials import find_credential  # noqa: E402
+from tests.credential_corpus import SHAPES, negative_cases, positive_cases  # noqa: E402
+
+RESULTS = ROOT / "bench" / "results" / "credentials.json"
+REPEATS = 7
+
+
+def _adversarial() -> dict[str, str]:
+    """Inputs of about 2000 bytes that are hard on scanners: long runs, repeated prefixes and
+    keywords, near-misses that almost complete a pattern, separators without values."""
+    b64 = "".join(chr(65 + (i * 7919) % 26) + chr(97 + (i * 104729) % 26) + str(i % 10) for i in range(700))[:2000]
+    cases = {
+        "run_a": "a" * 2000, "run_A": "A" * 2000, "run_digits": "7" * 2000, "run_equals": "=" * 2000,
+        "run_colon": ":" * 2000, "run_at": "@" * 2000, "run_slash": "/" * 2000, "run_dash": "-" * 2000,
+        "run_dot": "." * 2000, "run_space": " " * 2000, "run_newline": "\n" * 2000, "escaped_newlines": "\\n" * 1000,
+        "ghp_repeated": "ghp_" * 500, "akia_repeated": "AKIA" * 500, "sk_repeated": "sk-" * 666,
+        "sk_ant_repeated": "sk-ant-" * 285, "eyj_repeated": "eyJ" * 666, "eyj_dots": "eyJ." * 500,
+        "xoxb_repeated": "xoxb-" * 400, "glpat_repeated": "glpat-" * 333, "aiza_repeated": "AIza" * 500,
+        "pem_headers": "-----BEGIN PRIVATE KEY-----" * 74, "pem_then_run": "-----BEGIN RSA PRIVATE KEY-----\n" + "A" * 1968,
+        "password_equals": "password=" * 222, "password_colon_space": "password: " * 200, "password_is": "password is " * 166,
+        "password_for": "password for the " * 117, "password_long_value": "password: " + "a" * 1990,
+        "api_key_equals": "api_key=" * 250, "token_colon": "token:" * 333, "secret_words": "secret " * 285,
+        "scheme_runs": "://" * 666, "colon_pairs": "a:" * 1000, "at_pairs": "a@" * 1000, "half_urls": "http://a:" * 222,
+        "userinfo_no_host": "postgres://u:" + "p" * 1987, "long_scheme": "a" * 1000 + "://" + "b" * 997,
+        "telegram_like": "1234567890:" + "A" * 1989, "digits_colons": "123456:" * 285,
+        "discord_like": ("M" * 24 + ".") * 80, "bearer_repeated": "Bearer " * 285, "authorization": "Authorization: " * 133,
+        "base64_run": b64, "aws_then_base64": "aws " + b64[:1996], "aws_words": "aws " * 500,
+        "forty_char_runs": ("aws " + b64[:40] + " ") * 44, "hex_run": "0123456789abcdef" * 125,
+        "hex_dashes": ("0123456789abcdef" * 2 + "-") * 60, "accents": "é" * 1000, "emoji": "😀" * 500,
+        "cjk_keywords": "パスワードは" * 111, "mixed_keywords": "pass pwd pw token secret key-" * 69,
+        "begin_dashes": "-" * 1000 + "BEGIN" * 200, "brackets": "[" * 1000 + "{" * 1000,
+    }
+    return {name: text[:2000] for name, text in cases.items()}
+
+
+def _per_call_us(text: str, calls: int) -> float:
+    best = float("inf")
+    for _ in range(REPEATS):
+        start = time.perf_counter()
+        for _ in range(calls):
+            find_credential(text)
+        best = min(best, (time.perf_counter() - start) / calls)
+    return best * 1e6
+
+
+def main() -> None:
+    figures: dict[str, object] = {"python": platform.python_version(), "machine": platform.machine()}
+    lines: list[str] = []
+
+    positives, negatives = positive_cases(), negative_cases()
+    total, caught, named = Counter[str](), Counter[str](), Counter[str]()
+    for case in positives:
+        shape = find_credential(case.text)
+        total[case.label] += 1
+        caught[case.label] += shape is not None
+        named[case.label] += shape == case.label
+    for shape in SHAPES:
+        recall = caught[shape] / total[shape]
+        figures[f"recall.{shape}"] = round(recall, 4)
+        figures[f"named_correctly.{shape}"] = round(named[shape] / total[shape], 4)
+        lines.append(f"recall {shape:26s} {recall:.3f}  ({caught[shape]}/{total[shape]}, named correctly {named[shape]})")
+    recall = sum(caught.values()) / len(positives)
+    figures["recall.overall"] = round(recall, 4)
+    lines.append(f"recall overall                    {recall:.4f}  ({sum(caught.values())}/{len(positives)})")
+
+    seen, refused = Counter[str](), Counter[str]()
+    for case in negatives:
+        seen[case.label] += 1
+        refused[case.label] += find_credential(case.text) is not None
+    fpr = sum(refused.values()) / len(negatives)
+    figures["fpr.overall"] = round(fpr, 4)
+    lines.append(f"false-positive rate overall       {fpr:.4f}  ({sum(refused.values())}/{len(negatives)})")
+    for category in sorted(seen):
+        rate = refused[category] / seen[category]
+        figures[f"fpr.{category}"] = round(rate, 4)
+        lines.append(f"false-positive rate {category:22s} {rate:.3f}  ({refused[category]}/{seen[category]})")
+
+    typical = [c.text for c in negatives if c.label == "memory_notes"][:60]
+    long_notes = [c.text for c in negatives if c.label == "long_mixed_notes"][:30]
+    typical_us = statistics.median(_per_call_us(text, 50) for text in typical)
+    long_us = statistics.median(_per_call_us(text, 5) for text in long_notes)
+    adversarial = {name: _per_call_us(text, 5) for name, text in _adversarial().items()}
+    worst = max(adversarial, key=adversarial.__getitem__)
+    figures |= {
+        "time_us.typical_note": round(typical_us, 2),
+        "time_us.long_benign_note": round(long_us, 2),
+        "time_us.adversarial_worst": round(adversarial[worst], 2),
+        "time.adversarial_worst_input": worst,
+        "time.adversarial_worst_ratio_to_typical": round(adversarial[worst] / typical_us, 1),
+        "time.adversarial_median_us": round(statistics.median(adversarial.values()), 2),
+        "time_us.adversarial": {name: round(us, 2) for name, us in sorted(adversarial.items())},
+    }
+    lines += [
+        f"time per call, typical note         {typical_us:9.1f} us (median of {len(typical)})",
+        f"time per call, long benign note     {long_us:9.1f} us (median of {len(long_notes)}, ~600-2000 bytes)",
+        f"time per call, adversarial median   {statistics.median(adversarial.values()):9.1f} us ({len(adversarial)} inputs of 2000 bytes)",
+        f"time per call, adversarial worst    {adversarial[worst]:9.1f} us ({worst})",
+        f"adversarial worst / typical note    {adversarial[worst] / typical_us:9.1f} x",
+    ]
+
+    print("\n".join(lines))
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    RESULTS.write_text(json.dumps(figures, indent=2, ensure_ascii=False) + "\n")
+    print(f"wrote {RESULTS.relative_to(ROOT)}")
+
+
+if __name__ == "__main__":
+    main()
