@@ -1,4 +1,5 @@
 """What the browser tests share: launching Debian's Chromium, signing in on the page, and making agents propose."""
+
 from __future__ import annotations
 
 import secrets
@@ -73,8 +74,12 @@ def watch(context: BrowserContext, origin: str) -> Watch:
     def on_page(page: Page) -> None:
         page.on("pageerror", lambda error: seen.page_errors.append(str(error)))
         # 4xx answers are logged as console errors and are expected; CSP refusals are not.
-        page.on("console", lambda message: seen.csp_violations.append(message.text)
-                if "Content Security Policy" in message.text else None)
+        page.on(
+            "console",
+            lambda message: seen.csp_violations.append(message.text)
+            if "Content Security Policy" in message.text
+            else None,
+        )
 
     context.on("page", on_page)
     return seen
@@ -159,16 +164,22 @@ class Agent:
         status, answer = signed_request(self.live.url, "PUT", f"/v1/sessions/{session_id}", creds["host"], body)
         assert status == 200, answer
         if tainted:
-            status, answer = signed_request(self.live.url, "POST", f"/v1/sessions/{session_id}/untrusted", creds["host"])
+            status, answer = signed_request(
+                self.live.url, "POST", f"/v1/sessions/{session_id}/untrusted", creds["host"]
+            )
             assert status in (200, 204), answer
         return session_id
 
-    def propose(self, user: str, token: str, text: str, *, kind: str = "preference", tainted: bool = False) -> dict[str, Any]:
+    def propose(
+        self, user: str, token: str, text: str, *, kind: str = "preference", tainted: bool = False
+    ) -> dict[str, Any]:
         """Post a memory.propose through the worker route and wait (bounded) until the stream makes it a proposal."""
         session_id = self.session(user, tainted=tainted)
         event = {"id": "e1", "type": "memory.propose", "text": text, "kind": kind}
         creds = self.live.credentials()
-        status, answer = signed_request(self.live.url, "POST", f"/v1/sessions/{session_id}/events", creds["worker"], {"events": [event]})
+        status, answer = signed_request(
+            self.live.url, "POST", f"/v1/sessions/{session_id}/events", creds["worker"], {"events": [event]}
+        )
         assert status == 202, answer
         deadline = time.monotonic() + PROPOSAL_DEADLINE_S
         while time.monotonic() < deadline:
@@ -182,6 +193,8 @@ class Agent:
 
     def context(self, session_id: str) -> dict[str, Any]:
         """The host's memory fetch for a session (journaled as keep.memory.context)."""
-        status, answer = signed_request(self.live.url, "GET", f"/v1/sessions/{session_id}/memory", self.live.credentials()["host"])
+        status, answer = signed_request(
+            self.live.url, "GET", f"/v1/sessions/{session_id}/memory", self.live.credentials()["host"]
+        )
         assert status == 200, answer
         return answer

@@ -1,7 +1,9 @@
 """Browser fixtures: one headless Debian Chromium per run, a fresh context per test that watches every request."""
+
 from __future__ import annotations
 
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from playwright.sync_api import Browser, Page, Playwright, expect, sync_playwright

@@ -1,4 +1,5 @@
 """A person takes charge of their memory from the page alone: each step checked on screen and in the API."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -190,7 +191,9 @@ def test_forget_one_then_forget_all_behind_a_confirmation_that_counts(page: Page
     page.locator("#forget-all").click()
     dialog = page.locator("#forget-all-dialog")
     expect(dialog).to_be_visible()
-    expect(page.locator("#forget-all-text")).to_have_text("This will forget 2 entries and 1 suggestion waiting for review.")
+    expect(page.locator("#forget-all-text")).to_have_text(
+        "This will forget 2 entries and 1 suggestion waiting for review."
+    )
     expect(page.locator("#forget-all-cancel")).to_be_focused()
     page.locator("#forget-all-cancel").click()
     expect(dialog).to_be_hidden()
@@ -250,7 +253,9 @@ def test_journal_tab_shows_context_and_settings_rows_without_text(page: Page, li
     rows = page.locator("[data-testid=journal-row]")
     expect(rows).to_have_count(3)
     expect(rows.nth(0)).to_contain_text("Memory was turned off.")
-    expect(rows.nth(1)).to_contain_text(f"The agent “helper” was given 1 entry from your memory (session {session_id}).")
+    expect(rows.nth(1)).to_contain_text(
+        f"The agent “helper” was given 1 entry from your memory (session {session_id})."
+    )
     expect(rows.nth(2)).to_contain_text("Memory was turned on.")
     assert "private note" not in page.locator("#journal").inner_text()
 

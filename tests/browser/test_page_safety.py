@@ -1,4 +1,5 @@
 """The Memory page is safe and usable without a mouse: data stays text, nothing remote loads, the CSP holds."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -52,11 +53,13 @@ def test_keyboard_alone_signs_in_switches_memory_on_and_adds(page: Page, live: A
 
     def focused_outline() -> str:
         """The focus ring of the focused control (the switch draws it on its track)."""
-        return str(page.evaluate("""() => {
+        return str(
+            page.evaluate("""() => {
             const el = document.activeElement;
             const ring = el.classList.contains('switch-input') ? el.nextElementSibling : el;
             return getComputedStyle(ring).outlineStyle;
-        }"""))
+        }""")
+        )
 
     keys.press("Tab")
     expect(page.locator(".skip-link")).to_be_focused()
@@ -105,7 +108,9 @@ def test_keyboard_alone_signs_in_switches_memory_on_and_adds(page: Page, live: A
     ]
 
 
-def test_the_page_asks_nothing_of_any_origin_but_the_stack(page: Page, live: Any, watched: tuple[Any, Watch], agent: Agent) -> None:
+def test_the_page_asks_nothing_of_any_origin_but_the_stack(
+    page: Page, live: Any, watched: tuple[Any, Watch], agent: Agent
+) -> None:
     _, seen = watched
     user = new_user("origin")
     token = sign_in(page, user)
@@ -119,14 +124,16 @@ def test_the_page_asks_nothing_of_any_origin_but_the_stack(page: Page, live: Any
     page.locator("#signout").click()
     expect(page.locator("#signin-user")).to_be_visible()
 
-    paths = {url[len(live.url):].split("?")[0] for url in seen.requests if url.startswith(live.url)}
+    paths = {url[len(live.url) :].split("?")[0] for url in seen.requests if url.startswith(live.url)}
     # The recording really saw the page at work (so an empty "foreign" list means something).
     assert {"/", "/assets/app.js", "/assets/app.css", "/page-config", "/dev/token", "/v1/memory"} <= paths
     assert "/v1/memory/journal" in paths
     assert seen.foreign() == []
 
 
-def test_the_page_is_served_with_a_csp_that_forbids_inline_and_remote_script(page: Page, live: Any, watched: tuple[Any, Watch]) -> None:
+def test_the_page_is_served_with_a_csp_that_forbids_inline_and_remote_script(
+    page: Page, live: Any, watched: tuple[Any, Watch]
+) -> None:
     _, seen = watched
     response = page.reload()
     assert response is not None and response.status == 200
