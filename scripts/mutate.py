@@ -131,11 +131,14 @@ MUTATIONS: tuple[Mutation, ...] = (
     ),
     Mutation(
         "reregistration_resets_session",
-        "an identical PUT of a session recreates it: its taint and proposal count start again",
+        "an identical PUT of a session refreshes it: its taint and proposal count start again",
         (AGENTS, GAPS),
         (Edit("chalicelib/services/agents.py", "    return existing\n",
-              "    stores.sessions._client.delete_item(TableName=stores.sessions.table, Key={'session_id': {'S': session_id}})\n"
-              "    stores.sessions.create(wanted)\n    return wanted\n"),),
+              "    stores.sessions._client.update_item(\n"
+              "        TableName=stores.sessions.table, Key={'session_id': {'S': session_id}},\n"
+              "        UpdateExpression='SET tainted = :f, proposals = :z',\n"
+              "        ExpressionAttributeValues={':f': {'BOOL': False}, ':z': {'N': '0'}},\n"
+              "    )\n    return existing\n"),),
     ),
     Mutation(
         "no_credential_check_on_patch",
@@ -219,6 +222,7 @@ class Summary:
     errors: int
     failed_ids: tuple[str, ...]
     last_line: str
+    errored_ids: tuple[str, ...] = ()  # tests whose setup or teardown raised
     evidence: tuple[str, ...] = ()  # the first "E  ..." lines: why the first test failed
 
 
@@ -250,18 +254,19 @@ def classify(exit_code: int, summary: Summary) -> str:
     return ERROR
 
 
-_FAILED_LINE = re.compile(r"^FAILED (\S+?::.+?)(?: - .*)?$")
+_RESULT_LINE = re.compile(r"^(FAILED|ERROR) (\S+?::.+?)(?: - .*)?$")
 
 
 def parse_summary(output: str) -> Summary:
     lines = [line.strip() for line in output.splitlines() if line.strip()]
     last = lines[-1] if lines else ""
     counts = {word: int(number) for number, word in re.findall(r"(\d+) (failed|errors?)\b", last)}
-    failed_ids = tuple(m.group(1) for m in (_FAILED_LINE.match(line) for line in lines) if m)
+    results = [m.groups() for m in (_RESULT_LINE.match(line) for line in lines) if m]
     return Summary(
         failed=counts.get("failed", 0),
         errors=counts.get("error", 0) + counts.get("errors", 0),
-        failed_ids=failed_ids,
+        failed_ids=tuple(nodeid for kind, nodeid in results if kind == "FAILED"),
+        errored_ids=tuple(nodeid for kind, nodeid in results if kind == "ERROR"),
         last_line=last[:200],
         evidence=tuple(line[:200] for line in lines if line.startswith("E "))[:6],
     )
@@ -309,11 +314,18 @@ def source_files(root: Path = ROOT) -> list[str]:
         )
 
 
-def copy_tree(files: Iterable[str], target: Path, source: Path = ROOT) -> None:
-    for name in files:
+def snapshot(target: Path, source: Path = ROOT) -> None:
+    """Copy the working tree once; every run starts from this copy, so all see the same code.
+
+    Others edit the checkout meanwhile: a file that vanishes between listing and copying is skipped.
+    """
+    for name in source_files(source):
         destination = target / name
         destination.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(source / name, destination)
+        try:
+            shutil.copy2(source / name, destination)
+        except FileNotFoundError:
+            continue
 
 
 # ---- running ----------------------------------------------------------------------------------
@@ -333,21 +345,39 @@ def run_pytest(root: Path, tests: Sequence[str], *, stop_first: bool, deselect: 
     return done.returncode, done.stdout + done.stderr
 
 
-def run_in_scratch(name: str, files: list[str], tests: Sequence[str], mutation: Mutation | None, deselect: Iterable[str]) -> Outcome:
+def run_in_scratch(name: str, pristine: Path, tests: Sequence[str], mutation: Mutation | None, deselect: Iterable[str]) -> Outcome:
+    """Copy the snapshot, apply the mutation (if any) and run `tests` there; stop at the first failure."""
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix=f"mutate-{name}-") as scratch:
-        root = Path(scratch)
-        copy_tree(files, root)
-        if mutation is not None:
-            apply(mutation, root)
+        root = Path(scratch) / "tree"
+        try:
+            shutil.copytree(pristine, root, symlinks=True)
+            if mutation is not None:
+                apply(mutation, root)
+        except (OSError, MutationRotted) as exc:
+            return Outcome(name, ERROR, Summary(0, 0, (), str(exc)[:200]), -2, time.monotonic() - started)
         exit_code, output = run_pytest(root, tests, stop_first=mutation is not None, deselect=deselect)
     summary = parse_summary(output)
     return Outcome(name, classify(exit_code, summary), summary, exit_code, time.monotonic() - started)
 
 
-def baseline(files: list[str], tests: Sequence[str]) -> Outcome:
-    """The chosen tests on the unmutated copy: whatever fails here is deselected from the mutation runs."""
-    return run_in_scratch("baseline", files, tests, None, ())
+def baseline(pristine: Path, tests: Sequence[str], jobs: int) -> Outcome:
+    """The chosen tests on the unmutated copy, in `jobs` parallel parts: what fails here is deselected later."""
+    parts = [list(tests[i::jobs]) for i in range(jobs) if tests[i::jobs]]
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        runs = list(pool.map(lambda part: run_in_scratch("baseline", pristine, part, None, ()), parts))
+    # Failed tests and tests whose setup errored are tolerated (and deselected later); a run that did
+    # not get as far as running tests (collection error, timeout) makes the baseline an ERROR.
+    worst = next((run for run in runs if run.exit_code not in (0, PYTEST_TESTS_FAILED)), runs[0])
+    summary = Summary(
+        failed=sum(r.summary.failed for r in runs),
+        errors=sum(r.summary.errors for r in runs),
+        failed_ids=tuple(nodeid for run in runs for nodeid in run.summary.failed_ids),
+        last_line=worst.summary.last_line,
+        errored_ids=tuple(nodeid for run in runs for nodeid in run.summary.errored_ids),
+    )
+    verdict = ERROR if worst.exit_code not in (0, PYTEST_TESTS_FAILED) else SURVIVED
+    return Outcome("baseline", verdict, summary, worst.exit_code, max(r.seconds for r in runs))
 
 
 def select(names: Sequence[str]) -> list[Mutation]:
@@ -371,35 +401,44 @@ def main(argv: Sequence[str] | None = None) -> int:
         for m in chosen:
             print(f"{m.name:<34} {' '.join(m.tests)}\n    {m.why}")
         return 0
-    try:
-        for m in chosen:
-            check_applies(m)
-    except MutationRotted as rotted:
-        print(f"ERROR    {rotted}", file=sys.stderr)
-        return 2
     started = time.monotonic()
-    files = source_files()
-    deselect: set[str] = set()
-    if not args.no_baseline:
-        all_tests = sorted({t for m in chosen for t in m.tests})
-        base = baseline(files, all_tests)
-        deselect = set(base.summary.failed_ids)
-        if base.verdict == ERROR:
-            print(base.line(), flush=True)
+    with tempfile.TemporaryDirectory(prefix="mutate-snapshot-") as scratch:
+        pristine = Path(scratch) / "tree"
+        snapshot(pristine)
+        try:
+            for m in chosen:
+                check_applies(m, pristine)
+        except MutationRotted as rotted:
+            print(f"ERROR    {rotted}", file=sys.stderr)
             return 2
-        if deselect:
-            print(f"WARNING  {len(deselect)} test(s) already fail unmutated, deselected: {', '.join(sorted(deselect))}", flush=True)
-    outcomes: list[Outcome] = []
-    with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-        futures = [pool.submit(run_in_scratch, m.name, files, m.tests, m, deselect) for m in chosen]
-        for future in as_completed(futures):
-            outcomes.append(future.result())
-            print(outcomes[-1].line(), flush=True)
-            if args.show:
-                print("".join(f"    {line}\n" for line in outcomes[-1].summary.evidence), end="", flush=True)
+        outcomes = run_all(chosen, pristine, jobs=args.jobs, use_baseline=not args.no_baseline, show=args.show)
+    if outcomes is None:
+        return 2
     caught = sum(1 for o in outcomes if o.verdict == CAUGHT)
     print(f"{caught}/{len(outcomes)} mutations caught in {time.monotonic() - started:.0f}s")
     return 0 if caught == len(outcomes) else 1
+
+
+def run_all(chosen: Sequence[Mutation], pristine: Path, *, jobs: int, use_baseline: bool, show: bool) -> list[Outcome] | None:
+    """The baseline, then every mutation `jobs` at a time, printing each line as it finishes."""
+    deselect: set[str] = set()
+    if use_baseline:
+        base = baseline(pristine, sorted({t for m in chosen for t in m.tests}), max(1, jobs))
+        if base.verdict == ERROR:
+            print(base.line(), flush=True)
+            return None
+        deselect = {*base.summary.failed_ids, *base.summary.errored_ids}
+        if deselect:
+            print(f"WARNING  {len(deselect)} test(s) already fail unmutated, deselected: {', '.join(sorted(deselect))}", flush=True)
+    outcomes: list[Outcome] = []
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        futures = [pool.submit(run_in_scratch, m.name, pristine, m.tests, m, deselect) for m in chosen]
+        for future in as_completed(futures):
+            outcomes.append(future.result())
+            print(outcomes[-1].line(), flush=True)
+            if show:
+                print("".join(f"    {line}\n" for line in outcomes[-1].summary.evidence), end="", flush=True)
+    return outcomes
 
 
 if __name__ == "__main__":

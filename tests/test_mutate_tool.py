@@ -106,6 +106,7 @@ def test_the_pytest_summary_gives_counts_and_failed_ids_with_spaces_in_parameter
             "=========================== short test summary info ============================",
             "FAILED tests/test_v.py::test_refused[aws_key-aws key AKIA123] - KeyError: 'code'",
             "FAILED tests/test_a.py::test_gate",
+            "ERROR tests/test_b.py::test_setup - RuntimeError: boom",
             "E       AssertionError: [] != ['x']",
             "2 failed, 1 passed, 1 error in 3.21s",
         ]
@@ -113,6 +114,7 @@ def test_the_pytest_summary_gives_counts_and_failed_ids_with_spaces_in_parameter
     summary = tool.parse_summary(output)
     assert (summary.failed, summary.errors) == (2, 1)
     assert summary.failed_ids == ("tests/test_v.py::test_refused[aws_key-aws key AKIA123]", "tests/test_a.py::test_gate")
+    assert summary.errored_ids == ("tests/test_b.py::test_setup",)
     assert summary.evidence == ("E       AssertionError: [] != ['x']",)
 
 
@@ -142,3 +144,25 @@ def test_outcome_lines_name_the_verdict_and_the_first_failing_test() -> None:
     assert tool.Outcome("gate", "CAUGHT", summary, 1, 4.2).line() == "CAUGHT   gate  (1 failed: tests/test_a.py::test_gate)  [4s]"
     assert tool.Outcome("gate", "SURVIVED", _summary(), 0, 9.6).line() == "SURVIVED gate  [10s]"
     assert tool.Outcome("gate", "ERROR", _summary(), 4, 1).line().startswith("ERROR    gate  (pytest exit 4:")
+
+
+def _fake_runs(monkeypatch: pytest.MonkeyPatch, by_file: dict[str, tuple[int, Any]]) -> None:
+    def fake(name: str, pristine: Path, tests: list[str], mutation: Any, deselect: Any) -> Any:
+        [test] = tests
+        exit_code, summary = by_file[test]
+        return tool.Outcome(name, tool.classify(exit_code, summary), summary, exit_code, 1.0)
+
+    monkeypatch.setattr(tool, "run_in_scratch", fake)
+
+
+def test_the_baseline_collects_already_failing_tests_to_deselect(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    red = tool.Summary(failed=1, errors=1, failed_ids=("tests/a.py::test_red",), last_line="", errored_ids=("tests/a.py::test_setup",))
+    _fake_runs(monkeypatch, {"tests/a.py": (1, red), "tests/b.py": (0, _summary())})
+    base = tool.baseline(tmp_path, ["tests/a.py", "tests/b.py"], 2)
+    assert base.verdict != "ERROR"
+    assert (base.summary.failed_ids, base.summary.errored_ids) == (("tests/a.py::test_red",), ("tests/a.py::test_setup",))
+
+
+def test_a_baseline_that_cannot_run_its_tests_is_an_error(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    _fake_runs(monkeypatch, {"tests/a.py": (2, _summary(errors=1)), "tests/b.py": (0, _summary())})
+    assert tool.baseline(tmp_path, ["tests/a.py", "tests/b.py"], 2).verdict == "ERROR"
