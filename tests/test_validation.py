@@ -73,7 +73,7 @@ def _random(alphabet: str, length: int, seed: int) -> str:
 
 def _credential_samples() -> list[tuple[str, str]]:
     alnum = string.ascii_letters + string.digits
-    upper = string.ascii_uppercase + string.digits
+    upper = string.ascii_uppercase + "234567"  # AWS key ids are base32
     b64url = alnum + "-_"
     jwt_like = "eyJhbGciOiJIUzI1NiJ9." + "eyJ" + _random(b64url, 40, 4) + "." + _random(b64url, 43, 5)
     pem_body = "\n".join(_random(alnum + "+/", 64, n) for n in range(6, 12))

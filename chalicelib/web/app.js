@@ -320,6 +320,7 @@
     state.token = null;
     state.user = null;
     state.memory = null;
+    $("memory-enabled").disabled = true;
     state.editing.clear();
     sessionStorage.removeItem(TOKEN_KEY);
     sessionStorage.removeItem(USER_KEY);
@@ -433,8 +434,11 @@
   /* ---------- memory: load and render ---------- */
 
   async function loadMemory(quiet) {
+    // A load that started before a change finished must not paint the older state over it.
+    const generation = (state.changes = (state.changes || 0));
     try {
       const data = await api("GET", "v1/memory");
+      if (generation !== state.changes) return;
       state.memory = {
         enabled: Boolean(data && data.enabled),
         items: Array.isArray(data && data.items) ? data.items : [],
@@ -628,6 +632,7 @@
     const lim = mem.limits;
     const sw = $("memory-enabled");
     sw.checked = mem.enabled;
+    sw.disabled = false; // usable only once the server's state is on screen
     $("memory-state").textContent = mem.enabled ? "On" : "Off";
     document.body.classList.toggle("memory-off", !mem.enabled);
     $("count-entries").textContent = `${mem.items.length} / ${lim.entries} entries`;
@@ -661,6 +666,7 @@
     // One change at a time: a double click must not send the same request twice.
     if (state.busy) return;
     state.busy = true;
+    state.changes = (state.changes || 0) + 1;
     document.body.dataset.busy = "true"; // a hook for tests; aria-busy would mute the status line
     try {
       await task();
@@ -713,7 +719,7 @@
   async function setEnabled() {
     const sw = $("memory-enabled");
     const wanted = sw.checked;
-    if (state.busy) {
+    if (state.busy || !state.memory) {
       sw.checked = !wanted; // another change is in flight: leave the switch as the server has it
       return;
     }
