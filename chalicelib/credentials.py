@@ -60,17 +60,20 @@ def _looks_random(s: str, classes: int = 2, max_run: int | None = 5) -> bool:
 
 
 def _is_wordy(s: str) -> bool:
-    """True for identifiers and phrases ('MyAppSecretValue'), whose letter pairs are English."""
+    """True for identifiers and phrases ('MyAppSecretValue', 'PKCS7PrivateKeyTypes'): their letter
+    pairs are common English ones; in random text such pairs are a minority."""
     if all(c in _HEX for c in s):
         return False
-    pairs = hits = 0
+    pairs = hits = in_words = 0
     for chunk in _CHUNKS.findall(s):
         if len(chunk) < 3:  # two-letter pieces of random mixed case hit common pairs by chance
             continue
         chunk = chunk.lower()
-        pairs += len(chunk) - 1
-        hits += sum(a + b in _BIGRAMS for a, b in zip(chunk, chunk[1:], strict=False))
-    return hits >= 8 and hits >= 0.8 * pairs
+        found = sum(a + b in _BIGRAMS for a, b in zip(chunk, chunk[1:], strict=False))
+        pairs, hits = pairs + len(chunk) - 1, hits + found
+        if len(chunk) >= 4 and found >= 0.75 * (len(chunk) - 1):
+            in_words += len(chunk)
+    return (hits >= 8 and hits >= 0.8 * pairs) or in_words >= 0.5 * len(s)
 
 
 def _b64(s: str, urlsafe: bool = True) -> bytes | None:
@@ -95,13 +98,13 @@ def _b64_json_header(s: str) -> bool:
 # Values that point at a secret kept elsewhere: $VAR, ${VAR}, $(cmd), %(name)s, {{ var }}, <...>,
 # [REDACTED], (see vault), !vault, *alias, @Microsoft.KeyVault(...), os.environ[...], ENC[...].
 _REFERENCE = re.compile(
-    r"\$(?:\{|\(|[A-Za-z_][A-Za-z0-9_]*$)|%(?:\(|s$|[A-Za-z_][A-Za-z0-9_]*%$)|\{|<|\[[A-Za-z _\-]*$"
-    r"|\([A-Za-z ]*$|![A-Za-z]+$|[&*][A-Za-z_][A-Za-z0-9_]*$|@Microsoft\."
+    r"\$(?:\{|\(|[A-Za-z_][A-Za-z0-9_]*$)|%(?:\(|s$|[A-Za-z_][A-Za-z0-9_]*%$)|\{|<|\["
+    r"|\(|![A-Za-z]+$|[&*][A-Za-z_][A-Za-z0-9_]*$|@Microsoft\."
     r"|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*$",
     re.S,
 )
 _REFERENCE_PARTS = ("${", "{{", "}}", "environ", "getenv", "process.env", "secrets.", "vault:", "ENV[", "ENC[", "::")
-_CALL = re.compile(r"[A-Za-z0-9_\]]\(")  # getpass(), os.getenv(...), config["x"](...)
+_CALL = re.compile(r"[A-Za-z0-9_\]][(\[]")  # getpass(), os.getenv(...), auth[2], pw[:-1]
 _DOTTED = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+")
 
 
@@ -129,11 +132,17 @@ _NOT_PASSWORDS = frozenset(
 _NUMERIC = re.compile(r"[0-9\-/:.+() TZ]+")
 
 
+_LEET = str.maketrans("0134578@$!", "oieastbasi")
+
+
 def _is_reference_or_placeholder(v: str) -> bool:
     low = v.lower()
     norm = re.sub(r"[^a-z0-9]", "", low)
+    leet = re.sub(r"[^a-z]", "", low.translate(_LEET))  # 'P@55w0rd!' is 'password'
+    if leet in _NOT_PASSWORDS or _WORD_PLACEHOLDER.fullmatch(leet):
+        return True
     return (
-        bool(_REFERENCE.match(v)) or any(p in v for p in _REFERENCE_PARTS) or ("(" in v and bool(_CALL.search(v)))
+        bool(_REFERENCE.match(v)) or any(p in v for p in _REFERENCE_PARTS) or (("(" in v or "[" in v) and bool(_CALL.search(v)))
         or _is_code_path(v) or any(p in low for p in _PLACEHOLDER_PARTS) or len(set(v)) == 1
         or norm in _NOT_PASSWORDS or bool(_WORD_PLACEHOLDER.fullmatch(norm))
     )
@@ -142,6 +151,12 @@ def _is_reference_or_placeholder(v: str) -> bool:
 _FILLER = re.compile(r"(.)\1{5}|01234567|12345678|23456789|abcdefgh", re.I)
 
 
+# 'password: SHA-256', 'wifi password: WPA2-Personal', 'password: 2FA-enabled' name a technique, not a secret.
+_TECH_TERM = re.compile(
+    r"(?i)(?:sha|md|wpa|aes|rsa|ecdsa|ed|hmac|pbkdf|argon|scrypt|bcrypt|utf|iso|rfc|tls|ssl|http|oauth|x)"
+    r"[-_]?[0-9]+(?:[-_.][a-z0-9]+)*|(?:2fa|mfa|totp|u2f|sso|saml|ldap)(?:[-_][a-z]+)*"
+)
+_KEY_WORDS_SET = frozenset("password passwd pwd pass secret token key apikey user username".split())
 _PASSPHRASE = re.compile(r"[a-z]{2,12}(?:[-_.][a-z]{2,12}){3,9}")
 
 
@@ -154,24 +169,33 @@ def _password_kinds(v: str) -> int:
 
 def _password_value(v: str) -> bool:
     """A typed password: one token with two kinds of character, or a long passphrase."""
-    if not 6 <= len(v) <= 128 or _is_reference_or_placeholder(v) or _NUMERIC.fullmatch(v) or _FILLER.search(v):
+    if not 6 <= len(v) <= 128 or _is_reference_or_placeholder(v) or _FILLER.search(v) or _TECH_TERM.fullmatch(v):
         return False
+    if _NUMERIC.fullmatch(v):  # dates, times, counts; but a router's 20-digit key is a password
+        return sum(c.isdigit() for c in v) >= 12 and len(set(v)) >= 6
     if len(set(v)) * 4 < len(v):  # a repeated pattern, not a password
         return False
-    if "://" in v or v.startswith(("/", "~/", "./", "C:\\")):
+    if "://" in v or v.startswith(("/", "~/", "./", "C:\\")) or v.count("/") >= 2:  # a URL or a path
         return False
-    if re.fullmatch(r"[a-z]+(?:[-_.][a-z]+)*", v):
-        return bool(_PASSPHRASE.fullmatch(v))
-    if re.fullmatch(r"[A-Z]?[a-z]+", v):
-        return False
+    if re.fullmatch(r"[a-z]+(?:[-_.][a-z]+)*", v):  # a passphrase, unless it is an identifier
+        return bool(_PASSPHRASE.fullmatch(v)) and not _KEY_WORDS_SET.intersection(re.split(r"[-_.]", v))
+    if v.isascii() and v.isalpha():  # 'SecretStr', 'IAmSensitive': a type or a phrase, unless random
+        return len(v) >= 12 and _looks_random(v) and not _is_wordy(v)
     return _password_kinds(v) >= 2
+
+
+def _pathish(v: str) -> bool:
+    """'logs/2024/05/01/app', 'key/20220524/us-east-1/s3/aws4_request': dated paths, not base64."""
+    parts = v.split("/")
+    digits = [p for p in parts if p.isdigit()]
+    return len(parts) >= 3 and (len(digits) >= 2 or any(len(p) >= 4 for p in digits))
 
 
 def _secret_value(v: str) -> bool:
     """A generated secret: long, random, not a path, URL, digest, public key or timestamp."""
     if not 16 <= len(v) <= 1024 or _is_reference_or_placeholder(v) or _NUMERIC.fullmatch(v):
         return False
-    if "://" in v or v.startswith(_NOT_SECRET_PREFIXES) or re.fullmatch(r"AC[0-9a-f]{32}|0x[0-9a-fA-F]{40}", v):
+    if "://" in v or "*" in v or _pathish(v) or v.startswith(_NOT_SECRET_PREFIXES) or re.fullmatch(r"AC[0-9a-f]{32}|0x[0-9a-fA-F]{40}", v):
         return False  # a Twilio account id, an Ethereum address: public
     return _looks_random(v) and not _is_wordy(v)
 
@@ -186,7 +210,7 @@ def _url_password(user: str, pw: str) -> bool:
     """A password in a URL or a basic-auth pair, unless it is a placeholder, a port or the user."""
     if len(pw) < 3 or pw == user or _is_reference_or_placeholder(pw):
         return False
-    return not (pw.isdigit() and len(pw) <= 5)
+    return not re.match(r"[0-9]{1,5}(?:,|$)", pw)  # host:port, or host:port,host2 of a multi-host URL
 
 
 # --- prefixed tokens --------------------------------------------------------------------------
@@ -339,10 +363,7 @@ def _aws_context(low: str, start: int = 0, end: int | None = None) -> bool:
 
 
 def _aws_secret_like(s: str) -> bool:
-    parts = s.split("/")
-    if len(parts) >= 3 and sum(p.isdigit() for p in parts) >= 2:  # a dated S3 prefix
-        return False
-    return _looks_random(s, classes=3) and not _is_wordy(s)
+    return not _pathish(s) and _looks_random(s, classes=3) and not _is_wordy(s)
 
 
 def _inside_pem(text: str, at: int) -> bool:
@@ -377,7 +398,7 @@ def _azure(text: str, low: str) -> str | None:
 
 
 # --- URLs with a password ---------------------------------------------------------------------
-_USERINFO = re.compile(r"//(?P<user>[^\s:/?#@\"'<>\[\]]{0,128}+):(?P<pw>[^\s/?#@\"'<>]{1,256}+)@[A-Za-z0-9\[]")
+_USERINFO = re.compile(r"//(?P<user>[^\s:/?#@\"'<>\[\]]{0,128}+):(?P<pw>[^\s/?@\"'<>]{1,256}+)@[A-Za-z0-9\[]")
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]{0,24}$")
 _DB_SCHEMES = frozenset(
     "postgres postgresql postgis mysql mysql2 mysqlx mariadb mongodb redis rediss amqp amqps mssql "
@@ -392,7 +413,8 @@ def _urls(text: str, low: str) -> str | None:
     at = text.find("://")
     while at >= 0:  # from each '://', read the userinfo forwards and the scheme backwards
         m = _USERINFO.match(text, at + 1)
-        if m and _url_password(m.group("user"), unquote(m.group("pw"))):
+        user, pw = (m.group("user"), unquote(m.group("pw"))) if m else ("", "")
+        if m and _url_password(user, pw) and (user or ":" not in pw):  # cvs://:pserver:anoncvs@host is a method
             scheme = _SCHEME.search(text, max(0, at - 25), at)
             name = scheme.group(0).lower().split("+")[0] if scheme else ""
             return "database_url" if name in _DB_SCHEMES else "url_password"
@@ -404,6 +426,9 @@ def _urls(text: str, low: str) -> str | None:
 _BEARER = re.compile(r"(?i)(?<![a-z])bearer(?:[ \t]{1,4}token)?[ \t]{0,4}[:=]?[ \t]{1,4}([A-Za-z0-9\-._~+/]{8,1024}+=*)")
 _AUTH = re.compile(r"(?i)authorization[\"']?[ \t]{0,4}[:=][ \t]{0,4}[\"']?(?:(basic)|token|apikey)?"
                    r"[ \t]{0,4}([A-Za-z0-9\-._~+/]{8,1024}+=*)")
+
+
+_SCHEME_WORD = re.compile(r"[ \t]+[A-Za-z]")  # 'AWS4-HMAC-SHA256 Credential=...': a scheme name, not a token
 
 
 def _headers(text: str, low: str) -> str | None:
@@ -419,7 +444,7 @@ def _headers(text: str, low: str) -> str | None:
                 pair = raw.decode("utf-8", "replace") if raw else ""
                 if pair.isprintable() and ":" in pair and _url_password(*pair.split(":", 1)):
                     return "basic_auth"
-            elif _secret_value(value):
+            elif _secret_value(value) and not _SCHEME_WORD.match(text, m.end()):
                 return "bearer_token"
     return None
 
@@ -429,7 +454,8 @@ _PASSWORD_KEYS = (
     "password", "passwd", "passphrase", "passcode", "pass", "pwd", "pw", "identified by", "mot de passe", "passwort",
     "kennwort", "contraseña", "contrasena", "senha", "wachtwoord", "hasło", "haslo", "lösenord",
     "salasana", "passord", "adgangskode", "şifre", "jelszó", "heslo", "пароль", "パスワード",
-    "暗証番号", "密码", "密碼", "비밀번호",
+    "暗証番号", "密码", "密碼", "비밀번호", "wi-fi key", "wifi key", "wlan key", "network key", "wpa key",
+    "wlan-schlüssel", "wlan-schluessel", "wlan schlüssel", "clé wifi", "clé wi-fi",
 )
 _SECRET_KEYS = (
     "api key", "api_key", "api-key", "apikey", "api secret", "api_secret", "api token", "api_token",
@@ -456,14 +482,18 @@ _SEP_FOR = re.compile(  # "password for the NAS: ...", "mot de passe du wifi est
 _SEP_NAMED = re.compile(r"[ \t]{1,4}[A-Z][A-Za-z0-9.\-]{1,24}[ \t]{0,4}[:=：][ \t]{0,4}")  # "clé API Heroku : ..."
 _SEP_CLI = re.compile(r"[ \t]{1,4}")  # --password VALUE
 _VALUE = re.compile(r"(?:[\"'`「『“«]|&quot;)?[ \t]?([^\s\"'`<>]{1,256}+)")
-_SKIP_ANY = frozenset({"public", "publishable", "pub"})
+# Public keys, and tokens that page, version or verify rather than grant: next_token, update_token...
+_SKIP_ANY = frozenset(
+    "public publishable pub next page pagination continuation sync update idempotency verification cancel".split()
+)
 _SKIP_LAST = frozenset(
     "id ids url uri urls endpoint path file filename dir name names type length len size ttl expiry "
     "expires expiration expire lifetime count limit limits header prefix suffix format hint policy "
     "rotation region arn version env var ref hash hashed digest fingerprint salt enabled required min "
     "max timeout manager field label placeholder input store provider mode scope scopes source "
     "location yaml yml json txt md toml ini cfg conf pem template usage used budget strength rule rules "
-    "validation regex pattern reset changed updated date time created age days number kind address".split()
+    "validation regex pattern reset changed updated date time created age days number kind address "
+    "py js ts go rs java rb sh h c cc cpp html css xml csv log bak".split()
 )
 _VENDORS = (
     ("heroku", "heroku_api_key"), ("twilio", "twilio_key"), ("mailgun", "mailgun_key"),
@@ -476,6 +506,7 @@ _VENDORS = (
 )
 
 
+_ARN = re.compile(r"arn:[a-z0-9\-]+:[^\s\"']*$")
 _MEETING = re.compile(r"(?:zoom\.us|zoom\.com|webex\.com|gotomeeting\.com|whereby\.com)/[^\s]{0,200}$")
 
 
@@ -527,7 +558,7 @@ def _assignment_at(
     while left > 0 and start - left < 40 and _key_char(text[left - 1]):
         left -= 1
     strict = False
-    if sep is None and (text.startswith("-", left) or kind == "password_assignment"):
+    if sep is None and (text.startswith("-", left) or (kind == "password_assignment" and len(kw) > 4)):
         # `--password VALUE`, `WITH PASSWORD 'VALUE'`, .netrc's `password VALUE`: only a strong value counts
         sep, strict = _SEP_CLI.match(text, right), not text.startswith("-", left)
     value = _VALUE.match(text, sep.end()) if sep else None
@@ -538,11 +569,14 @@ def _assignment_at(
         return None
     if before in "?&" and _MEETING.search(text, max(0, start - 200), start):
         return None  # a meeting link's passcode is made to be shared with the invite
+    if before == ":" and _ARN.search(low, max(0, start - 120), start):
+        return None  # arn:aws:secretsmanager:...:secret:NAME names a secret; it does not hold one
     v = _clean(value.group(1))
     quoted = value.group(0)[:1] in "\"'`"
-    verdict = memo.get((kind, v, strict, quoted))
+    memo_key = (kind, value.group(1), strict, quoted)
+    verdict = memo.get(memo_key)
     if verdict is None:
-        verdict = memo[(kind, v, strict, quoted)] = _value_is_secret(kind, v, strict, quoted)
+        verdict = memo[memo_key] = _value_is_secret(kind, v, value.group(1), strict, quoted)
     if not verdict:
         return None
     if kind == "password_assignment":
@@ -551,10 +585,11 @@ def _assignment_at(
     return next((shape for vendor, shape in _VENDORS if vendor in window), kind)
 
 
-def _value_is_secret(kind: str, v: str, strict: bool, quoted: bool) -> bool:
+def _value_is_secret(kind: str, v: str, raw: str, strict: bool, quoted: bool) -> bool:
     if kind == "password_assignment":
-        strong = quoted or _password_kinds(v) >= 3 or bool(_PASSPHRASE.fullmatch(v))
-        return _password_value(v) and (not strict or (strong and not v.startswith("-")))
+        strong = quoted or _password_kinds(raw) >= 3 or bool(_PASSPHRASE.fullmatch(v))
+        bare_ok = quoted or (not v.startswith("-") and "=" not in v)  # not a flag, not another assignment
+        return _password_value(v) and (not strict or (strong and bare_ok))
     return _secret_value(v)
 
 

@@ -156,7 +156,7 @@ def _db_url(rng: random.Random) -> str:
                          "amqp", "amqps", "mssql", "mariadb", "postgresql+psycopg2", "mysql+pymysql"])
     user = rng.choice(["app", "admin", "svc_reader", "root", "etl", "api"]) if "redis" not in scheme or rng.random() < 0.5 else ""
     pw = rng.choice([_s(rng, ALNUM, rng.randint(12, 32)), _password(rng).replace("@", "%40").replace("/", "%2F")
-                     .replace("#", "%23").replace("?", "%3F")])
+                     .replace("#", "%23").replace("?", "%3F"), _s(rng, ALNUM, 6) + rng.choice("#!$*") + _s(rng, ALNUM, 6)])
     port = {"postgres": 5432, "mysql": 3306, "redis": 6379, "amqp": 5672, "mssql": 1433}
     host = rng.choice(HOSTS)
     suffix = f":{port.get(scheme.split('+')[0].rstrip('s'), 5432)}" if "srv" not in scheme else ""
@@ -333,6 +333,8 @@ PASSWORD_TEMPLATES = {
     "turkish": "Şifre: {p}", "swedish": "Lösenord: {p}", "netrc": "machine api.example.com login {u} password {p}",
     "sql": "CREATE USER app WITH PASSWORD '{p}';", "mysql": "ALTER USER '{u}'@'%' IDENTIFIED BY '{p}';",
     "abbrev": "pw: {p}", "german_lautet": "Das Passwort lautet {p}", "query": "https://example.com/login?user={u}&password={p}",
+    "wifi_key": "The Wi-Fi key is {p}", "wlan_key": "WLAN-Schlüssel: {p}", "bare_after_comma": "Gmail: {u}@example.com, password {p}!",
+    "for_email": "smtp password for noreply@example.com: {p}", "router_digits": "Passwort für die Fritzbox: {d}",
 }
 SECRET_KEYS = ("api_key", "API_KEY", "apiKey", "client_secret", "CLIENT_SECRET", "secret_key", "SECRET_KEY",
                "app_secret", "webhook_secret", "signing_secret", "access_token", "auth_token", "refresh_token",
@@ -433,7 +435,10 @@ def _positive_cases_for(shape: str, rng: random.Random, n: int = PER_SHAPE) -> l
         gen, vendor, env = conn[shape]
         return _cases(shape, CONN_CONTEXTS, lambda r, t: _fill(t, gen(r), vendor, env), rng, n)
     if shape == "password_assignment":
-        return _cases(shape, PASSWORD_TEMPLATES, lambda r, t: t.format(p=_password(r), u=r.choice(NAMES)), rng, n)
+        def password(r: random.Random, t: str) -> str:
+            digits = "-".join(_s(r, string.digits, 4) for _ in range(5))
+            return t.format(p=_password(r), u=r.choice(NAMES), d=digits)
+        return _cases(shape, PASSWORD_TEMPLATES, password, rng, n)
     if shape == "secret_assignment":
         def secret(r: random.Random, t: str) -> str:
             k = r.choice(SECRET_KEYS)
@@ -738,6 +743,20 @@ def _neg_notes(rng: random.Random) -> str:
         "My password is different for every site.", "The password is case-sensitive.", "pass: 12/15 completions",
         "the wifi at the cabin has no password", f"{name}'s birthday: {n}/05, gift idea: a {word} lamp",
         f"Meeting at 10:{n + 10} in room {word.upper()}", f"Serial: C02{_s(rng, UPPER_ALNUM, 9)}", "seat 14C, gate B22",
+        "Remember: the Netflix password is shared with Mum, ask her.", f"my gitlab username is {name.lower()}_the_builder{n}",
+        "key: F#m7 for the chorus", "Key: Value pairs are stored in DynamoDB", "The secret of the recipe: 2 tbsp of miso.",
+        "password strength meter: zxcvbn score 4", "set AWS_PROFILE=prod before running terraform",
+        "terraform state in s3://acme-tf-state/prod/terraform.tfstate", f"JIRA ticket ABC-{n}34 tracks the token refresh bug",
+        f"Bitcoin address bc1q{_s(rng, '023456789acdefghjklmnpqrstuvwxyz', 38)}", "The WiFi is 'CoffeeShopGuest', no password",
+        "passcode for the gym locker is written on my hand", "secret: don't tell anyone I'm learning piano",
+        "Token Ring networks were popular in the 90s", "Her password hint is 'favorite band + year'.",
+        f"Photo: IMG_202405{n:02d}_123456.jpg", "My license key for Sublime is in my email from 2019",
+        "curl -u $USER:$PASS https://api.example.com", "PIN for the garage door changed", "session cookie name is __Host-session",
+        f"My employee ID is E{rng.randint(10**7, 10**8)}", "Stripe test card 4242 4242 4242 4242, any CVC",
+        "rotate SECRET_KEY_BASE after the incident", "The password is the same one as the router's.", "password: the usual one + !",
+        "Token: ask in #infra", "I reset my Google password on 3 May", "API key (staging): requested, not received yet",
+        "Mot de passe oublié ? Clique sur « Réinitialiser ».", "Das Passwort muss 12 Zeichen haben.", "tokenizer: cl100k_base",
+        "wifi password: WPA2-Personal", "password: 2FA-enabled", "password: SHA-256 + salt", "password=123456 is the worst",
     ])
 
 
@@ -764,6 +783,15 @@ def _neg_code(rng: random.Random) -> str:
         "password = \"test1234\"  # fixture", "login(\"admin\", password=\"admin123\")", "assert check_password(\"secret123\")",
         "| password | string | required |", "token ids: [101, 2023, 2003, 102]", "token: <|endoftext|>",
         "\"token_type\": \"Bearer\", \"expires_in\": 3600", "<meta name=\"csrf-token\" content=\"{{ csrf_token() }}\">",
+        "SECRET_KEY = env(\"SECRET_KEY\")", "AUTH_PASSWORD_VALIDATORS = [", "PASSWORD_RESET_TIMEOUT = 259200",
+        "spring.datasource.password=${DB_PASSWORD}", "jwt.secret=${JWT_SECRET:changeme}", "password = var.db_password",
+        "password = random_password.db.result", "token = data.vault_generic_secret.app.data[\"token\"]",
+        "POSTGRES_PASSWORD: example", "ansible_become_password: \"{{ vault_become_pass }}\"", "token: {{ .Values.token }}",
+        "const password = req.body.password;", "if (token === undefined) return;", "private readonly apiKey: string;",
+        "this.secret = crypto.randomBytes(32).toString('hex')", "api_key: Optional[str] = Field(default=None, env=\"API_KEY\")",
+        "token_url=\"https://oauth2.googleapis.com/token\"", "\"password\": {\"type\": \"string\", \"minLength\": 12}",
+        "Password string `json:\"password\"`", "let token = env::var(\"TOKEN\")?;", "PASSWORD=$(openssl rand -base64 32)",
+        "username,password,email", "<label for=\"password\">Password:</label>", "password: &default_password changeme",
     ])
 
 
