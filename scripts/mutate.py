@@ -1,14 +1,17 @@
 """`make mutate`: break the code on purpose, one named way at a time, and prove some test notices.
 
-Each mutation is an exact text replacement in a scratch copy of the working tree (tracked files and
-untracked ones git does not ignore). The chosen test files then run there with the project venv's
-pytest: exit 1 with a failed test is CAUGHT, exit 0 is SURVIVED, anything else (a collection error,
-only setup errors, a timeout) is an ERROR, never counted as caught. A mutation whose original text
-is not found exactly once fails loudly ("mutation no longer applies"), so the list cannot rot quietly.
+The working tree (tracked files and untracked ones git does not ignore) is copied once to a snapshot;
+each mutation then gets its own copy of it with exact text replacements applied, and runs its chosen
+test files there with the project venv's pytest (stopping at the first failure). Exit 1 with a failed
+test is CAUGHT, exit 0 is SURVIVED; anything else (a collection error, only setup errors, a timeout)
+is an ERROR, never counted as caught. A mutation whose original text is not found exactly once fails
+loudly ("mutation no longer applies"), so the list cannot rot quietly (tests/test_mutate_tool.py
+checks this in `make test`).
 
-Before the mutations, a baseline run of the same test files on the unmutated copy records any test
-that already fails; those are deselected from every mutation run, so a red test cannot pass for a
-caught mutation. Usage: `scripts/mutate.py [--list] [--jobs N] [--no-baseline] [NAME ...]`.
+First a baseline run of the same test files on the unmutated snapshot records any test that already
+fails; those are deselected from every mutation run, so a red test cannot pass for a caught mutation.
+Usage: `scripts/mutate.py [--list] [--show] [--jobs N] [--no-baseline] [NAME ...]`; exit 0 only when
+every mutation is caught.
 """
 from __future__ import annotations
 
@@ -26,7 +29,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-PYTHON = ROOT / ".venv" / "bin" / "python"
+# The project venv (make's $(STAMP) builds it); the running interpreter where there is none, as in some CI.
+PYTHON = ROOT / ".venv" / "bin" / "python" if (ROOT / ".venv" / "bin" / "python").exists() else Path(sys.executable)
 JOBS = 2  # the machine has two cores, shared
 RUN_TIMEOUT_SECONDS = 900
 # Used only when git cannot list the files: never copied into a scratch tree.
