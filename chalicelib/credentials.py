@@ -260,8 +260,11 @@ _TOKENS: tuple[tuple[str, str, re.Pattern[str], str], ...] = (
 _WORDY_PREFIXES = frozenset({"huggingface_token", "npm_token", "openai_api_key", "slack_token"})
 
 
+_LEFT_SETS = {left: frozenset(re.findall(f"[{left}]", "".join(map(chr, range(128))))) for *_, left in _TOKENS if left}
+
+
 def _token_ok(shape: str, m: re.Match[str], text: str, left: str) -> bool:
-    if left and m.start() and re.match(f"[{left}]", text[m.start() - 1]):
+    if left and m.start() and text[m.start() - 1] in _LEFT_SETS[left]:
         return False
     g = m.groupdict()
     if "path" in g:  # Slack: numeric ids, then one long random part ('xoxo-see-you' is not one)
