@@ -519,8 +519,7 @@ def _key_char(c: str) -> bool:
 
 _ASCII_PREFIX = re.compile(r"[\x00-\x7f]*")
 # A value that holds another key and separator ('password=password=...') is a repeated key, not a value.
-_KEYS_IN_VALUE = ("password=", "password:", "passwd=", "pwd=", "pw:", "pw=", "secret=", "secret:", "token=",
-                  "token:", "key=", "key:")
+_KEYS_IN_VALUE = re.compile(r"(?:pass(?:word|wd)?|pwd|pw|secret|token|key)[=:]")
 
 
 def _clean(value: str) -> str:
@@ -567,8 +566,7 @@ def _assignment_at(
     value = _VALUE.match(text, sep.end()) if sep else None
     if value is None or len(value.group(1)) < 6:
         return None
-    low_value = low[value.start(1): value.end(1)]
-    if any(k in low_value for k in _KEYS_IN_VALUE) or not _key_names_a_secret(text[left:right]):
+    if _KEYS_IN_VALUE.search(low, value.start(1), value.end(1)) or not _key_names_a_secret(text[left:right]):
         return None
     if before in "?&" and _MEETING.search(text, max(0, start - 200), start):
         return None  # a meeting link's passcode is made to be shared with the invite
@@ -579,7 +577,8 @@ def _assignment_at(
     memo_key = (kind, value.group(1), strict, quoted)
     verdict = memo.get(memo_key)
     if verdict is None:
-        verdict = memo[memo_key] = _value_is_secret(kind, v, value.group(1), strict, quoted)
+        raw = _ASCII_PREFIX.match(value.group(1)).group(0)  # type: ignore[union-attr]
+        verdict = memo[memo_key] = _value_is_secret(kind, v, raw, strict, quoted)
     if not verdict:
         return None
     if kind == "password_assignment":
@@ -589,11 +588,15 @@ def _assignment_at(
 
 
 def _value_is_secret(kind: str, v: str, raw: str, strict: bool, quoted: bool) -> bool:
-    if kind == "password_assignment":
-        strong = quoted or _password_kinds(raw) >= 3 or bool(_PASSPHRASE.fullmatch(v))
-        bare_ok = quoted or (not v.startswith("-") and "=" not in v)  # not a flag, not another assignment
-        return _password_value(v) and (not strict or (strong and bare_ok))
-    return _secret_value(v)
+    if kind != "password_assignment":
+        return _secret_value(v)
+    if not _password_value(v):
+        return False
+    if not strict or quoted:
+        return True
+    # a bare `password VALUE`: a strong value that is not a flag or another assignment
+    strong = _password_kinds(raw) >= 3 or bool(_PASSPHRASE.fullmatch(v))
+    return strong and not v.startswith("-") and "=" not in v
 
 
 def _anchor(key: str) -> str:
