@@ -340,6 +340,13 @@ class OpCount:
     def writes(self) -> float:
         return sum(1 for name in self.operations if name in WRITE_OPERATIONS) / self.per
 
+    def summary(self) -> str:
+        """`GetItem + TransactWriteItems`, or `Query x2`: which calls, per operation."""
+        seen: dict[str, int] = {}
+        for name in self.operations:
+            seen[name] = seen.get(name, 0) + 1
+        return " + ".join(name if n == self.per else f"{name} x{n / self.per:g}" for name, n in seen.items()) or "none"
+
 
 def count_operations(stack: Stack, batch_size: int = 100) -> dict[str, OpCount]:
     """Each operation once, through its route (the Chalice test client) or the stream handler; seeding is uncounted."""
@@ -402,9 +409,10 @@ BATCH_PREFIX = "consumer: batch"
 
 def count_figures(counts: dict[str, OpCount]) -> list[Figure]:
     figures = []
-    for name, count in counts.items():
+    for op_name, count in counts.items():
         detail = {"operations": count.operations, "calls": count.calls, "write_calls": count.writes, "per": count.per}
-        kind, limit = COUNT_TARGETS.get(name, ("calls", 3 if name.startswith(BATCH_PREFIX) else math.inf))
+        name = f"{op_name} [{count.summary()}]"
+        kind, limit = COUNT_TARGETS.get(op_name, ("calls", 3 if op_name.startswith(BATCH_PREFIX) else math.inf))
         if kind == "writes":
             met = count.writes == limit
             figures.append(Figure(f"dynamodb write calls: {name}", count.writes, f"= {limit:g}", met, detail))
