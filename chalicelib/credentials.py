@@ -99,12 +99,14 @@ def _b64_json_header(s: str) -> bool:
 # [REDACTED], (see vault), !vault, *alias, @Microsoft.KeyVault(...), os.environ[...], ENC[...].
 _REFERENCE = re.compile(
     r"\$(?:\{|\(|[A-Za-z_][A-Za-z0-9_]*$)|%(?:\(|s$|[A-Za-z_][A-Za-z0-9_]*%$)|\{|<|\["
-    r"|\(|![A-Za-z]+$|[&*][A-Za-z_][A-Za-z0-9_]*$|@Microsoft\."
+    r"|\(|![A-Za-z]+$|[&*][a-z_][a-z0-9_\-]*$|@Microsoft\."
     r"|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*$",
     re.S,
 )
 _REFERENCE_PARTS = ("${", "{{", "}}", "environ", "getenv", "process.env", "secrets.", "vault:", "ENV[", "ENC[", "::")
 _CALL = re.compile(r"[A-Za-z0-9_\]][(\[]")  # getpass(), os.getenv(...), auth[2], pw[:-1]
+# snake_case, UPPER_CASE, camelCase, PascalCase: how names are written, unlike random characters
+_IDENTIFIER = re.compile(r"[a-z_][a-z0-9_]*|[A-Z_][A-Z0-9_]*|[a-z]+(?:[A-Z][a-z0-9]+)+|(?:[A-Z][a-z0-9]+)+")
 _DOTTED = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+")
 
 
@@ -113,8 +115,10 @@ def _is_code_path(v: str) -> bool:
     if not _DOTTED.fullmatch(v):
         return False
     parts = v.split(".")
-    if any(_looks_random(p) and not _is_wordy(p) for p in parts):
-        return False  # 'ya29.<random>' is a token
+    if not all(_IDENTIFIER.fullmatch(p) or _is_wordy(p) for p in parts) or any(
+        _looks_random(p) and not _is_wordy(p) for p in parts
+    ):
+        return False  # 'ya29.<random>' is a token, 'aYFDrC1.rcwNwT' a password
     return len(parts) <= 3 or bool(re.search(r"(?:password|passwd|pwd|secret|token|key)s?$", parts[-1].lower()))
 
 
@@ -241,7 +245,7 @@ _TOKENS: tuple[tuple[str, str, re.Pattern[str], str], ...] = (
     ("npm_token", "npm_", _tok("npm_", r"(?P<b>[A-Za-z0-9]{36})", 4), _T),
     ("pypi_token", "pypi-AgE", _tok("pypi-AgE", r"(?P<b>[A-Za-z0-9_\-]{50,400}+)", 8), _T),
     ("twilio_key", "SK", _tok("SK", r"(?P<b>[0-9a-fA-F]{32})", right="A-Za-z0-9"), "A-Za-z0-9"),
-    ("sendgrid_key", "SG.", _tok(r"SG\.", r"(?P<b>[A-Za-z0-9_\-]{22})\.(?P<c>[A-Za-z0-9_\-]{43})", 3), _T + "."),
+    ("sendgrid_key", "SG.", _tok(r"SG\.", r"(?P<b>[A-Za-z0-9_\-]{22})\.(?P<c>[A-Za-z0-9_\-]{43})", 3), _T),
     ("mailgun_key", "key-", _tok("key-", r"(?P<b>[0-9a-f]{32})", right="A-Za-z0-9"), "A-Za-z0-9"),
     # the newer Mailgun key, <32 hex>-<8 hex>-<8 hex>, found from its first dash
     ("mailgun_key", "-", re.compile(r"-(?<=(?<![A-Za-z0-9_\-])(?P<b>[0-9a-f]{32})-)[0-9a-f]{8}-[0-9a-f]{8}(?![A-Za-z0-9_\-])"), ""),
@@ -475,7 +479,7 @@ _KINDS = (("password_assignment", _PASSWORD_KEYS), ("secret_assignment", _SECRET
 _KEY_RIGHT = re.compile(r"[A-Za-z0-9_.\-а-яё]{0,40}+")
 _KEY_WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+|[а-яё]+")
 _VERBS = r"is|was|est|ist|es|era|é|è|är|er|lautet|jest|equals|sind|—|–|-"
-_SEP = re.compile(rf"[\"'\])]?[ \t]{{0,4}}(?:[:=：]{{1,2}}|=>|->|→|(?<=[ \t])(?:{_VERBS})[ \t]|は|是|为|為|는|은)[ \t]{{0,4}}")
+_SEP = re.compile(rf"[\"'\])]?[ \t]{{0,4}}(?:=>|->|→|[:=：]{{1,2}}|(?<=[ \t])(?:{_VERBS})[ \t]|は|是|为|為|는|은)[ \t]{{0,4}}")
 _SEP_FOR = re.compile(  # "password for the NAS: ...", "mot de passe du wifi est ..."
     r"[ \t]{1,4}(?:for|to|of|on|at|in|de|du|des|del|della|da|do|für|vom|von|zum|zur|от|для|на)[ \t]{1,4}"
     rf"(?:[^\s:=：,;!?]{{1,24}}[ \t]{{1,4}}){{0,4}}?[^\s:=：,;!?]{{1,24}}"
@@ -519,7 +523,7 @@ def _key_char(c: str) -> bool:
 
 _ASCII_PREFIX = re.compile(r"[\x00-\x7f]*")
 # A value that holds another key and separator ('password=password=...') is a repeated key, not a value.
-_KEYS_IN_VALUE = re.compile(r"(?:pass(?:word|wd)?|pwd|pw|secret|token|key)[=:]")
+_KEYS_IN_VALUE = re.compile(r"(?<![a-z])(?:pass(?:word|wd)?|pwd|pw|secret|token|key)[=:]")
 
 
 def _clean(value: str) -> str:
@@ -573,6 +577,8 @@ def _assignment_at(
     if before == ":" and _ARN.search(low, max(0, start - 120), start):
         return None  # arn:aws:secretsmanager:...:secret:NAME names a secret; it does not hold one
     v = _clean(value.group(1))
+    if len(v) > right - left and v.lower().endswith("." + low[left:right]):
+        return None  # `Pass = ASLLexer.PASS`, `key = module.key`: a name bound to the same name
     quoted = value.group(0)[:1] in "\"'`"
     memo_key = (kind, value.group(1), strict, quoted)
     verdict = memo.get(memo_key)

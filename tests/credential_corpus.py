@@ -335,6 +335,7 @@ PASSWORD_TEMPLATES = {
     "abbrev": "pw: {p}", "german_lautet": "Das Passwort lautet {p}", "query": "https://example.com/login?user={u}&password={p}",
     "wifi_key": "The Wi-Fi key is {p}", "wlan_key": "WLAN-Schlüssel: {p}", "bare_after_comma": "Gmail: {u}@example.com, password {p}!",
     "for_email": "smtp password for noreply@example.com: {p}", "router_digits": "Passwort für die Fritzbox: {d}",
+    "ruby": "{{ user: '{u}', :password => '{p}' }}", "go": "password := \"{p}\"", "arrow": "admin password -> {p}",
 }
 SECRET_KEYS = ("api_key", "API_KEY", "apiKey", "client_secret", "CLIENT_SECRET", "secret_key", "SECRET_KEY",
                "app_secret", "webhook_secret", "signing_secret", "access_token", "auth_token", "refresh_token",
@@ -348,6 +349,7 @@ SECRET_TEMPLATES = {
     "french": "La clé API est {v}", "german": "API-Schlüssel: {v}", "spanish": "La clave API es {v}",
     "japanese": "APIキーは{v}です", "russian": "API ключ: {v}", "chinese": "密钥：{v}", "korean": "API 키: {v}",
     "portuguese": "chave de API: {v}", "italian": "chiave API: {v}", "laravel": "APP_KEY=base64:{b}",
+    "php": "'{k}' => '{v}',", "go": "apiKey := \"{v}\"",
     "oauth_json": "{{\"installed\": {{\"client_id\": \"{n}.apps.googleusercontent.com\", \"client_secret\": \"GOCSPX-{g}\"}}}}",
 }
 BEARER_TEMPLATES = {
