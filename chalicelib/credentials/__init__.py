@@ -1,0 +1,48 @@
+"""Find credential-shaped text so memory can refuse it by kind, never echoing it.
+
+A memory is replayed into every later agent prompt, so a pasted key would leak everywhere.
+Each rule is a literal-prefixed regex with bounded (mostly possessive) quantifiers, so a scan is
+linear on any input; small Python checks (checks.py) then tell a random secret from a placeholder,
+a word, a digest or a reference to a secret kept elsewhere. Only a fixed shape name leaves this
+package. The rules run in a fixed order, most specific first, and the first shape found is named.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from chalicelib.credentials.assignments import find_assignment
+from chalicelib.credentials.http_auth import find_auth_header, find_url_password
+from chalicelib.credentials.keys import find_aws_key, find_azure_key, find_jwt, find_private_key
+from chalicelib.credentials.tokens import find_token
+
+__all__ = ["find_credential"]
+
+# Each detector takes the text and its same-length lower-case copy and returns a shape name or None.
+_DETECTORS: tuple[Callable[[str, str], str | None], ...] = (
+    find_private_key, find_token, find_jwt, find_aws_key, find_azure_key,
+    find_url_password, find_auth_header, find_assignment,
+)
+
+
+def _lower_same_length(text: str) -> str:
+    low = text.lower()
+    if len(low) == len(text):
+        return low
+    return "".join(c.lower() if len(c.lower()) == 1 else c for c in text)  # 'İ' lowers to two
+
+
+def find_credential(text: str) -> str | None:
+    """Return the snake_case name of the first credential shape in ``text``, or None.
+
+    The name is one of a fixed set of labels (``github_token``, ``private_key``...); nothing of
+    the text itself is ever returned.
+    """
+    if not text:
+        return None
+    low = _lower_same_length(text)
+    for detect in _DETECTORS:
+        shape = detect(text, low)
+        if shape:
+            return shape
+    return None
