@@ -1,15 +1,12 @@
 """Personal memory's routes: each reads the request, calls one service function and returns. Nothing else."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from chalice import AuthResponse, Chalice, IAMAuthorizer, Response
 
-from chalicelib.auth import callers
-from chalicelib.auth.tokens import get_verifier
-from chalicelib.bootstrap import get_stores
-from chalicelib.config import get_settings
 from chalicelib.errors import Unauthorized
-from chalicelib.schemas import EntryChangesBody, EventsBody, NewEntryBody, SessionBody, SettingsBody, parse_body
-from chalicelib.services import agents, consumer, memory, operators
+from chalicelib.lazy import lazy_module
 from chalicelib.web_api import (
     contract_errors,
     json_response,
@@ -20,6 +17,25 @@ from chalicelib.web_api import (
     required_query,
     user_id_of,
 )
+
+if TYPE_CHECKING:
+    from chalicelib import bootstrap, config
+    from chalicelib.auth import callers, tokens
+    from chalicelib.services import agents, consumer, memory, operators
+else:  # each Lambda function loads only what its handlers touch (see chalicelib/lazy.py)
+    bootstrap, config = lazy_module("chalicelib.bootstrap"), lazy_module("chalicelib.config")
+    callers, tokens = lazy_module("chalicelib.auth.callers"), lazy_module("chalicelib.auth.tokens")
+    agents, consumer = lazy_module("chalicelib.services.agents"), lazy_module("chalicelib.services.consumer")
+    memory, operators = lazy_module("chalicelib.services.memory"), lazy_module("chalicelib.services.operators")
+
+
+def get_stores() -> bootstrap.Stores:
+    return bootstrap.get_stores()
+
+
+def get_settings() -> config.Settings:
+    return config.get_settings()
+
 
 app = Chalice(app_name="personal-memory")
 iam = IAMAuthorizer()
@@ -37,7 +53,7 @@ EVENTS_STREAM_ARN = "arn:aws:dynamodb:us-east-1:000000000000:table/personal-memo
 def user_token(auth_request):  # type: ignore[no-untyped-def]
     """Chalice built-in authorizer: a valid OIDC JWT lets its `sub` through; anything else is 401."""
     try:
-        user_id = get_verifier(get_settings().jwt).user_id(auth_request.token)
+        user_id = tokens.get_verifier(get_settings().jwt).user_id(auth_request.token)
     except Unauthorized as exc:
         refuse_token(exc)
     return AuthResponse(routes=["*"], principal_id=user_id)
@@ -89,6 +105,8 @@ def get_memory():  # type: ignore[no-untyped-def]
 @app.route("/v1/memory/settings", methods=["PUT"], authorizer=user_token, content_types=ANY_BODY)
 @contract_errors
 def put_settings():  # type: ignore[no-untyped-def]
+    from chalicelib.schemas import SettingsBody, parse_body  # pydantic loads on first use, not at cold start
+
     body = parse_body(SettingsBody, _body())
     return json_response(memory.set_enabled(get_stores(), _user(), body.enabled))
 
@@ -96,6 +114,8 @@ def put_settings():  # type: ignore[no-untyped-def]
 @app.route("/v1/memory", methods=["POST"], authorizer=user_token, content_types=ANY_BODY)
 @contract_errors
 def post_entry():  # type: ignore[no-untyped-def]
+    from chalicelib.schemas import NewEntryBody, parse_body  # pydantic loads on first use, not at cold start
+
     body = parse_body(NewEntryBody, _body())
     return json_response(memory.add(get_stores(), _user(), body).public(), 201)
 
@@ -103,6 +123,8 @@ def post_entry():  # type: ignore[no-untyped-def]
 @app.route("/v1/memory/{entry_id}", methods=["PATCH"], authorizer=user_token, content_types=ANY_BODY)
 @contract_errors
 def patch_entry(entry_id):  # type: ignore[no-untyped-def]
+    from chalicelib.schemas import EntryChangesBody, parse_body  # pydantic loads on first use, not at cold start
+
     body = parse_body(EntryChangesBody, _body())
     return json_response(memory.edit(get_stores(), _user(), entry_id, body).public())
 
@@ -160,6 +182,8 @@ def get_inbox():  # type: ignore[no-untyped-def]
 @app.route("/v1/sessions/{session_id}", methods=["PUT"], authorizer=iam, content_types=ANY_BODY)
 @contract_errors
 def put_session(session_id):  # type: ignore[no-untyped-def]
+    from chalicelib.schemas import SessionBody, parse_body  # pydantic loads on first use, not at cold start
+
     _caller(callers.HOST)
     body = parse_body(SessionBody, _body())
     return json_response(agents.register_session(get_stores(), session_id, body).public())
@@ -182,6 +206,8 @@ def get_session_memory(session_id):  # type: ignore[no-untyped-def]
 @app.route("/v1/sessions/{session_id}/events", methods=["POST"], authorizer=iam, content_types=ANY_BODY)
 @contract_errors
 def post_events(session_id):  # type: ignore[no-untyped-def]
+    from chalicelib.schemas import EventsBody, parse_body  # pydantic loads on first use, not at cold start
+
     _caller(callers.WORKER)
     body = parse_body(EventsBody, _body())
     return json_response(agents.post_events(get_stores(), session_id, body), 202)

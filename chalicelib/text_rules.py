@@ -1,7 +1,6 @@
 """The rules every memory text must pass wherever it enters: user POST/PATCH and agents' proposals."""
 from __future__ import annotations
 
-from chalicelib.credentials import find_credential
 from chalicelib.errors import CredentialRefused, InvalidRequest
 from chalicelib.models import MAX_ENTRY_BYTES
 
@@ -13,6 +12,8 @@ def refusal_reason(text: str) -> str | None:
         return "empty"
     if len(clean.encode("utf-8")) > MAX_ENTRY_BYTES:
         return "too_long"
+    from chalicelib.credentials import find_credential  # its patterns compile on first use, not at cold start
+
     shape = find_credential(clean)
     if shape:
         return f"credential:{shape}"

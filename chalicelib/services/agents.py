@@ -5,14 +5,16 @@ user, and that user turned memory on. Anything else is an empty list, never an e
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from chalicelib.bootstrap import Stores
 from chalicelib.clock import instant
 from chalicelib.errors import Conflict, NotFound
 from chalicelib.models import Entry, Session, display_order
-from chalicelib.schemas import EventsBody, SessionBody
 from chalicelib.storage.events import PENDING, AgentEvent
+
+if TYPE_CHECKING:  # request bodies are pydantic models; pydantic loads only when a body is parsed
+    from chalicelib.schemas import EventsBody, SessionBody
 
 CONTEXT_MAX_ITEMS = 20
 CONTEXT_MAX_TEXT_BYTES = 4096

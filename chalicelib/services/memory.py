@@ -5,7 +5,7 @@ guards; reads only ever choose which error to report after a write was refused.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from chalicelib.bootstrap import Stores
 from chalicelib.clock import Instant, instant
@@ -20,9 +20,11 @@ from chalicelib.models import (
     display_order,
     new_id,
 )
-from chalicelib.schemas import EntryChangesBody, NewEntryBody
 from chalicelib.storage.dynamo import TransactionCancelled, transact
 from chalicelib.text_rules import accepted_text
+
+if TYPE_CHECKING:  # request bodies are pydantic models; pydantic loads only when a body is parsed
+    from chalicelib.schemas import EntryChangesBody, NewEntryBody
 
 LIMITS = {"entries": MAX_ACTIVE_ENTRIES, "proposals": MAX_WAITING_PROPOSALS, "bytes_per_entry": MAX_ENTRY_BYTES}
 _TRANSACTION_ACTIONS = 100
@@ -51,11 +53,20 @@ def inbox(stores: Stores, user_id: str) -> dict[str, Any]:
 
 
 def set_enabled(stores: Stores, user_id: str, enabled: bool) -> dict[str, Any]:
+    """Flip the switch and journal it in one transaction; asking for the current state changes nothing."""
     now = instant(stores.clock)
-    was_enabled, state = stores.entries.set_enabled(user_id, enabled, now.iso)
-    if was_enabled != enabled:
-        stores.journal.append(user_id, "keep.memory.settings", now.iso, {"enabled": enabled})
-    return {"enabled": state.enabled}
+    try:
+        transact(
+            stores.client,
+            [
+                stores.entries.switch(user_id, enabled, now.iso),
+                stores.journal.record(user_id, "keep.memory.settings", now.iso, {"enabled": enabled}),
+            ],
+        )
+    except TransactionCancelled as exc:
+        if not exc.failed(0):
+            raise
+    return {"enabled": enabled}
 
 
 def add(stores: Stores, user_id: str, body: NewEntryBody) -> Entry:

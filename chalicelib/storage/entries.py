@@ -64,20 +64,25 @@ class EntriesRepository:
 
     # ---- single writes -----------------------------------------------------------------------
 
-    def set_enabled(self, user_id: str, enabled: bool, now_iso: str) -> tuple[bool, MemoryState]:
-        """Flip the switch in one write; returns whether it was on before, and the state after."""
-        raw = self._client.update_item(
-            TableName=self.table,
-            Key=self._key(user_id, STATE_KEY),
-            UpdateExpression=(
-                "SET enabled = :e, updated_at = :t, "
-                "active = if_not_exists(active, :zero), waiting = if_not_exists(waiting, :zero)"
-            ),
-            ExpressionAttributeValues=dynamo.values(e=enabled, t=now_iso, zero=0),
-            ReturnValues="ALL_OLD",
-        ).get("Attributes")
-        before = _state_from_item(dynamo.load(raw) if raw else None)
-        return before.enabled, MemoryState(enabled=enabled, active=before.active, waiting=before.waiting)
+    def switch(self, user_id: str, enabled: bool, now_iso: str) -> dict[str, Any]:
+        """Transaction action: flip the switch, only if that changes it (so a no-op writes no journal row)."""
+        # Turning on also creates the counters of a user who never had memory on; turning off
+        # requires it to be on, so a user who never turned it on gets no state item at all.
+        changes = "attribute_not_exists(enabled) OR enabled = :off" if enabled else "enabled = :on"
+        return {
+            "Update": {
+                "TableName": self.table,
+                "Key": self._key(user_id, STATE_KEY),
+                "UpdateExpression": (
+                    "SET enabled = :e, updated_at = :t, "
+                    "active = if_not_exists(active, :zero), waiting = if_not_exists(waiting, :zero)"
+                ),
+                "ConditionExpression": changes,
+                "ExpressionAttributeValues": dynamo.values(
+                    e=enabled, t=now_iso, zero=0, **({"off": False} if enabled else {"on": True})
+                ),
+            }
+        }
 
     def update_entry(
         self,
