@@ -44,7 +44,7 @@ class MemoryGateway(LocalGateway):
             return self._dev_token(method, body)
         lowered = {k.lower(): v for k, v in headers.items()}
         self._signer_arn = None
-        if lowered.get("authorization", "").startswith("AWS4-HMAC-SHA256"):
+        if lowered.get("authorization", "").startswith("AWS4-HMAC-SHA256") and self._is_iam_route(method, route):
             try:
                 self._signer_arn = verify_request(method, route, query, headers, body or b"", self._principals)
             except SignatureRejected:
@@ -55,6 +55,17 @@ class MemoryGateway(LocalGateway):
             return _error(401, "unauthorized", "Sign in again: the token is missing or not valid.")
         except ForbiddenError:
             return _error(403, "forbidden", "This caller may not use this route.")
+
+    def _is_iam_route(self, method: str, route: str) -> bool:
+        """Only IAM routes check signatures (as API Gateway); elsewhere the header is just a bad token."""
+        from chalice.app import IAMAuthorizer
+
+        try:
+            resource = self.event_converter._route_matcher.match_route(route).route
+            entry = self._app_object.routes[resource][method.upper()]
+        except (ValueError, KeyError):
+            return False
+        return isinstance(entry.authorizer, IAMAuthorizer)
 
     def _generate_lambda_event(self, method: str, path: str, headers: Any, body: bytes | None) -> dict[str, Any]:
         event = super()._generate_lambda_event(method, path, headers, body)
