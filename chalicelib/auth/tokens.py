@@ -1,41 +1,52 @@
-"""Verifies users' OIDC tokens with PyJWT against the configured issuer, audience and JWKS.
+"""Verifies users' OIDC tokens against the configured issuer, audience and JWKS.
 
-Only RS256 and ES256 are accepted, so `alg: none` and HS256 tokens "signed" with the public key are
-refused before any key is used. The JWKS client is built once per container and caches its keys.
+Only RS256 and ES256 are accepted: the header's `alg` is checked before any key is looked up, so
+`alg: none` and HS256 tokens "signed" with the public key are refused before a key is used, and the
+key is chosen by `kid` *and* algorithm, so an RSA key never checks an ES256 token nor the reverse.
+Signatures are checked by `chalicelib.auth.signatures` (pure Python, no `cryptography`); PyJWT
+checks the claims. PyJWT, python-rsa and python-ecdsa are loaded on the first token, not at import:
+importing this module stays cheap for the functions that never see a token.
 """
 from __future__ import annotations
 
 import threading
-from typing import Any
-
-import jwt
+from typing import TYPE_CHECKING, Any
 
 from chalicelib.config import JwtSettings
 from chalicelib.errors import Unauthorized
 
+if TYPE_CHECKING:
+    from chalicelib.auth.jwks import KeySource
+
 ALGORITHMS = ("RS256", "ES256")
 LEEWAY_SECONDS = 30
+MAX_SUBJECT_LENGTH = 128
+# Claims PyJWT checks once the signature holds; the audience is ours (Cognito access tokens have none).
+_CLAIM_OPTIONS = {
+    "verify_signature": False,  # already verified by signatures.verify, with our algorithms only
+    "verify_exp": True, "verify_nbf": True, "verify_iat": True, "verify_iss": True,
+    "verify_sub": True, "verify_jti": True, "verify_aud": False,
+    "require": ["exp", "iss", "sub"],
+}
 
 
 class TokenVerifier:
     def __init__(self, settings: JwtSettings) -> None:
         self._settings = settings
         self._lock = threading.Lock()
-        self._inline: jwt.PyJWKSet | None = None
-        self._remote: jwt.PyJWKClient | None = None
+        self._keys: KeySource | None = None
 
-    def _signing_key(self, token: str, kid: str | None) -> Any:
-        if self._settings.jwks_inline is not None:
-            if self._inline is None:
-                self._inline = jwt.PyJWKSet.from_dict(dict(self._settings.jwks_inline))
-            keys = [k for k in self._inline.keys if kid is None or k.key_id == kid]
-            if not keys:
-                raise Unauthorized()
-            return keys[0].key
+    def _key_source(self) -> KeySource:
+        """The inline JWKS or the URL's cached one, built on first use (once per container)."""
+        from chalicelib.auth import jwks
+
         with self._lock:
-            if self._remote is None:
-                self._remote = jwt.PyJWKClient(str(self._settings.jwks_url), cache_keys=True, lifespan=3600)
-        return self._remote.get_signing_key_from_jwt(token).key
+            if self._keys is None:
+                if self._settings.jwks_inline is not None:
+                    self._keys = jwks.InlineJwks(self._settings.jwks_inline)
+                else:
+                    self._keys = jwks.RemoteJwks(str(self._settings.jwks_url))
+            return self._keys
 
     def user_id(self, authorization: str | None) -> str:
         """The `sub` of a valid `Bearer <JWT>` header; Unauthorized for anything else."""
@@ -44,28 +55,36 @@ class TokenVerifier:
         scheme, _, token = authorization.strip().partition(" ")
         if scheme.lower() != "bearer" or not token.strip():
             raise Unauthorized()
-        token = token.strip()
-        try:
-            header = jwt.get_unverified_header(token)
-            if header.get("alg") not in ALGORITHMS:
-                raise Unauthorized()
-            key = self._signing_key(token, header.get("kid"))
-            claims = jwt.decode(
-                token,
-                key,
-                algorithms=list(ALGORITHMS),
-                issuer=self._settings.issuer,
-                options={"require": ["exp", "iss", "sub"], "verify_aud": False},
-                leeway=LEEWAY_SECONDS,
-            )
-        except (jwt.PyJWTError, ValueError, KeyError, TypeError) as exc:
-            raise Unauthorized() from exc
+        claims = self._claims(token.strip())
         if not self._audience_matches(claims):
             raise Unauthorized()
         subject = claims.get("sub")
-        if not isinstance(subject, str) or not subject or len(subject) > 128:
+        if not isinstance(subject, str) or not subject or len(subject) > MAX_SUBJECT_LENGTH:
             raise Unauthorized()
         return subject
+
+    def _claims(self, token: str) -> dict[str, Any]:
+        import jwt
+
+        from chalicelib.auth import jwks, signatures
+
+        try:
+            header = signatures.jws().get_unverified_header(token)
+            algorithm = header.get("alg")
+            # Before any key is touched: `none`, HS256 and everything else stop here.
+            if algorithm not in ALGORITHMS:
+                raise Unauthorized()
+            key = self._key_source().key(header.get("kid"), algorithm)
+            if key is None or key.algorithm != algorithm:
+                raise Unauthorized()
+            signatures.verify(token, key.key, key.algorithm)
+            # The same token again, now for its claims only: the signature above already holds.
+            claims: dict[str, Any] = jwt.PyJWT().decode(
+                token, options=_CLAIM_OPTIONS, issuer=self._settings.issuer, leeway=LEEWAY_SECONDS,
+            )
+        except (jwt.PyJWTError, jwks.JwksError, ValueError, KeyError, TypeError) as exc:
+            raise Unauthorized() from exc
+        return claims
 
     def _audience_matches(self, claims: dict[str, Any]) -> bool:
         """ID tokens carry `aud`; Cognito access tokens carry `client_id` and `token_use: access` instead."""
