@@ -22,7 +22,7 @@ from jwt.exceptions import InvalidKeyError
 from chalicelib.auth.signatures import ALGORITHMS
 from chalicelib.logs import get_logger
 
-__all__ = ["InlineJwks", "JwksError", "KeySet", "PublicKey", "RemoteJwks", "fetch_jwks", "parse_jwks"]
+__all__ = ["InlineJwks", "JwksError", "KeySet", "KeySource", "PublicKey", "RemoteJwks", "fetch_jwks", "parse_jwks"]
 
 # The algorithm a key of each type checks; a key whose `alg` says otherwise is left out.
 _ALGORITHM_OF_KTY = {algorithm.kty: name for name, algorithm in ALGORITHMS.items()}
@@ -46,25 +46,48 @@ class PublicKey:
     key: Any
 
 
-class KeySet:
-    """The usable keys of one JWKS document."""
+@dataclass(frozen=True)
+class _Entry:
+    """A JWK that passed the cheap checks; its key object is built when a token first asks for it."""
 
-    def __init__(self, keys: list[PublicKey]) -> None:
-        self.keys = tuple(keys)
+    kid: str | None
+    algorithm: str
+    jwk: Mapping[str, Any]
+
+
+class KeySet:
+    """The signature keys of one JWKS document.
+
+    Key objects are built on first use, so the library of an algorithm no token uses is never
+    loaded (an RS256 token never loads python-ecdsa, even when the set also lists EC keys). A key
+    whose material is malformed (missing members, too-small RSA, a point off the curve) is unusable.
+    """
+
+    def __init__(self, entries: list[_Entry]) -> None:
+        self._entries = tuple(entries)
+        self._built: dict[int, PublicKey | None] = {}
+        self.kids = frozenset(entry.kid for entry in self._entries)
 
     def find(self, kid: str | None, algorithm: str) -> PublicKey | None:
         """The key with this `kid` for this algorithm; without a `kid`, the set's only key for it, if one."""
-        candidates = [k for k in self.keys if k.algorithm == algorithm]
+        candidates = [i for i, entry in enumerate(self._entries) if entry.algorithm == algorithm]
         if kid is None:
-            return candidates[0] if len(candidates) == 1 else None
-        return next((k for k in candidates if k.kid == kid), None)
+            return self._build(candidates[0]) if len(candidates) == 1 else None
+        return next((self._build(i) for i in candidates if self._entries[i].kid == kid), None)
 
-    def has_kid(self, kid: str | None) -> bool:
-        return any(k.kid == kid for k in self.keys)
+    def _build(self, index: int) -> PublicKey | None:
+        if index not in self._built:
+            entry = self._entries[index]
+            try:
+                key = ALGORITHMS[entry.algorithm].from_jwk(dict(entry.jwk))
+                self._built[index] = PublicKey(entry.kid, entry.algorithm, key)
+            except InvalidKeyError:
+                self._built[index] = None
+        return self._built[index]
 
 
-def _public_key(jwk: Any) -> PublicKey | None:
-    """The JWK as a verification key, or None when it is not a usable signature key of ours."""
+def _entry(jwk: Any) -> _Entry | None:
+    """The JWK if it is a signature key of one of our algorithms, else None."""
     if not isinstance(jwk, dict):
         return None
     algorithm = _ALGORITHM_OF_KTY.get(jwk.get("kty"))  # kty "oct" (a shared secret) and others: never
@@ -78,18 +101,15 @@ def _public_key(jwk: Any) -> PublicKey | None:
     kid = jwk.get("kid")
     if kid is not None and not isinstance(kid, str):
         return None
-    try:
-        return PublicKey(kid=kid, algorithm=algorithm, key=ALGORITHMS[algorithm].from_jwk(jwk))
-    except InvalidKeyError:
-        return None
+    return _Entry(kid=kid, algorithm=algorithm, jwk=jwk)
 
 
 def parse_jwks(document: Any) -> KeySet:
-    """The usable keys of a `{"keys": [...]}` document; keys that are not (unknown types, `use: enc`,
-    another `alg`, missing or malformed members, too-small RSA, off-curve points) are left out."""
+    """The signature keys of a `{"keys": [...]}` document; keys of other types, `use: enc`, another
+    `alg` or refused `key_ops` are left out, and malformed key material is never used."""
     if not isinstance(document, Mapping) or not isinstance(document.get("keys"), list):
         raise JwksError("not a JWKS document")
-    return KeySet([key for key in map(_public_key, document["keys"]) if key is not None])
+    return KeySet([entry for entry in map(_entry, document["keys"]) if entry is not None])
 
 
 def fetch_jwks(url: str, timeout: float = FETCH_TIMEOUT_SECONDS) -> KeySet:
@@ -159,7 +179,7 @@ class RemoteJwks:
             now = self._clock()
             if self._keys is None or now - self._fetched_at >= self._lifespan:
                 self._refresh(now)
-            elif not self._keys.has_kid(kid):
+            elif kid not in self._keys.kids:
                 self._refresh(now)  # perhaps the issuer rotated its keys since we fetched
             return self._keys.find(kid, algorithm) if self._keys is not None else None
 

@@ -6,8 +6,8 @@ knows these two algorithms and nothing else — no `none`, no HMAC, so a token c
 check. The algorithms only verify: this service never signs a token.
 
 This module imports PyJWT at load; `chalicelib.auth.tokens` loads it on the first token it checks,
-never at import. python-rsa and python-ecdsa are imported on first use of their own algorithm, so a
-Cognito user pool (RS256 keys only) never loads python-ecdsa.
+never at import. python-rsa and python-ecdsa are imported on first use of their own algorithm, so
+RS256 tokens (Cognito's) never load python-ecdsa.
 """
 from __future__ import annotations
 
