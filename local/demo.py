@@ -11,11 +11,8 @@ from __future__ import annotations
 import importlib.util
 import io
 import json
-import os
 import secrets
 import signal
-import socket
-import subprocess
 import sys
 import tempfile
 import time
@@ -23,7 +20,7 @@ import urllib.error
 import urllib.request
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 from typing import Any, NoReturn, TextIO
@@ -46,10 +43,11 @@ from personal_memory_sdk import (  # noqa: E402
     load_credentials_file,
 )
 
+from local.process import LocalProcess, start_local_stack  # noqa: E402
+
 AGENT_DIR = ROOT / "examples" / "memory-agent"
 ENTRY_TEXT = "Uses metric units"
 PUMP_WAIT_SECONDS = 10.0
-STACK_START_SECONDS = 60.0
 # What a keep.memory.context journal row may hold: who read the memory and how many entries, never text.
 CONTEXT_ROW_FIELDS = frozenset({"at", "action", "session_id", "agent", "count"})
 
@@ -87,67 +85,6 @@ def run_steps(steps: Sequence[Step], out: TextIO) -> int:
             print(f"✓ {step.description}", file=out, flush=True)
     print(f"demo: {len(steps) - failed} of {len(steps)} steps held", file=out, flush=True)
     return 1 if failed else 0
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-@dataclass
-class LocalProcess:
-    """`python -m local.run` running in a subprocess: its URL, its credentials file and its log."""
-
-    url: str
-    credentials_file: Path
-    log_file: Path
-    process: subprocess.Popen[bytes] = field(repr=False)
-
-    def log_tail(self, lines: int = 20) -> str:
-        text = self.log_file.read_text(errors="replace") if self.log_file.exists() else ""
-        return "\n".join(text.splitlines()[-lines:])
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-
-
-def _answers(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(url + "/page-config", timeout=5) as response:
-            return bool(response.status == 200)
-    except (urllib.error.URLError, ConnectionError, TimeoutError):
-        return False
-
-
-def start_local_stack(workdir: Path) -> LocalProcess:
-    """Start a fresh stack (its own moto, tables and keys) and wait until it answers and wrote its keys."""
-    port = _free_port()
-    credentials = workdir / "credentials.json"
-    log_file = workdir / "stack.log"
-    # Our AWS_* variables must not leak in: the launcher points boto3 at its own moto.
-    env = {key: value for key, value in os.environ.items() if not key.startswith("AWS_")}
-    env.update({"PORT": str(port), "MEMORY_CREDENTIALS_FILE": str(credentials), "PYTHONUNBUFFERED": "1"})
-    with log_file.open("wb") as sink:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "local.run"], cwd=ROOT, env=env, stdout=sink, stderr=subprocess.STDOUT
-        )
-    stack = LocalProcess(f"http://127.0.0.1:{port}", credentials, log_file, process)
-    deadline = time.monotonic() + STACK_START_SECONDS
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError("the local stack exited while starting:\n" + stack.log_tail())
-        if _answers(stack.url) and credentials.exists():
-            return stack
-        time.sleep(0.2)
-    stack.stop()
-    raise RuntimeError(f"the local stack did not answer within {STACK_START_SECONDS:.0f} s:\n" + stack.log_tail())
 
 
 # ---- the story ---------------------------------------------------------------------------------

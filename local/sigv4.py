@@ -23,7 +23,7 @@ import string
 import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from botocore.auth import SIGV4_TIMESTAMP, SigV4Auth
@@ -195,7 +195,7 @@ def _parse_amz_date(value: str) -> datetime:
         parsed = datetime.strptime(value, SIGV4_TIMESTAMP)
     except ValueError:
         raise SignatureRejected("malformed") from None
-    return parsed.replace(tzinfo=timezone.utc)
+    return parsed.replace(tzinfo=UTC)
 
 
 def _check_signed_headers(auth: _Authorization, lowered: Mapping[str, str]) -> None:
@@ -209,9 +209,9 @@ def _check_signed_headers(auth: _Authorization, lowered: Mapping[str, str]) -> N
 
 
 def _check_freshness(request_time: datetime, now: datetime | None) -> None:
-    current = now or datetime.now(timezone.utc)
+    current = now or datetime.now(UTC)
     if current.tzinfo is None:
-        current = current.replace(tzinfo=timezone.utc)
+        current = current.replace(tzinfo=UTC)
     if abs(current - request_time) > FRESHNESS:
         raise SignatureRejected("stale")
 

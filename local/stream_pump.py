@@ -136,7 +136,7 @@ class StreamPump:
         while not self._stop.is_set():
             try:
                 self.pump_once()
-            except Exception as exc:  # keep polling: moto restarting must not kill the pump
+            except Exception as exc:  # noqa: BLE001 - keep polling: moto restarting must not kill the pump
                 # The type only: a message could quote a record, and records hold memory text.
                 logger.warning("stream pump pass failed: %s", type(exc).__name__)
             self._stop.wait(interval)
@@ -233,7 +233,7 @@ class StreamPump:
         """Index of the first record to redeliver (None: all succeeded), and why."""
         try:
             response = self._handler({"Records": records})
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - a raising handler failed the batch, as in Lambda
             return 0, f"handler_error:{type(exc).__name__}"
         if response is None:
             return None, ""
@@ -265,7 +265,7 @@ class StreamPump:
             return
         try:
             self._on_give_up(record, reason)
-        except Exception as exc:  # the record is already skipped; a broken hook must not stall
+        except Exception as exc:  # noqa: BLE001 - the record is already skipped; a broken hook must not stall
             logger.warning("on_give_up failed for %s: %s", sequence, type(exc).__name__)
 
     def _to_lambda_record(self, raw: Record) -> Record:

@@ -8,7 +8,7 @@ import stat
 import threading
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
 from typing import Any
@@ -225,7 +225,7 @@ def test_scope_date_other_than_the_request_date_is_refused(
 
 def _signed_at(wire: Wire) -> datetime:
     return datetime.strptime(wire.headers["X-Amz-Date"], "%Y%m%dT%H%M%SZ").replace(
-        tzinfo=timezone.utc
+        tzinfo=UTC
     )
 
 

@@ -234,7 +234,7 @@ def test_empty_or_missing_failure_report_is_success(stream: Stream) -> None:
     stream.put("e1", "e2")
     for response in (None, {}, {"batchItemFailures": None}):
         calls: list[int] = []
-        pump = StreamPump(stream.client, stream.arn, lambda event, r=response: calls.append(1) or r)  # type: ignore[misc]
+        pump = StreamPump(stream.client, stream.arn, lambda event, r=response, c=calls: c.append(1) or r)  # type: ignore[misc]
         assert pump.pump_once() == 2
         assert calls == [1]
 

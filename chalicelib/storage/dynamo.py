@@ -126,3 +126,25 @@ def is_condition_failure(exc: BaseException) -> bool:
     return isinstance(exc, ClientError) and (
         exc.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException"
     )
+
+
+def put_if_absent(client: Any, table: str, item: Mapping[str, Any], key_attribute: str) -> bool:
+    """PutItem unless an item with this key is stored already; False in that case (nothing written)."""
+    try:
+        client.put_item(TableName=table, Item=dump(item), ConditionExpression=f"attribute_not_exists({key_attribute})")
+    except Exception as exc:
+        if is_condition_failure(exc):
+            return False
+        raise
+    return True
+
+
+def update_if(client: Any, **request: Any) -> Item | None:
+    """UpdateItem under its ConditionExpression: the item as it now is, or None when the condition failed."""
+    try:
+        raw = client.update_item(ReturnValues="ALL_NEW", **request)["Attributes"]
+    except Exception as exc:
+        if is_condition_failure(exc):
+            return None
+        raise
+    return load(raw)

@@ -120,17 +120,11 @@ class EntriesRepository:
             "UpdateExpression": expression,
             "ConditionExpression": f"attribute_exists(sk) AND {_LIVE}",
             "ExpressionAttributeValues": dynamo.values(**vals),
-            "ReturnValues": "ALL_NEW",
         }
         if names:
             request["ExpressionAttributeNames"] = names
-        try:
-            raw = self._client.update_item(**request)["Attributes"]
-        except Exception as exc:
-            if dynamo.is_condition_failure(exc):
-                return None
-            raise
-        return from_item(dynamo.load(raw))
+        item = dynamo.update_if(self._client, **request)
+        return from_item(item) if item else None
 
     # ---- transaction actions (services compose these so a cap and its write move together) ----
 

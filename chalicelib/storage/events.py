@@ -83,17 +83,7 @@ class EventsRepository:
             "ttl": now_epoch + EVENT_TTL_SECONDS,
         }
         item.update(seal_text(event.user_id or "", event.text or ""))
-        try:
-            self._client.put_item(
-                TableName=self.table,
-                Item=dynamo.dump(item),
-                ConditionExpression="attribute_not_exists(event_id)",
-            )
-        except Exception as exc:
-            if dynamo.is_condition_failure(exc):
-                return False
-            raise
-        return True
+        return dynamo.put_if_absent(self._client, self.table, item, "event_id")
 
     def list(self, session_id: str) -> list[AgentEvent]:
         return [

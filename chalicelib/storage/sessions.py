@@ -48,34 +48,19 @@ class SessionsRepository:
             "proposals": 0,
             "created_at": session.created_at,
         }
-        try:
-            self._client.put_item(
-                TableName=self.table,
-                Item=dynamo.dump(item),
-                ConditionExpression="attribute_not_exists(session_id)",
-            )
-        except Exception as exc:
-            if dynamo.is_condition_failure(exc):
-                return False
-            raise
-        return True
+        return dynamo.put_if_absent(self._client, self.table, item, "session_id")
 
     def mark_tainted(self, session_id: str) -> Session | None:
         """Taint only ever goes on; None for an unknown session."""
-        try:
-            raw = self._client.update_item(
-                TableName=self.table,
-                Key=self._key(session_id),
-                UpdateExpression="SET tainted = :t",
-                ConditionExpression="attribute_exists(session_id)",
-                ExpressionAttributeValues=dynamo.values(t=True),
-                ReturnValues="ALL_NEW",
-            )["Attributes"]
-        except Exception as exc:
-            if dynamo.is_condition_failure(exc):
-                return None
-            raise
-        return _from_item(dynamo.load(raw))
+        item = dynamo.update_if(
+            self._client,
+            TableName=self.table,
+            Key=self._key(session_id),
+            UpdateExpression="SET tainted = :t",
+            ConditionExpression="attribute_exists(session_id)",
+            ExpressionAttributeValues=dynamo.values(t=True),
+        )
+        return _from_item(item) if item else None
 
     def count_proposal(self, session_id: str) -> dict[str, Any]:
         """Transaction action: one more proposal from this session, refused past the per-session cap."""

@@ -1,0 +1,76 @@
+"""`python -m local.run` in a subprocess on a free 127.0.0.1 port: what the demo and the HTTP tests start."""
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+STACK_START_SECONDS = 60.0
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@dataclass
+class LocalProcess:
+    """`python -m local.run` running in a subprocess: its URL, its credentials file and its log."""
+
+    url: str
+    credentials_file: Path
+    log_file: Path
+    process: subprocess.Popen[bytes] = field(repr=False)
+
+    def log_tail(self, lines: int = 20) -> str:
+        text = self.log_file.read_text(errors="replace") if self.log_file.exists() else ""
+        return "\n".join(text.splitlines()[-lines:])
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+
+
+def _answers(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url + "/page-config", timeout=5) as response:
+            return bool(response.status == 200)
+    except (urllib.error.URLError, ConnectionError, TimeoutError):
+        return False
+
+
+def start_local_stack(workdir: Path) -> LocalProcess:
+    """Start a fresh stack (its own moto, tables and keys) and wait until it answers and wrote its keys."""
+    port = free_port()
+    credentials = workdir / "credentials.json"
+    log_file = workdir / "stack.log"
+    # Our AWS_* variables must not leak in: the launcher points boto3 at its own moto.
+    env = {key: value for key, value in os.environ.items() if not key.startswith("AWS_")}
+    env.update({"PORT": str(port), "MEMORY_CREDENTIALS_FILE": str(credentials), "PYTHONUNBUFFERED": "1"})
+    with log_file.open("wb") as sink:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "local.run"], cwd=ROOT, env=env, stdout=sink, stderr=subprocess.STDOUT
+        )
+    stack = LocalProcess(f"http://127.0.0.1:{port}", credentials, log_file, process)
+    deadline = time.monotonic() + STACK_START_SECONDS
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError("the local stack exited while starting:\n" + stack.log_tail())
+        if _answers(stack.url) and credentials.exists():
+            return stack
+        time.sleep(0.2)
+    stack.stop()
+    raise RuntimeError(f"the local stack did not answer within {STACK_START_SECONDS:.0f} s:\n" + stack.log_tail())
