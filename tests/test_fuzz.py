@@ -157,4 +157,4 @@ def test_hostile_input_gets_a_contract_answer(method: str, path: str, request_kw
 
 def _matches(template: str, path: str) -> bool:
     parts, actual = template.strip("/").split("/"), path.strip("/").split("/")
-    return len(parts) == len(actual) and all(p.startswith("{") or p == a for p, a in zip(parts, actual))
+    return len(parts) == len(actual) and all(p.startswith("{") or p == a for p, a in zip(parts, actual, strict=True))
