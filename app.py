@@ -39,8 +39,8 @@ def get_settings() -> config.Settings:
 
 app = Chalice(app_name="personal-memory")
 iam = IAMAuthorizer()
-# Bodies are parsed as JSON whatever Content-Type says, so a wrong header still gets the contract's
-# 400 instead of Chalice's own 415 body.
+# Every route takes any Content-Type (bodies are parsed as JSON whatever it says), so a wrong header
+# gets the contract's answer instead of Chalice's own 415 body.
 ANY_BODY = ["*/*"]
 
 app.register_middleware(log_requests, "http")
@@ -75,7 +75,7 @@ def _caller(kind: str) -> str:
 # ---- the Memory page (public: the data behind it needs a token) ------------------------------
 
 
-@app.route("/", methods=["GET"])
+@app.route("/", methods=["GET"], content_types=ANY_BODY)
 def page() -> Response:
     path = str(app.current_request.context.get("path") or "/")
     if not path.endswith("/"):  # the stage root without its slash: relative asset URLs need it
@@ -83,12 +83,12 @@ def page() -> Response:
     return page_asset("index.html", get_settings().page)
 
 
-@app.route("/assets/{name}", methods=["GET"])
+@app.route("/assets/{name}", methods=["GET"], content_types=ANY_BODY)
 def asset(name: str) -> Response:
     return page_asset(name, get_settings().page)
 
 
-@app.route("/page-config", methods=["GET"])
+@app.route("/page-config", methods=["GET"], content_types=ANY_BODY)
 def page_config() -> Response:
     return json_response(dict(get_settings().page))
 
@@ -96,7 +96,7 @@ def page_config() -> Response:
 # ---- the user's memory (bearer token) --------------------------------------------------------
 
 
-@app.route("/v1/memory", methods=["GET"], authorizer=user_token)
+@app.route("/v1/memory", methods=["GET"], authorizer=user_token, content_types=ANY_BODY)
 @contract_errors
 def get_memory():  # type: ignore[no-untyped-def]
     return json_response(memory.view(get_stores(), _user()))
@@ -129,33 +129,33 @@ def patch_entry(entry_id):  # type: ignore[no-untyped-def]
     return json_response(memory.edit(get_stores(), _user(), entry_id, body).public())
 
 
-@app.route("/v1/memory/{entry_id}", methods=["DELETE"], authorizer=user_token)
+@app.route("/v1/memory/{entry_id}", methods=["DELETE"], authorizer=user_token, content_types=ANY_BODY)
 @contract_errors
 def delete_entry(entry_id):  # type: ignore[no-untyped-def]
     memory.forget(get_stores(), _user(), entry_id)
     return json_response(None, 204)
 
 
-@app.route("/v1/memory", methods=["DELETE"], authorizer=user_token)
+@app.route("/v1/memory", methods=["DELETE"], authorizer=user_token, content_types=ANY_BODY)
 @contract_errors
 def delete_all():  # type: ignore[no-untyped-def]
     return json_response(memory.forget_all(get_stores(), _user()))
 
 
-@app.route("/v1/memory/{proposal_id}/accept", methods=["POST"], authorizer=user_token)
+@app.route("/v1/memory/{proposal_id}/accept", methods=["POST"], authorizer=user_token, content_types=ANY_BODY)
 @contract_errors
 def accept_proposal(proposal_id):  # type: ignore[no-untyped-def]
     return json_response(memory.accept(get_stores(), _user(), proposal_id).public(), 201)
 
 
-@app.route("/v1/memory/{proposal_id}/reject", methods=["POST"], authorizer=user_token)
+@app.route("/v1/memory/{proposal_id}/reject", methods=["POST"], authorizer=user_token, content_types=ANY_BODY)
 @contract_errors
 def reject_proposal(proposal_id):  # type: ignore[no-untyped-def]
     memory.reject(get_stores(), _user(), proposal_id)
     return json_response(None, 204)
 
 
-@app.route("/v1/memory/journal", methods=["GET"], authorizer=user_token)
+@app.route("/v1/memory/journal", methods=["GET"], authorizer=user_token, content_types=ANY_BODY)
 @contract_errors
 def get_journal():  # type: ignore[no-untyped-def]
     request = app.current_request
@@ -164,13 +164,13 @@ def get_journal():  # type: ignore[no-untyped-def]
     return json_response(memory.journal_page(get_stores(), _user(), cursor, limit))
 
 
-@app.route("/v1/memory/export", methods=["GET"], authorizer=user_token)
+@app.route("/v1/memory/export", methods=["GET"], authorizer=user_token, content_types=ANY_BODY)
 @contract_errors
 def get_export():  # type: ignore[no-untyped-def]
     return json_response(memory.export(get_stores(), _user()))
 
 
-@app.route("/v1/inbox", methods=["GET"], authorizer=user_token)
+@app.route("/v1/inbox", methods=["GET"], authorizer=user_token, content_types=ANY_BODY)
 @contract_errors
 def get_inbox():  # type: ignore[no-untyped-def]
     return json_response(memory.inbox(get_stores(), _user()))
@@ -189,14 +189,14 @@ def put_session(session_id):  # type: ignore[no-untyped-def]
     return json_response(agents.register_session(get_stores(), session_id, body).public())
 
 
-@app.route("/v1/sessions/{session_id}/untrusted", methods=["POST"], authorizer=iam)
+@app.route("/v1/sessions/{session_id}/untrusted", methods=["POST"], authorizer=iam, content_types=ANY_BODY)
 @contract_errors
 def post_untrusted(session_id):  # type: ignore[no-untyped-def]
     _caller(callers.HOST)
     return json_response(agents.mark_untrusted(get_stores(), session_id).public())
 
 
-@app.route("/v1/sessions/{session_id}/memory", methods=["GET"], authorizer=iam)
+@app.route("/v1/sessions/{session_id}/memory", methods=["GET"], authorizer=iam, content_types=ANY_BODY)
 @contract_errors
 def get_session_memory(session_id):  # type: ignore[no-untyped-def]
     _caller(callers.HOST)
@@ -213,7 +213,7 @@ def post_events(session_id):  # type: ignore[no-untyped-def]
     return json_response(agents.post_events(get_stores(), session_id, body), 202)
 
 
-@app.route("/v1/sessions/{session_id}/events", methods=["GET"], authorizer=iam)
+@app.route("/v1/sessions/{session_id}/events", methods=["GET"], authorizer=iam, content_types=ANY_BODY)
 @contract_errors
 def get_events(session_id):  # type: ignore[no-untyped-def]
     _caller(callers.WORKER)
@@ -229,14 +229,14 @@ def _operator_request() -> tuple[str, str, str]:
     return operator, required_query(request, "user_id"), str(request.context.get("requestId", ""))
 
 
-@app.route("/v1/operator/memory", methods=["GET"], authorizer=iam)
+@app.route("/v1/operator/memory", methods=["GET"], authorizer=iam, content_types=ANY_BODY)
 @contract_errors
 def operator_view():  # type: ignore[no-untyped-def]
     operator, user_id, request_id = _operator_request()
     return json_response(operators.view(get_stores(), operator, user_id, request_id))
 
 
-@app.route("/v1/operator/memory/{entry_id}", methods=["DELETE"], authorizer=iam)
+@app.route("/v1/operator/memory/{entry_id}", methods=["DELETE"], authorizer=iam, content_types=ANY_BODY)
 @contract_errors
 def operator_forget(entry_id):  # type: ignore[no-untyped-def]
     operator, user_id, request_id = _operator_request()
@@ -244,7 +244,7 @@ def operator_forget(entry_id):  # type: ignore[no-untyped-def]
     return json_response(None, 204)
 
 
-@app.route("/v1/operator/memory", methods=["DELETE"], authorizer=iam)
+@app.route("/v1/operator/memory", methods=["DELETE"], authorizer=iam, content_types=ANY_BODY)
 @contract_errors
 def operator_forget_all():  # type: ignore[no-untyped-def]
     operator, user_id, request_id = _operator_request()

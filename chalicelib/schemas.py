@@ -73,9 +73,15 @@ def parse_json(raw: bytes | str | None) -> Any:
     if raw is None or raw in (b"", ""):
         raise InvalidRequest("The request body must be a JSON object.")
     try:
-        return json.loads(raw)
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise InvalidRequest("The request body is not valid JSON.") from exc
+        data = json.loads(raw)
+    except (ValueError, UnicodeDecodeError, RecursionError) as exc:  # RecursionError: absurdly deep nesting
+        raise InvalidRequest("The request body is not valid JSON.") from None if isinstance(exc, RecursionError) else exc
+    try:
+        # JSON may spell lone surrogates (\ud800) that no UTF-8 text, and no table, can hold.
+        json.dumps(data, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvalidRequest("The request body holds text that is not valid Unicode.") from None
+    return data
 
 
 def parse_body(model: type[B], raw: bytes | str | None) -> B:

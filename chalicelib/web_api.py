@@ -97,7 +97,7 @@ def query_int(request: Any, name: str, *, default: int, low: int, high: int) -> 
     raw = (request.query_params or {}).get(name)
     if raw is None:
         return default
-    if not raw.isdigit() or not low <= int(raw) <= high:
+    if not (raw.isascii() and raw.isdigit()) or not low <= int(raw) <= high:  # "²".isdigit() is True
         raise InvalidRequest(f"The query parameter {name} must be a whole number from {low} to {high}.")
     return int(raw)
 

@@ -42,9 +42,17 @@ class MemoryGateway(LocalGateway):
         route, _, query = path.partition("?")
         if route == "/dev/token":
             return self._dev_token(method, body)
+        from chalice.app import IAMAuthorizer
+
+        entry = self._route_entry(method, route)
+        if entry is None and method.upper() != "OPTIONS":
+            # API Gateway answers a path or method it does not know with 403 (its gateway response
+            # gives it the contract's body); Chalice would answer 405 in its own shape.
+            return _error(403, "forbidden", "This caller may not use this route.")
         lowered = {k.lower(): v for k, v in headers.items()}
         self._signer_arn = None
-        if lowered.get("authorization", "").startswith("AWS4-HMAC-SHA256") and self._is_iam_route(method, route):
+        # Only IAM routes check signatures (as API Gateway); elsewhere the header is just a bad token.
+        if lowered.get("authorization", "").startswith("AWS4-HMAC-SHA256") and isinstance(entry and entry.authorizer, IAMAuthorizer):
             try:
                 self._signer_arn = verify_request(method, route, query, headers, body or b"", self._principals)
             except SignatureRejected:
@@ -56,16 +64,13 @@ class MemoryGateway(LocalGateway):
         except ForbiddenError:
             return _error(403, "forbidden", "This caller may not use this route.")
 
-    def _is_iam_route(self, method: str, route: str) -> bool:
-        """Only IAM routes check signatures (as API Gateway); elsewhere the header is just a bad token."""
-        from chalice.app import IAMAuthorizer
-
+    def _route_entry(self, method: str, route: str) -> Any:
+        """The app's route for this method and path; None when there is none (API Gateway: 403)."""
         try:
             resource = self.event_converter._route_matcher.match_route(route).route
-            entry = self._app_object.routes[resource][method.upper()]
+            return self._app_object.routes[resource][method.upper()]
         except (ValueError, KeyError):
-            return False
-        return isinstance(entry.authorizer, IAMAuthorizer)
+            return None
 
     def _generate_lambda_event(self, method: str, path: str, headers: Any, body: bytes | None) -> dict[str, Any]:
         event = super()._generate_lambda_event(method, path, headers, body)

@@ -84,3 +84,9 @@ def test_the_entry_cap_holds_under_20_concurrent_posts(live: Any) -> None:
         thread.join()
     assert sorted(statuses) == [201] * 10 + [409] * 10
     assert len(live.request("GET", "/v1/memory", token=token)[1]["items"]) == 200
+
+
+def test_a_method_a_route_does_not_have_is_403_in_the_contract_shape_as_api_gateway_answers(live: Any) -> None:
+    token = live.token(_user("methods"))
+    status, body, _ = live.request("DELETE", "/v1/memory/journal", token=token)
+    assert (status, body["code"]) == (403, "forbidden") and set(body) == {"code", "message"}
