@@ -33,6 +33,11 @@ def new_id() -> str:
     return secrets.token_hex(16)
 
 
+def is_id(value: str) -> bool:
+    """Whether `value` could be an id we issued (anything else is simply not found, without a lookup)."""
+    return len(value) == 32 and all(c in "0123456789abcdef" for c in value)
+
+
 @dataclass(frozen=True)
 class Source:
     """Where an entry came from: the agent session, thread and message that proposed it (known parts)."""

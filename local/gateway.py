@@ -85,7 +85,7 @@ class MemoryGateway(LocalGateway):
             user_id = json.loads(body or b"{}").get("user_id")
         except (ValueError, AttributeError):
             user_id = None
-        if not isinstance(user_id, str) or not _USER_ID.match(user_id):
+        if not isinstance(user_id, str) or not _USER_ID.fullmatch(user_id):
             return _error(400, "invalid_request", "user_id: 1-64 letters, digits or . _ @ -")
         return {"statusCode": 200, "headers": dict(JSON), "multiValueHeaders": {}, "body": json.dumps({"token": self._mint(user_id)})}
 

@@ -89,8 +89,6 @@ class StreamPump:
         self._checkpoints: dict[str, str] = {}
         self._finished_shards: set[str] = set()
         self._known_shards: set[str] = set()
-        # shard id -> NextShardIterator of the last read, dropped whenever a retry must re-read.
-        self._iterators: dict[str, str] = {}
         # sequence number -> how many times that record was the failure point.
         self._failures: dict[str, int] = {}
         # One pass at a time: the background thread and drain() must never deliver concurrently.
@@ -182,23 +180,11 @@ class StreamPump:
             delivered += self._deliver(shard_id, [self._to_lambda_record(r) for r in raw])
 
     def _read(self, shard_id: str) -> tuple[list[Record], bool]:
-        iterator = self._iterators.pop(shard_id, None)
-        if iterator is not None:
-            try:
-                page = self._client.get_records(ShardIterator=iterator, Limit=self._batch_size)
-            except Exception as exc:
-                if _error_code(exc) not in (
-                    "ExpiredIteratorException",
-                    "TrimmedDataAccessException",
-                ):
-                    raise
-                page = self._read_from_checkpoint(shard_id)
-        else:
-            page = self._read_from_checkpoint(shard_id)
-        next_iterator = page.get("NextShardIterator")
-        if next_iterator:
-            self._iterators[shard_id] = next_iterator
-        return page.get("Records", []), next_iterator is None
+        # Every read starts from the checkpoint with a fresh iterator. moto replaces a table, stream
+        # shards included, with a copy whenever a transaction on it is cancelled (the consumer's
+        # refusals do that); an iterator taken before then would read the stale copy forever.
+        page = self._read_from_checkpoint(shard_id)
+        return page.get("Records", []), page.get("NextShardIterator") is None
 
     def _read_from_checkpoint(self, shard_id: str) -> dict[str, Any]:
         checkpoint = self._checkpoints.get(shard_id)
@@ -219,8 +205,6 @@ class StreamPump:
             self._checkpoint(shard_id, records)
             return len(records)
         self._checkpoint(shard_id, records[:failed_at])
-        # The cached iterator points past this batch; the retry must re-read from the checkpoint.
-        self._iterators.pop(shard_id, None)
         failed = records[failed_at]
         sequence = failed["dynamodb"]["SequenceNumber"]
         self._failures[sequence] = self._failures.get(sequence, 0) + 1

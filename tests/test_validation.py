@@ -95,3 +95,18 @@ def test_credentials_are_refused_on_post_and_patch_naming_the_shape(api: Any, on
     assert secret_core not in repr(answer) and secret_core not in repr(answer2)
     _, view = api.call("GET", "/v1/memory", "alice")
     assert [e["text"] for e in view["items"]] == ["kept entry"]
+
+
+def test_ids_we_never_issue_are_404_without_a_lookup(api: Any, on: Any) -> None:
+    for bad in ("x" * 3000, on["id"].upper(), on["id"] + "0"):
+        for method, path, body in (("PATCH", "/v1/memory/{}", {"pinned": True}), ("DELETE", "/v1/memory/{}", None), ("POST", "/v1/memory/{}/accept", None), ("POST", "/v1/memory/{}/reject", None)):
+            status, answer = api.call(method, path.format(bad), "alice", body)
+            assert (status, answer["code"]) == (404, "not_found")
+
+
+def test_a_forged_journal_cursor_is_400(api: Any, on: Any) -> None:
+    import base64
+
+    for cursor in ("%FF%FE", base64.urlsafe_b64encode(b"x" * 2000).decode(), "bm90LWEta2V5"):
+        status, answer = api.call("GET", f"/v1/memory/journal?cursor={cursor}", "alice")
+        assert (status, answer["code"]) == (400, "invalid_request")

@@ -18,6 +18,7 @@ from chalicelib.models import (
     Entry,
     Source,
     display_order,
+    is_id,
     new_id,
 )
 from chalicelib.storage.dynamo import TransactionCancelled, transact
@@ -94,6 +95,8 @@ def edit(stores: Stores, user_id: str, entry_id: str, body: EntryChangesBody) ->
     text = accepted_text(body.text) if "text" in given and body.text is not None else None
     now = instant(stores.clock)
     days = body.expires_in_days
+    if not is_id(entry_id):
+        raise NotFound("No such entry.")
     updated = stores.entries.update_entry(
         user_id,
         entry_id,
@@ -110,6 +113,8 @@ def edit(stores: Stores, user_id: str, entry_id: str, body: EntryChangesBody) ->
 
 
 def forget(stores: Stores, user_id: str, entry_id: str) -> None:
+    if not is_id(entry_id):
+        raise NotFound("No such entry.")
     now = instant(stores.clock)
     try:
         transact(
@@ -135,7 +140,7 @@ def forget_all(stores: Stores, user_id: str) -> dict[str, int]:
 
 
 def accept(stores: Stores, user_id: str, proposal_id: str) -> Entry:
-    proposal = stores.proposals.get(user_id, proposal_id)
+    proposal = stores.proposals.get(user_id, proposal_id) if is_id(proposal_id) else None
     if proposal is None:
         raise NotFound("No such proposal.")
     now = instant(stores.clock)
@@ -149,6 +154,8 @@ def accept(stores: Stores, user_id: str, proposal_id: str) -> Entry:
 
 
 def reject(stores: Stores, user_id: str, proposal_id: str) -> None:
+    if not is_id(proposal_id):
+        raise NotFound("No such proposal.")
     try:
         transact(
             stores.client,

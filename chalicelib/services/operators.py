@@ -10,6 +10,7 @@ from typing import Any
 from chalicelib.bootstrap import Stores
 from chalicelib.clock import instant
 from chalicelib.errors import NotFound
+from chalicelib.models import is_id
 from chalicelib.services import memory
 from chalicelib.storage.dynamo import TransactionCancelled, transact
 
@@ -30,6 +31,9 @@ def view(stores: Stores, operator: str, user_id: str, request_id: str) -> dict[s
 
 def forget(stores: Stores, operator: str, user_id: str, entry_id: str, request_id: str) -> None:
     """Delete and journal in one transaction; a missing entry is journaled as a refused attempt."""
+    if not is_id(entry_id):
+        _journal(stores, user_id, operator, "forget", request_id, reason="not_found")
+        raise NotFound("No such entry.")
     now = instant(stores.clock)
     details = {"operation": "forget", "operator": operator, "request_id": request_id, "entry_id": entry_id}
     try:

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -18,6 +19,10 @@ ALLOWED_DETAILS = frozenset(
         "request_id", "reason", "entry_id",
     }
 )
+
+
+# A row's sort key: its ISO time and a short random suffix (see `record`).
+_SORT_KEY = re.compile(r"\d{4}-\d{2}-\d{2}T[0-9:.]{8,15}Z#[0-9a-f]{1,32}")
 
 
 @dataclass(frozen=True)
@@ -99,6 +104,9 @@ def _decode_cursor(cursor: str) -> str:
 
     try:
         padded = cursor + "=" * (-len(cursor) % 4)
-        return base64.urlsafe_b64decode(padded.encode()).decode()
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise InvalidRequest("The cursor is not valid.") from exc
+        sort_key = base64.b64decode(padded.encode(), altchars=b"-_", validate=True).decode()
+    except (ValueError, UnicodeDecodeError):
+        sort_key = ""
+    if not _SORT_KEY.fullmatch(sort_key):  # DynamoDB would refuse an empty or oversized key with a 500
+        raise InvalidRequest("The cursor is not valid.")
+    return sort_key
