@@ -32,7 +32,7 @@ mutate: $(STAMP)
 	$(PY) scripts/mutate.py
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check app.py chalicelib local tests sdk bench scripts
+	$(VENV)/bin/ruff check app.py chalicelib local tests sdk bench scripts infra examples
 
 # The browser tests drive Debian's Chromium (never a downloaded browser).
 browser-deps:
