@@ -37,7 +37,7 @@ def contract_errors(view: Callable[..., Any]) -> Callable[..., Any]:
         except ServiceError as error:
             return error_response(error)
         except Exception as exc:  # noqa: BLE001 - the last line of defence: log the type only, never data
-            logger.error("unhandled error", extra={"error_type": type(exc).__name__}, exc_info=True)
+            logger.error("unhandled error", extra={"error_type": type(exc).__name__})
             return error_response(ServiceError())
 
     return wrapped
