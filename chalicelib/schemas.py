@@ -6,6 +6,7 @@ error body can never echo a memory's text.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, ValidationError
@@ -94,11 +95,24 @@ def parse_body(model: type[B], raw: bytes | str | None) -> B:
         raise InvalidRequest(_describe(exc)) from None
 
 
+_PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,40}")
+
+
+def _safe_part(part: object) -> str:
+    """A location part as it may appear in an error: an index or a plain name, else a placeholder.
+
+    Unknown keys are submitted text too: one that is not a plain identifier is never echoed.
+    """
+    if isinstance(part, int) or (isinstance(part, str) and _PLAIN_NAME.fullmatch(part)):
+        return str(part)
+    return "<field>"
+
+
 def _describe(exc: ValidationError) -> str:
     """'field: what is wrong' for each problem, built without the submitted values."""
     problems = []
     for error in exc.errors(include_url=False, include_input=False, include_context=False):
-        where = ".".join(str(part) for part in error.get("loc", ())) or "body"
+        where = ".".join(_safe_part(part) for part in error.get("loc", ())) or "body"
         kind = error.get("type", "")
         if kind == "extra_forbidden":
             problems.append(f"{where}: unknown field")

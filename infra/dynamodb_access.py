@@ -37,7 +37,7 @@ CLIENT_CALLS = {
     "batch_write_item": "BatchWriteItem",
 }
 # Helpers of chalicelib/storage/dynamo.py that make a client call on the caller's behalf.
-DYNAMO_HELPERS = {"query_all": "Query", "put_if_absent": "PutItem", "update_if": "UpdateItem"}
+DYNAMO_HELPERS = {"query_all": "Query", "query_partition": "Query", "put_if_absent": "PutItem", "update_if": "UpdateItem"}
 TRANSACTION_ELEMENTS = {
     "Put": "PutItem",
     "Update": "UpdateItem",

@@ -33,3 +33,11 @@ def test_text_never_reaches_logs_journal_or_errors(api: Any, agents: Any, stores
     assert all(DISTINCT not in repr(e) for e in errors)
     assert DISTINCT not in repr([r.public() for r in stores.journal.all("alice")])
     assert DISTINCT not in repr(agents.events("s"))
+
+
+def test_an_unknown_field_named_with_text_is_not_echoed(api: Any) -> None:
+    api.turn_on("alice")
+    status, body = api.call("POST", "/v1/memory", "alice", {"text": "x", DISTINCT + " my diary": 1})
+    assert status == 400 and DISTINCT not in repr(body) and "unknown field" in body["message"]
+    status, body = api.call("POST", "/v1/memory", "alice", {"text": "x", "colour": 1})
+    assert "colour: unknown field" in body["message"]  # plain names still help the caller

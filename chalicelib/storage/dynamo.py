@@ -95,6 +95,17 @@ def query_all(client: Any, **kwargs: Any) -> Iterator[Item]:
         kwargs["ExclusiveStartKey"] = last
 
 
+def query_partition(client: Any, table: str, key_name: str, key_value: str, *, newest_first: bool = False) -> Iterator[Item]:
+    """Every item of one partition (the only read shape on a request path: no Scan anywhere)."""
+    return query_all(
+        client,
+        TableName=table,
+        KeyConditionExpression=f"{key_name} = :k",
+        ExpressionAttributeValues=values(k=key_value),
+        ScanIndexForward=not newest_first,
+    )
+
+
 @dataclass(frozen=True)
 class TransactionCancelled(Exception):
     """A transaction's condition failed; `reasons` has one code per action, in order ("None" = that one passed)."""

@@ -44,12 +44,7 @@ class EntriesRepository:
         """The state and every stored entry (expired ones included: callers filter) in one Query."""
         state: dict[str, Any] | None = None
         entries: list[Entry] = []
-        for item in dynamo.query_all(
-            self._client,
-            TableName=self.table,
-            KeyConditionExpression="user_id = :u",
-            ExpressionAttributeValues=dynamo.values(u=user_id),
-        ):
+        for item in dynamo.query_partition(self._client, self.table, "user_id", user_id):
             if item["sk"] == STATE_KEY:
                 state = item
             else:

@@ -88,12 +88,7 @@ class EventsRepository:
     def list(self, session_id: str) -> list[AgentEvent]:
         return [
             event_from_item(item)
-            for item in dynamo.query_all(
-                self._client,
-                TableName=self.table,
-                KeyConditionExpression="session_id = :s",
-                ExpressionAttributeValues=dynamo.values(s=session_id),
-            )
+            for item in dynamo.query_partition(self._client, self.table, "session_id", session_id)
         ]
 
     def settle(self, session_id: str, event_id: str, outcome: Mapping[str, Any], now_iso: str) -> dict[str, Any]:

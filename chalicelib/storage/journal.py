@@ -80,13 +80,7 @@ class JournalRepository:
     def all(self, user_id: str) -> list[JournalRecord]:
         return [
             _row(item)
-            for item in dynamo.query_all(
-                self._client,
-                TableName=self.table,
-                KeyConditionExpression="user_id = :u",
-                ExpressionAttributeValues=dynamo.values(u=user_id),
-                ScanIndexForward=False,
-            )
+            for item in dynamo.query_partition(self._client, self.table, "user_id", user_id, newest_first=True)
         ]
 
 

@@ -21,12 +21,7 @@ class ProposalsRepository:
     def list(self, user_id: str) -> list[Entry]:
         return [
             from_item(item)
-            for item in dynamo.query_all(
-                self._client,
-                TableName=self.table,
-                KeyConditionExpression="user_id = :u",
-                ExpressionAttributeValues=dynamo.values(u=user_id),
-            )
+            for item in dynamo.query_partition(self._client, self.table, "user_id", user_id)
         ]
 
     def get(self, user_id: str, proposal_id: str) -> Entry | None:
