@@ -120,19 +120,19 @@ def post_entry():  # type: ignore[no-untyped-def]
     return json_response(memory.add(get_stores(), _user(), body).public(), 201)
 
 
-@app.route("/v1/memory/{entry_id}", methods=["PATCH"], authorizer=user_token, content_types=ANY_BODY)
+@app.route("/v1/memory/{id}", methods=["PATCH"], authorizer=user_token, content_types=ANY_BODY)
 @contract_errors
-def patch_entry(entry_id):  # type: ignore[no-untyped-def]
+def patch_entry(id):  # type: ignore[no-untyped-def]
     from chalicelib.schemas import EntryChangesBody, parse_body  # pydantic loads on first use, not at cold start
 
     body = parse_body(EntryChangesBody, _body())
-    return json_response(memory.edit(get_stores(), _user(), entry_id, body).public())
+    return json_response(memory.edit(get_stores(), _user(), id, body).public())
 
 
-@app.route("/v1/memory/{entry_id}", methods=["DELETE"], authorizer=user_token, content_types=ANY_BODY)
+@app.route("/v1/memory/{id}", methods=["DELETE"], authorizer=user_token, content_types=ANY_BODY)
 @contract_errors
-def delete_entry(entry_id):  # type: ignore[no-untyped-def]
-    memory.forget(get_stores(), _user(), entry_id)
+def delete_entry(id):  # type: ignore[no-untyped-def]
+    memory.forget(get_stores(), _user(), id)
     return json_response(None, 204)
 
 
@@ -142,16 +142,16 @@ def delete_all():  # type: ignore[no-untyped-def]
     return json_response(memory.forget_all(get_stores(), _user()))
 
 
-@app.route("/v1/memory/{proposal_id}/accept", methods=["POST"], authorizer=user_token, content_types=ANY_BODY)
+@app.route("/v1/memory/{id}/accept", methods=["POST"], authorizer=user_token, content_types=ANY_BODY)
 @contract_errors
-def accept_proposal(proposal_id):  # type: ignore[no-untyped-def]
-    return json_response(memory.accept(get_stores(), _user(), proposal_id).public(), 201)
+def accept_proposal(id):  # type: ignore[no-untyped-def]
+    return json_response(memory.accept(get_stores(), _user(), id).public(), 201)
 
 
-@app.route("/v1/memory/{proposal_id}/reject", methods=["POST"], authorizer=user_token, content_types=ANY_BODY)
+@app.route("/v1/memory/{id}/reject", methods=["POST"], authorizer=user_token, content_types=ANY_BODY)
 @contract_errors
-def reject_proposal(proposal_id):  # type: ignore[no-untyped-def]
-    memory.reject(get_stores(), _user(), proposal_id)
+def reject_proposal(id):  # type: ignore[no-untyped-def]
+    memory.reject(get_stores(), _user(), id)
     return json_response(None, 204)
 
 
@@ -236,11 +236,11 @@ def operator_view():  # type: ignore[no-untyped-def]
     return json_response(operators.view(get_stores(), operator, user_id, request_id))
 
 
-@app.route("/v1/operator/memory/{entry_id}", methods=["DELETE"], authorizer=iam, content_types=ANY_BODY)
+@app.route("/v1/operator/memory/{id}", methods=["DELETE"], authorizer=iam, content_types=ANY_BODY)
 @contract_errors
-def operator_forget(entry_id):  # type: ignore[no-untyped-def]
+def operator_forget(id):  # type: ignore[no-untyped-def]
     operator, user_id, request_id = _operator_request()
-    operators.forget(get_stores(), operator, user_id, entry_id, request_id)
+    operators.forget(get_stores(), operator, user_id, id, request_id)
     return json_response(None, 204)
 
 

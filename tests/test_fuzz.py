@@ -65,7 +65,7 @@ def fuzz_user(live: Any) -> dict[str, str]:
 def _strategy(operation: Any, mode: GenerationMode, live: Any, headers: dict[str, str]) -> Any:
     """Generated requests; for routes on one entry, half of them aim at entries that really exist."""
     strategy = operation.as_strategy(generation_mode=mode, headers=headers)
-    if "{entry_id}" not in operation.path or not mode.is_positive:
+    if "/v1/memory/{id}" not in operation.path or not mode.is_positive:
         return strategy
     token = headers["Authorization"].removeprefix("Bearer ")
     live.request("PUT", "/v1/memory/settings", token=token, body={"enabled": True})
@@ -74,7 +74,7 @@ def _strategy(operation: Any, mode: GenerationMode, live: Any, headers: dict[str
         status, entry, _ = live.request("POST", "/v1/memory", token=token, body={"text": text, "expires_in_days": 9})
         assert status == 201, entry
         ids.append(entry["id"])
-    aimed = [operation.as_strategy(generation_mode=mode, headers=headers, path_parameters={"entry_id": i}) for i in ids]
+    aimed = [operation.as_strategy(generation_mode=mode, headers=headers, path_parameters={"id": i}) for i in ids]
     return st.one_of(strategy, *aimed)
 
 

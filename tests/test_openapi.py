@@ -132,8 +132,8 @@ def test_the_checker_catches_a_wrong_body() -> None:
     with pytest.raises(AssertionError):  # through a $ref: an entry missing its fields
         check("GET", "/v1/inbox", 200, {"memory_proposals": [{"id": "0" * 32}]})
     with pytest.raises(AssertionError):  # through a shared response: the wrong code for the status
-        check("DELETE", "/v1/memory/{entry_id}", 404, {"code": "forbidden", "message": "No."})
-    check("DELETE", "/v1/memory/{entry_id}", 404, {"code": "not_found", "message": "No."})
+        check("DELETE", "/v1/memory/{id}", 404, {"code": "forbidden", "message": "No."})
+    check("DELETE", "/v1/memory/{id}", 404, {"code": "not_found", "message": "No."})
 
 
 # ---- the user's memory -------------------------------------------------------------------------
@@ -161,7 +161,7 @@ def test_memory_view_switch_and_adds_match_the_spec(api: Any, stores: Any) -> No
 def test_edit_and_forget_match_the_spec(api: Any, clock: Any) -> None:
     api.turn_on("alice")
     entry = api.add("alice", "Walks at noon", expires_in_days=5)
-    path, template = f"/v1/memory/{entry['id']}", "/v1/memory/{entry_id}"
+    path, template = f"/v1/memory/{entry['id']}", "/v1/memory/{id}"
     assert user(api, "PATCH", path, "alice", {"text": "Walks at one", "pinned": True}, template=template)[0] == 200
     assert user(api, "PATCH", path, "alice", {"expires_in_days": None}, template=template)[1]["expires_at"] is None
     assert user(api, "PATCH", path, "alice", {}, template=template)[0] == 200
@@ -179,7 +179,7 @@ def test_proposal_decisions_match_the_spec(api: Any, stores: Any) -> None:
     api.turn_on("alice")
     first, second, third = (add_proposal(stores, "alice", f"idea {n}") for n in range(3))
     user(api, "GET", "/v1/inbox", "alice")
-    accept, reject = "/v1/memory/{proposal_id}/accept", "/v1/memory/{proposal_id}/reject"
+    accept, reject = "/v1/memory/{id}/accept", "/v1/memory/{id}/reject"
     assert user(api, "POST", f"/v1/memory/{first.id}/accept", "alice", template=accept)[0] == 201
     assert user(api, "POST", f"/v1/memory/{first.id}/accept", "alice", template=accept)[0] == 404
     assert user(api, "POST", f"/v1/memory/{second.id}/reject", "alice", template=reject)[0] == 204
@@ -196,7 +196,7 @@ def test_the_caps_answer_in_the_spec(api: Any, stores: Any) -> None:
         api.add("alice", f"note {n}")
     status, body = user(api, "POST", "/v1/memory", "alice", {"text": "the 201st"})
     assert (status, body["code"]) == (409, "limit_reached")
-    status, body = user(api, "POST", f"/v1/memory/{waiting.id}/accept", "alice", template="/v1/memory/{proposal_id}/accept")
+    status, body = user(api, "POST", f"/v1/memory/{waiting.id}/accept", "alice", template="/v1/memory/{id}/accept")
     assert (status, body["code"]) == (409, "limit_reached")
     assert len(user(api, "GET", "/v1/memory", "alice")[1]["items"]) == 200
 
@@ -288,7 +288,7 @@ def test_a_proposed_outcome_matches_the_spec(api: Any, agents: Any, client: Any)
 def test_operator_routes_match_the_spec(api: Any, client: Any) -> None:
     api.turn_on("alice")
     entry = api.add("alice", "Operator-visible note")
-    view, one = "/v1/operator/memory", "/v1/operator/memory/{entry_id}"
+    view, one = "/v1/operator/memory", "/v1/operator/memory/{id}"
     assert iam(client, "GET", "/v1/operator/memory?user_id=alice", OPERATOR_ARN, view)[0] == 200
     assert iam(client, "GET", "/v1/operator/memory", OPERATOR_ARN, view)[0] == 400
     assert iam(client, "GET", "/v1/operator/memory?user_id=alice", HOST_ARN, view)[0] == 403
