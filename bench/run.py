@@ -675,6 +675,9 @@ def run_all(args: argparse.Namespace, emit: Callable[[Figure], None]) -> list[Fi
             add(context_history_ratio(stack, args.entries, args.journal_rows, args.reps))
         add(consumer_throughput(args.batch, args.batches, args.reps))
     add(import_ratio(args.import_reps))
+    from bench.auth_cost import auth_figures  # the token check's cold and warm cost (reported only)
+
+    add(auth_figures(Figure, args.import_reps))
     add(package_size())
     add(credentials_figures())
     return figures
