@@ -80,9 +80,9 @@ def auth_figures(figure: Callable[..., Any], reps: int = 7, warm_tokens: int = 3
     for algorithm in ALGORITHMS:
         tokens = iter([issuer.mint(f"user-{n}", algorithm=algorithm) for n in range(warm_tokens + 1)])
         verifier.user_id("Bearer " + next(tokens))  # warm: keys built, libraries loaded
-        whole = _median_us(lambda: verifier.user_id("Bearer " + next(tokens)), warm_tokens)
+        whole = _median_us(lambda tokens=tokens: verifier.user_id("Bearer " + next(tokens)), warm_tokens)
         token = issuer.mint("alice", algorithm=algorithm)
-        shape = _median_us(lambda: header_of(token), warm_tokens)
+        shape = _median_us(lambda token=token: header_of(token), warm_tokens)
         figures += [
             figure(f"auth warm {algorithm}: one token checked µs (median)", whole, detail={"tokens": warm_tokens}),
             figure(f"  auth warm {algorithm}: of which size/depth/base64url checks µs", shape),
