@@ -238,6 +238,9 @@ def _mutations() -> list[Any]:
         pytest.param("local-es", put("d", _b64(b"\x01" * 32)), id="ec-private-member"),
         pytest.param("local-rs", put("e", _b64(b"\x01\x00\x00")), id="rsa-even-exponent"),
         pytest.param("local-rs", lambda k: {**k, "kty": "OKP", "crv": "Ed25519"}, id="kty-okp"),
+        pytest.param("local-rs", put("kty", ["RSA"]), id="kty-not-a-string"),
+        pytest.param("local-es", put("alg", {"ES256": 1}), id="alg-not-a-string"),
+        pytest.param("local-es", put("x", 12), id="ec-x-not-a-string"),
     ]
 
 
@@ -291,7 +294,7 @@ def test_without_a_kid_only_a_sole_key_of_the_tokens_algorithm_is_used(issuer: D
 class _JwksServer:
     """A JWKS endpoint on 127.0.0.1 that counts its fetches and can change its answer."""
 
-    def __init__(self, document: dict[str, Any]) -> None:
+    def __init__(self, document: Any) -> None:
         self.document, self.status, self.fetches = document, 200, 0
         server = self
 
@@ -473,3 +476,12 @@ def test_a_fresh_rsa_key_of_our_own_checks_too() -> None:
     verifier = TokenVerifier(JwtSettings(LOCAL_ISSUER, LOCAL_AUDIENCE, jwks_url=None, jwks_inline={"keys": [jwk]}))
     token = jwt.encode(_claims(), private, algorithm="RS256", headers={"kid": "k3072"})
     assert verifier.user_id("Bearer " + token) == "alice"
+
+
+@pytest.mark.parametrize("document", [["keys"], {"keys": "none"}, {"keys": [{"kty": ["RSA"]}, "junk", 7]}])
+def test_a_url_serving_no_usable_jwks_refuses_tokens_and_is_not_refetched_per_token(issuer: DevTokenIssuer, document: Any) -> None:
+    with _JwksServer(document) as server:
+        verifier = _url_verifier(server.url)
+        for _ in range(5):
+            assert _refused(verifier, issuer.mint("alice"))
+        assert server.fetches == 1

@@ -56,6 +56,8 @@ class PublicKey:
 def _algorithm_of(jwk: Mapping[str, Any]) -> str | None:
     """The algorithm a JWK may check if it is a public signature key of ours, else None (before any key is built)."""
     kty = jwk.get("kty")
+    if not isinstance(kty, str):
+        return None
     algorithm = jwk.get("alg", _ALGORITHM_OF_KTY.get(kty))
     if algorithm not in ALGORITHMS or _KTY[algorithm] != kty:
         return None
@@ -80,7 +82,7 @@ def _build(jwk: Any) -> PublicKey | None:
         return None
     try:
         built = PyJWK(jwk, algorithm)
-    except (PyJWTError, ValueError, TypeError):  # bad base64, a point off the curve, an even exponent...
+    except (PyJWTError, ValueError, TypeError, KeyError):  # bad base64, a point off the curve, an even exponent...
         return None
     if algorithm == "RS256" and built.key.key_size < MIN_RSA_BITS:
         return None
