@@ -689,6 +689,9 @@ def run_all(args: argparse.Namespace, emit: Callable[[Figure], None]) -> list[Fi
         add(local_figures(local_stack_bench.serialization_cost()))
         add(local_figures(local_stack_bench.memory_figures(args.rss_requests)))
     add(import_ratio(args.import_reps))
+    from bench.auth_cost import auth_figures  # the token check's cold and warm cost (reported only)
+
+    add(auth_figures(Figure, args.import_reps))
     add(package_size())
     add(credentials_figures())
     return figures
