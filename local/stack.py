@@ -45,6 +45,22 @@ def _Server(*args: Any, **kwargs: Any) -> Any:
     return _server_class()(*args, **kwargs)
 
 
+def _load_lazy_modules() -> None:
+    """Load app.py's lazy modules before the threaded server starts.
+
+    A Lambda container serves one request at a time, so app.py defers its imports
+    (chalicelib/lazy.py). The local server is threaded, and Python 3.11's LazyLoader is not
+    thread-safe: two first requests at once saw a half-loaded module (AttributeError, a 500).
+    """
+    import importlib
+    from types import ModuleType
+
+    app_module = importlib.import_module("app")
+    for value in vars(app_module).values():
+        if isinstance(value, ModuleType) and value.__name__.startswith("chalicelib."):
+            vars(value)  # any attribute access runs a lazy module's code
+
+
 @dataclass
 class LocalStack:
     host: str = "127.0.0.1"
@@ -137,6 +153,7 @@ class LocalStack:
 
         config = CLIFactory(str(ROOT), environ=os.environ).create_config_obj(chalice_stage_name=STAGE)
         self.app = config.chalice_app
+        _load_lazy_modules()
         if not isinstance(self.app, LocalChalice):
             # As `chalice local` does: the current request becomes thread-local, so concurrent
             # requests on the threaded server never see each other's request.

@@ -83,6 +83,19 @@ def _no_5xx(results: list[tuple[int, Any]]) -> None:
     assert all(status < 500 for status, _ in results), [r for r in results if r[0] >= 500]
 
 
+def test_a_fresh_stack_answers_a_burst_of_first_requests(tmp_path: Path) -> None:
+    """The threaded local server's first requests at once: app.py's lazy modules must already be loaded."""
+    fresh = start_live_stack(tmp_path)
+    try:
+        tokens = [fresh.token(_user("first")) for _ in range(12)]
+        calls: list[Callable[[], Any]] = [lambda t=t: fresh.request("PUT", "/v1/memory/settings", token=t, body={"enabled": True})[:2] for t in tokens]
+        calls += [lambda t=t: fresh.request("GET", "/v1/memory", token=t)[:2] for t in tokens]
+        results = _burst(calls)
+        assert [status for status, _ in results] == [200] * 24
+    finally:
+        fresh.stop()
+
+
 @pytest.mark.parametrize("round_", range(ROUNDS))
 def test_concurrent_posts_at_the_cap_store_exactly_what_was_confirmed(stack: LiveStack, stored: StoredState, round_: int) -> None:
     user = User(stack, "cap")
