@@ -58,3 +58,14 @@ def test_a_count_over_its_target_is_reported_missed() -> None:
     (figure,) = run.count_figures({"GET /v1/memory": run.OpCount(["Query", "Query", "GetItem"])})
     assert figure.met is False
     assert figure.line().endswith("(target: <= 2, MISSED)")
+
+
+def test_the_cap_path_is_two_calls_refused_and_repairs_a_counter_ttl_left_high() -> None:
+    from bench import local_stack_bench
+
+    with run.open_stack() as stack:
+        full, after_ttl = local_stack_bench.cap_path_counts(stack, run.seed_user)
+        state = stack.stores.entries.get_state("cap-ttl")
+    assert full[3]["operations"] == ["TransactWriteItems", "Query"]
+    assert after_ttl[3]["operations"] == ["TransactWriteItems", "Query", "UpdateItem", "TransactWriteItems"]
+    assert state.active == 1  # the counter TTL had left at 200 was corrected, then the new entry counted
