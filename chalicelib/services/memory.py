@@ -25,7 +25,7 @@ from chalicelib.storage.dynamo import TransactionCancelled, transact
 from chalicelib.text_rules import accepted_text
 
 if TYPE_CHECKING:  # request bodies are pydantic models; pydantic loads only when a body is parsed
-    from chalicelib.schemas import EntryChangesBody, NewEntryBody
+    from chalicelib.schemas import AcceptBody, EntryChangesBody, NewEntryBody
 
 LIMITS = {"entries": MAX_ACTIVE_ENTRIES, "proposals": MAX_WAITING_PROPOSALS, "bytes_per_entry": MAX_ENTRY_BYTES}
 _TRANSACTION_ACTIONS = 100
@@ -103,6 +103,7 @@ def edit(stores: Stores, user_id: str, entry_id: str, body: EntryChangesBody) ->
         now_epoch=now.epoch,
         now_iso=now.iso,
         text=text,
+        kind=body.kind if "kind" in given else None,
         pinned=body.pinned if "pinned" in given else None,
         expires_at=now.epoch + days * DAY_SECONDS if days else None,
         remove_expiry="expires_in_days" in given and days is None,
@@ -139,18 +140,35 @@ def forget_all(stores: Stores, user_id: str) -> dict[str, int]:
     return {"deleted": live + len(proposals)}
 
 
-def accept(stores: Stores, user_id: str, proposal_id: str) -> Entry:
+def accept(stores: Stores, user_id: str, proposal_id: str, body: AcceptBody | None = None) -> Entry:
+    """The proposal becomes an entry, with the user's corrections if any (origin, source and taint stay)."""
+    text = accepted_text(body.text) if body is not None and body.text is not None else None
     proposal = stores.proposals.get(user_id, proposal_id) if is_id(proposal_id) else None
     if proposal is None:
         raise NotFound("No such proposal.")
     now = instant(stores.clock)
     entry = proposal.with_changes(created_at=now.iso, updated_at=now.iso, expires_at=None)
+    if body is not None:
+        entry = _corrected(entry, body, text, now)
     actions = [
         stores.proposals.delete_waiting(user_id, proposal_id),  # still waiting, or 404
         stores.entries.put_new(entry),
     ]
     _insert_counted(stores, user_id, actions, now, release_waiting=1, gone_index=0)
     return entry
+
+
+def _corrected(entry: Entry, body: AcceptBody, text: str | None, now: Instant) -> Entry:
+    """Apply accept-time corrections; `edited` is true only when the words or the kind differ from the proposal."""
+    kind = body.kind if body.kind is not None else entry.kind
+    text = text if text is not None else entry.text
+    return entry.with_changes(
+        text=text,
+        kind=kind,
+        pinned=body.pinned if body.pinned is not None else entry.pinned,
+        expires_at=now.epoch + body.expires_in_days * DAY_SECONDS if body.expires_in_days else None,
+        edited=text != entry.text or kind != entry.kind,
+    )
 
 
 def reject(stores: Stores, user_id: str, proposal_id: str) -> None:

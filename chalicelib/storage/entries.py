@@ -19,6 +19,11 @@ ENTRY_PREFIX = "e#"
 # days, so every read and conditional write checks the instant itself instead of trusting TTL.
 _LIVE = f"(attribute_not_exists({EXPIRY_ATTRIBUTE}) OR {EXPIRY_ATTRIBUTE} > :now)"
 
+# The state item's view version: every write that changes what GET /v1/memory or /v1/inbox shows
+# moves it in the same transaction, so an ETag built from it answers 304 after one GetItem.
+VERSION = "view_version"
+_BUMP = f"{VERSION} = if_not_exists({VERSION}, :zero) + :one"
+
 
 def _state_from_item(item: dict[str, Any] | None) -> MemoryState:
     if not item:
@@ -27,6 +32,7 @@ def _state_from_item(item: dict[str, Any] | None) -> MemoryState:
         enabled=bool(item.get("enabled", False)),
         active=int(item.get("active", 0)),
         waiting=int(item.get("waiting", 0)),
+        version=int(item.get(VERSION, 0)),
     )
 
 
@@ -70,11 +76,12 @@ class EntriesRepository:
                 "Key": self._key(user_id, STATE_KEY),
                 "UpdateExpression": (
                     "SET enabled = :e, updated_at = :t, "
-                    "active = if_not_exists(active, :zero), waiting = if_not_exists(waiting, :zero)"
+                    "active = if_not_exists(active, :zero), waiting = if_not_exists(waiting, :zero), "
+                    + _BUMP
                 ),
                 "ConditionExpression": changes,
                 "ExpressionAttributeValues": dynamo.values(
-                    e=enabled, t=now_iso, zero=0, **({"off": False} if enabled else {"on": True})
+                    e=enabled, t=now_iso, zero=0, one=1, **({"off": False} if enabled else {"on": True})
                 ),
             }
         }
@@ -87,11 +94,12 @@ class EntriesRepository:
         now_epoch: int,
         now_iso: str,
         text: str | None = None,
+        kind: str | None = None,
         pinned: bool | None = None,
         expires_at: int | None = None,
         remove_expiry: bool = False,
     ) -> Entry | None:
-        """Change a live entry in one conditional UpdateItem; None when it is missing or expired."""
+        """Change a live entry and bump the view version in one transaction; None when it is missing or expired."""
         sets = ["updated_at = :t"]
         names: dict[str, str] = {}
         vals: dict[str, Any] = {"t": now_iso, "now": now_epoch}
@@ -100,6 +108,13 @@ class EntriesRepository:
                 names[f"#x{position}"] = attr
                 vals[f"x{position}"] = value
                 sets.append(f"#x{position} = :x{position}")
+        if kind is not None:
+            names["#kind"] = "kind"
+            sets.append("#kind = :k")
+            vals["k"] = kind
+        if text is not None or kind is not None:
+            sets.append("edited = :ed")  # the user changed what was said: the page shows it
+            vals["ed"] = True
         if pinned is not None:
             sets.append("pinned = :p")
             vals["p"] = pinned
@@ -118,10 +133,30 @@ class EntriesRepository:
         }
         if names:
             request["ExpressionAttributeNames"] = names
-        item = dynamo.update_if(self._client, **request)
-        return from_item(item) if item else None
+        try:
+            dynamo.transact(self._client, [{"Update": request}, self.bump_version(user_id)])
+        except dynamo.TransactionCancelled as exc:
+            if exc.failed(0):
+                return None
+            raise
+        raw = self._client.get_item(
+            TableName=self.table, Key=request["Key"], ConsistentRead=True
+        ).get("Item")
+        return from_item(dynamo.load(raw)) if raw else None
 
     # ---- transaction actions (services compose these so a cap and its write move together) ----
+
+    def bump_version(self, user_id: str) -> dict[str, Any]:
+        """Move the view version (for a write that changes what the user sees but no counter)."""
+        return {
+            "Update": {
+                "TableName": self.table,
+                "Key": self._key(user_id, STATE_KEY),
+                "UpdateExpression": "SET " + _BUMP,
+                "ConditionExpression": "attribute_exists(sk)",
+                "ExpressionAttributeValues": dynamo.values(zero=0, one=1),
+            }
+        }
 
     def take_entry_slots(self, user_id: str, count: int = 1, *, release_waiting: int = 0) -> dict[str, Any]:
         """Count `count` more active entries, only while memory is on and the cap leaves room."""
@@ -129,12 +164,12 @@ class EntriesRepository:
             "Update": {
                 "TableName": self.table,
                 "Key": self._key(user_id, STATE_KEY),
-                "UpdateExpression": "SET active = active + :n, waiting = waiting - :w",
+                "UpdateExpression": "SET active = active + :n, waiting = waiting - :w, " + _BUMP,
                 # enabled = true: nothing is added while memory is off (no state item = never on).
                 # active <= cap - n: the cap holds however many requests race for the last slots.
                 "ConditionExpression": "enabled = :on AND active <= :room",
                 "ExpressionAttributeValues": dynamo.values(
-                    n=count, w=release_waiting, on=True, room=MAX_ACTIVE_ENTRIES - count
+                    n=count, w=release_waiting, on=True, room=MAX_ACTIVE_ENTRIES - count, zero=0, one=1
                 ),
             }
         }
@@ -145,9 +180,9 @@ class EntriesRepository:
             "Update": {
                 "TableName": self.table,
                 "Key": self._key(user_id, STATE_KEY),
-                "UpdateExpression": "SET waiting = waiting + :one",
+                "UpdateExpression": "SET waiting = waiting + :one, " + _BUMP,
                 "ConditionExpression": "enabled = :on AND waiting < :cap",
-                "ExpressionAttributeValues": dynamo.values(one=1, on=True, cap=MAX_WAITING_PROPOSALS),
+                "ExpressionAttributeValues": dynamo.values(one=1, zero=0, on=True, cap=MAX_WAITING_PROPOSALS),
             }
         }
 
@@ -157,9 +192,9 @@ class EntriesRepository:
             "Update": {
                 "TableName": self.table,
                 "Key": self._key(user_id, STATE_KEY),
-                "UpdateExpression": "SET active = active - :a, waiting = waiting - :w",
+                "UpdateExpression": "SET active = active - :a, waiting = waiting - :w, " + _BUMP,
                 "ConditionExpression": "attribute_exists(sk)",
-                "ExpressionAttributeValues": dynamo.values(a=active, w=waiting),
+                "ExpressionAttributeValues": dynamo.values(a=active, w=waiting, zero=0, one=1),
             }
         }
 
