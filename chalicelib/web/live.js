@@ -53,7 +53,7 @@ export function renderWaiting() {
   const badge = $("tab-badge");
   badge.textContent = String(n);
   badge.hidden = n === 0;
-  $("tab-badge-words").textContent = n ? `, ${n} ${n === 1 ? "suggestion" : "suggestions"} waiting` : "";
+  $("tab-badge-words").textContent = n ? `(${n} ${n === 1 ? "suggestion" : "suggestions"} waiting)` : "";
   if (lastCount !== null && n > lastCount) {
     $("live-note").textContent = n - lastCount === 1
       ? "A new suggestion is waiting for your review."

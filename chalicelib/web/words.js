@@ -129,7 +129,7 @@ export function agentName(entry) {
 
 /** Where it came from, in words: "from memory-agent, in a conversation, 3 minutes ago". */
 export function sourceWords(entry) {
-  if (entry.origin !== "agent") return `Added on this page, ${ago(entry.created_at)}`;
+  if (entry.origin !== "agent") return "Added on this page";
   const src = entry.source || {};
   const where = src.thread_id ? "in a conversation" : src.session_id ? "in an agent session" : "somewhere not recorded";
   return `From ${agentName(entry)}, ${where}, ${ago(entry.created_at)}`;
