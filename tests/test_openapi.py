@@ -117,6 +117,13 @@ def test_every_object_schema_refuses_unknown_fields() -> None:
     assert open_ones == ["/DevTokenRequest"]
 
 
+def test_the_asset_names_are_the_pages_allow_list() -> None:
+    from chalicelib.web import ASSET_NAMES
+
+    (name,) = spec()["paths"]["/assets/{name}"]["get"]["parameters"]
+    assert set(name["schema"]["enum"]) == set(ASSET_NAMES)
+
+
 def test_error_codes_match_the_service() -> None:
     from chalicelib import errors
 

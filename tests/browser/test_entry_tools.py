@@ -8,7 +8,16 @@ from typing import Any
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from tests.browser.browser_support import Agent, add_entry, github_classic_token, memory, new_user, settled, sign_in, switch_on
+from tests.browser.browser_support import (
+    Agent,
+    add_entry,
+    github_classic_token,
+    memory,
+    new_user,
+    settled,
+    sign_in,
+    switch_on,
+)
 from tests.browser.page_support import WIDTHS, in_viewport, sized_page
 
 ENTRIES, PROPOSALS = "[data-testid=entry]", "[data-testid=proposal]"
