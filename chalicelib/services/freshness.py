@@ -54,12 +54,20 @@ def next_expiry(items: list[dict[str, Any]]) -> int | None:
 
 
 def view(stores: Stores, user_id: str, view_name: str, if_none_match: str | None) -> tuple[dict[str, Any] | None, str]:
-    """(body, ETag) — body None means 304: the one read was the state item's GetItem."""
-    state = stores.entries.get_state(user_id)
-    if if_none_match and matches(if_none_match, view_name, user_id, state.version, instant(stores.clock).epoch):
-        return None, if_none_match.strip()
+    """(body, ETag) — body None means 304, for one GetItem of the state item.
+
+    Without If-None-Match, GET /v1/memory costs what it did (two Queries: the version comes with the
+    entries); a tag that no longer matches costs that GetItem on top.
+    """
+    version: int | None = None
+    if if_none_match:
+        version = stores.entries.get_state(user_id).version
+        if matches(if_none_match, view_name, user_id, version, instant(stores.clock).epoch):
+            return None, if_none_match.strip()
     if view_name == MEMORY:
-        body = memory.view(stores, user_id)
-        return body, tag(MEMORY, user_id, state.version, next_expiry(body["items"]))
+        body, version = memory.view_and_version(stores, user_id)
+        return body, tag(MEMORY, user_id, version, next_expiry(body["items"]))
+    if version is None:
+        version = stores.entries.get_state(user_id).version  # read before the proposals it labels
     body = memory.inbox(stores, user_id)
-    return body, tag(INBOX, user_id, state.version, None)
+    return body, tag(INBOX, user_id, version, None)

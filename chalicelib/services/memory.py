@@ -38,15 +38,22 @@ def live_entries(stores: Stores, user_id: str, now: Instant) -> tuple[bool, list
 
 def view(stores: Stores, user_id: str) -> dict[str, Any]:
     """`{enabled, items, proposals, limits}`: two Queries, one per table."""
+    return view_and_version(stores, user_id)[0]
+
+
+def view_and_version(stores: Stores, user_id: str) -> tuple[dict[str, Any], int]:
+    """The view and the state item's view version, read by the same Query as the entries (for the ETag)."""
     now = instant(stores.clock)
-    enabled, entries = live_entries(stores, user_id, now)
+    state, stored = stores.entries.load(user_id)
+    entries = display_order([e for e in stored if not e.is_expired(now.epoch)])
     proposals = display_order(stores.proposals.list(user_id))
-    return {
-        "enabled": enabled,
+    body = {
+        "enabled": state.enabled,
         "items": [e.public() for e in entries],
         "proposals": [p.public() for p in proposals],
         "limits": LIMITS,
     }
+    return body, state.version
 
 
 def inbox(stores: Stores, user_id: str) -> dict[str, Any]:
