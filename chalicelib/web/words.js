@@ -143,7 +143,7 @@ export function sourceIds(entry) {
 }
 
 export function originWords(entry, isProposal) {
-  const edited = entry.edited ? ", edited by you" : "";
   if (entry.origin !== "agent") return "You";
-  return isProposal ? `Suggested by ${agentName(entry)}` : `${capitalize(agentName(entry))} (you accepted it${edited})`;
+  if (isProposal) return `Suggested by ${agentName(entry)}`;
+  return `Suggested by ${agentName(entry)}, ${entry.edited ? "accepted and edited" : "accepted"} by you`;
 }

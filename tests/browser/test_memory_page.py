@@ -156,7 +156,7 @@ def test_agent_proposals_show_taint_and_can_be_accepted_or_rejected(page: Page, 
     expect(accepted).to_have_attribute("data-tainted", "true")
     expect(accepted).to_have_attribute("data-origin", "agent")
     expect(accepted.get_by_test_id("tainted")).to_be_visible()
-    expect(accepted.get_by_test_id("origin")).to_have_text("Helper (you accepted it)")
+    expect(accepted.get_by_test_id("origin")).to_have_text("Suggested by helper, accepted by you")
     settled(page)
 
     plain.get_by_role("button", name="Reject").click()

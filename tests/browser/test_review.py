@@ -108,7 +108,7 @@ def test_edit_and_accept_keeps_origin_source_and_taint_and_shows_the_edit(
         expect(entry.get_by_test_id("text")).to_have_text("Likes jazz")
         expect(entry.get_by_test_id("kind")).to_have_text("Preference")
         expect(entry.get_by_test_id("edited")).to_have_text("Edited by you")
-        expect(entry.get_by_test_id("origin")).to_have_text("Memory-agent (you accepted it, edited by you)")
+        expect(entry.get_by_test_id("origin")).to_have_text("Suggested by memory-agent, accepted and edited by you")
         expect(entry.get_by_test_id("tainted")).to_be_visible()
         settled(page)
         (stored,) = memory(live, token)["items"]
