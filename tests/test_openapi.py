@@ -196,6 +196,24 @@ def test_proposal_decisions_match_the_spec(api: Any, stores: Any) -> None:
     assert user(api, "POST", f"/v1/memory/{third.id}/accept", "alice", template=accept)[1]["code"] == "memory_off"
 
 
+def test_etags_corrections_and_kind_changes_match_the_spec(api: Any, stores: Any) -> None:
+    api.turn_on("alice")
+    entry = api.add("alice", "Walks at noon")
+    assert user(api, "PATCH", f"/v1/memory/{entry['id']}", "alice", {"kind": "fact"}, template="/v1/memory/{id}")[1]["edited"]
+    proposal = add_proposal(stores, "alice", "Likes jaz")
+    accept = "/v1/memory/{id}/accept"
+    path = f"/v1/memory/{proposal.id}/accept"
+    assert user(api, "POST", path, "alice", {"text": " "}, template=accept)[0] == 400
+    assert user(api, "POST", path, "alice", {"text": PEM}, template=accept)[0] == 422
+    assert user(api, "POST", path, "alice", {"text": "Likes jazz", "kind": "preference"}, template=accept)[1]["edited"]
+    for route in ("/v1/memory", "/v1/inbox"):
+        first = api.client.http.get(route, headers=api.headers("alice"))
+        etag = {k.lower(): v for k, v in first.headers.items()}["etag"]
+        again = api.client.http.get(route, headers={**api.headers("alice"), "If-None-Match": etag})
+        check("GET", route, again.status_code, again.body)
+        assert again.status_code == 304
+
+
 def test_the_caps_answer_in_the_spec(api: Any, stores: Any) -> None:
     api.turn_on("alice")
     waiting = add_proposal(stores, "alice", "one more idea")

@@ -7,6 +7,7 @@ import { state } from "./store.js";
 export const POLL_MS = 5000;
 let timer = 0;
 let running = false;
+let lastCount = null;
 
 async function tick() {
   timer = 0;
@@ -41,11 +42,11 @@ export function startLive() {
 
 export function stopLive() {
   running = false;
+  lastCount = null; // the next account's first count is not "new"
   window.clearTimeout(timer);
   document.removeEventListener("visibilitychange", onVisibility);
 }
 
-let lastCount = null;
 /** The count of waiting suggestions in the tab title and on the Memory tab; a new one is announced. */
 export function renderWaiting() {
   const n = state.memory ? state.memory.proposals.length : 0;
