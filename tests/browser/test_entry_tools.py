@@ -68,22 +68,24 @@ def test_a_refused_add_shows_its_error_at_the_field_keeps_the_text_and_loses_not
         assert memory(live, token)["items"] == []
 
 
-def test_status_messages_clear_on_the_next_action_and_on_a_tab_change(page: Page, live: Any) -> None:
-    sign_in(page, new_user("clears"))
-    switch_on(page)
-    add_entry(page, "First note")
-    expect(page.locator("#status")).to_have_text("Added to memory.")
-    page.locator(ENTRIES).first.get_by_role("button", name="Pin").click()
-    expect(page.locator("#status")).to_have_text("Pinned to the top.")
-    page.locator("#tab-journal").click()
-    expect(page.locator("#status")).to_have_text("")
-    page.locator("#tab-memory").click()
-    page.locator("#add-text").fill("Second")
-    page.locator("#add-submit").click()
-    expect(page.locator("#status")).to_have_text("Added to memory.")
-    page.locator("#forget-all").click()
-    expect(page.locator("#status")).to_have_text("")
-    page.locator("#forget-all-cancel").click()
+@SIZES
+def test_status_messages_clear_on_the_next_action_and_on_a_tab_change(browser: Browser, live: Any, width: int) -> None:
+    with sized_page(browser, live, width) as page:
+        sign_in(page, new_user("clears"))
+        switch_on(page)
+        add_entry(page, "First note")
+        expect(page.locator("#status")).to_have_text("Added to memory.")
+        page.locator(ENTRIES).first.get_by_role("button", name="Pin").click()
+        expect(page.locator("#status")).to_have_text("Pinned to the top.")
+        page.locator("#tab-journal").click()
+        expect(page.locator("#status")).to_have_text("")
+        page.locator("#tab-memory").click()
+        page.locator("#add-text").fill("Second")
+        page.locator("#add-submit").click()
+        expect(page.locator("#status")).to_have_text("Added to memory.")
+        page.locator("#forget-all").click()
+        expect(page.locator("#status")).to_have_text("")
+        page.locator("#forget-all-cancel").click()
 
 
 @SIZES
@@ -194,24 +196,26 @@ def test_search_and_filter_by_text_kind_origin_and_taint(browser: Browser, live:
         assert len(memory(live, token)["items"]) == 3  # filtering changes nothing stored
 
 
-def test_every_button_names_the_entry_it_acts_on(page: Page, live: Any, agent: Agent) -> None:
-    user = new_user("names")
-    token = sign_in(page, user)
-    switch_on(page)
-    for text in ("Likes tea", "Likes coffee"):
-        add_entry(page, text)
-    agent.propose(user, token, "Likes maps")
-    agent.propose(user, token, "Likes rain")
-    expect(page.locator(PROPOSALS)).to_have_count(2, timeout=12_000)
-    names = page.evaluate("""() => [...document.querySelectorAll('#entries button, #proposals button')]
-        .map((b) => b.getAttribute('aria-label'))""")
-    assert None not in names and len(names) == len(set(names)) == 12, names
-    for verb in ("Edit", "Pin", "Forget"):
+@SIZES
+def test_every_button_names_the_entry_it_acts_on(browser: Browser, live: Any, agent: Agent, width: int) -> None:
+    with sized_page(browser, live, width) as page:
+        user = new_user("names")
+        token = sign_in(page, user)
+        switch_on(page)
         for text in ("Likes tea", "Likes coffee"):
-            expect(page.get_by_role("button", name=f"{verb} “{text}”", exact=True)).to_have_count(1)
-    for verb in ("Accept", "Edit and accept", "Reject"):
-        for text in ("Likes maps", "Likes rain"):
-            expect(page.get_by_role("button", name=f"{verb} “{text}”", exact=True)).to_have_count(1)
-    # The visible label starts the accessible name (WCAG 2.5.3, label in name).
-    first = page.locator(ENTRIES).first.locator("[data-action=forget]")
-    assert (first.get_attribute("aria-label") or "").startswith(first.inner_text())
+            add_entry(page, text)
+        agent.propose(user, token, "Likes maps")
+        agent.propose(user, token, "Likes rain")
+        expect(page.locator(PROPOSALS)).to_have_count(2, timeout=12_000)
+        names = page.evaluate("""() => [...document.querySelectorAll('#entries button, #proposals button')]
+            .map((b) => b.getAttribute('aria-label'))""")
+        assert None not in names and len(names) == len(set(names)) == 12, names
+        for verb in ("Edit", "Pin", "Forget"):
+            for text in ("Likes tea", "Likes coffee"):
+                expect(page.get_by_role("button", name=f"{verb} “{text}”", exact=True)).to_have_count(1)
+        for verb in ("Accept", "Edit and accept", "Reject"):
+            for text in ("Likes maps", "Likes rain"):
+                expect(page.get_by_role("button", name=f"{verb} “{text}”", exact=True)).to_have_count(1)
+        # The visible label starts the accessible name (WCAG 2.5.3, label in name).
+        first = page.locator(ENTRIES).first.locator("[data-action=forget]")
+        assert (first.get_attribute("aria-label") or "").startswith(first.inner_text())
