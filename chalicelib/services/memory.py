@@ -21,6 +21,7 @@ from chalicelib.models import (
     is_id,
     new_id,
 )
+from chalicelib.services.corrections import corrected
 from chalicelib.storage.dynamo import TransactionCancelled, transact
 from chalicelib.text_rules import accepted_text
 
@@ -29,11 +30,6 @@ if TYPE_CHECKING:  # request bodies are pydantic models; pydantic loads only whe
 
 LIMITS = {"entries": MAX_ACTIVE_ENTRIES, "proposals": MAX_WAITING_PROPOSALS, "bytes_per_entry": MAX_ENTRY_BYTES}
 _TRANSACTION_ACTIONS = 100
-
-
-def live_entries(stores: Stores, user_id: str, now: Instant) -> tuple[bool, list[Entry]]:
-    state, entries = stores.entries.load(user_id)
-    return state.enabled, display_order([e for e in entries if not e.is_expired(now.epoch)])
 
 
 def view(stores: Stores, user_id: str) -> dict[str, Any]:
@@ -156,26 +152,13 @@ def accept(stores: Stores, user_id: str, proposal_id: str, body: AcceptBody | No
     now = instant(stores.clock)
     entry = proposal.with_changes(created_at=now.iso, updated_at=now.iso, expires_at=None)
     if body is not None:
-        entry = _corrected(entry, body, text, now)
+        entry = corrected(entry, body, text, now)
     actions = [
         stores.proposals.delete_waiting(user_id, proposal_id),  # still waiting, or 404
         stores.entries.put_new(entry),
     ]
     _insert_counted(stores, user_id, actions, now, release_waiting=1, gone_index=0)
     return entry
-
-
-def _corrected(entry: Entry, body: AcceptBody, text: str | None, now: Instant) -> Entry:
-    """Apply accept-time corrections; `edited` is true only when the words or the kind differ from the proposal."""
-    kind = body.kind if body.kind is not None else entry.kind
-    text = text if text is not None else entry.text
-    return entry.with_changes(
-        text=text,
-        kind=kind,
-        pinned=body.pinned if body.pinned is not None else entry.pinned,
-        expires_at=now.epoch + body.expires_in_days * DAY_SECONDS if body.expires_in_days else None,
-        edited=text != entry.text or kind != entry.kind,
-    )
 
 
 def reject(stores: Stores, user_id: str, proposal_id: str) -> None:
