@@ -49,7 +49,8 @@ function renderSwitch() {
   sw.disabled = false; // usable only once the server's state is on screen
   $("memory-state").textContent = mem.enabled ? "On" : "Off";
   document.body.classList.toggle("memory-off", !mem.enabled);
-  $("count-entries").textContent = `${mem.items.length} / ${mem.limits.entries} entries`;
+  const pending = state.pendingForget && mem.items.some((e) => e.id === state.pendingForget.entry.id) ? 1 : 0;
+  $("count-entries").textContent = `${mem.items.length - pending} / ${mem.limits.entries} entries`;
   $("count-proposals").textContent = `${mem.proposals.length} / ${mem.limits.proposals} waiting`;
   $("entries-empty-off").hidden = mem.enabled;
   $("entries-empty-on").hidden = !mem.enabled;

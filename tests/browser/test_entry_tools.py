@@ -102,6 +102,7 @@ def test_forget_one_can_be_undone_and_sends_nothing_until_the_window_closes(brow
         expect(page.locator("#undo-bar")).to_be_visible()
         expect(page.locator("#undo-text")).to_contain_text("Forgotten: “second note”")
         expect(page.locator("#undo")).to_be_focused()
+        expect(page.locator("#count-entries")).to_have_text("1 / 200 entries")
         expect(page.locator("#undo")).to_have_accessible_name("Undo forgetting “second note”")
         assert deletes == [] and len(memory(live, token)["items"]) == 2  # nothing sent yet
         page.locator("#undo").click()
