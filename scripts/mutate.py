@@ -211,6 +211,20 @@ MUTATIONS: tuple[Mutation, ...] = (
         (AGENTS,),
         (Edit("chalicelib/models.py", "MAX_PROPOSALS_PER_SESSION = 5\n", "MAX_PROPOSALS_PER_SESSION = 6\n"),),
     ),
+    Mutation(
+        "edit_keeps_the_etag",
+        "PATCH changes an entry without moving the view version: a polling page keeps getting 304",
+        ("tests/test_freshness.py",),
+        (Edit("chalicelib/storage/entries.py", '[{"Update": request}, self.bump_version(user_id)]', '[{"Update": request}]'),),
+    ),
+    Mutation(
+        "corrections_skip_the_text_rules",
+        "text corrected while accepting is stored without the credential and length checks",
+        ("tests/test_corrections.py",),
+        (Edit("chalicelib/services/memory.py",
+              "    text = accepted_text(body.text) if body is not None and body.text is not None else None\n",
+              "    text = body.text.strip() if body is not None and body.text is not None else None\n"),),
+    ),
 )
 
 
