@@ -5,6 +5,9 @@ Each rule is a literal-prefixed regex with bounded (mostly possessive) quantifie
 linear on any input; small Python checks (checks.py) then tell a random secret from a placeholder,
 a word, a digest or a reference to a secret kept elsewhere. Only a fixed shape name leaves this
 package. The rules run in a fixed order, most specific first, and the first shape found is named.
+
+The rules read the text as a person sees it (chalicelib/normalize.py): invisible characters
+removed, NFKC, look-alike letters unmasked, and then once more with split tokens rejoined.
 """
 
 from __future__ import annotations
@@ -12,16 +15,19 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from chalicelib.credentials.assignments import find_assignment
+from chalicelib.credentials.commands import find_command_password
 from chalicelib.credentials.http_auth import find_auth_header, find_url_password
 from chalicelib.credentials.keys import find_aws_key, find_azure_key, find_jwt, find_private_key
+from chalicelib.credentials.seeds import find_seed_phrase
 from chalicelib.credentials.tokens import find_token
+from chalicelib.normalize import readable, rejoined
 
 __all__ = ["find_credential"]
 
 # Each detector takes the text and its same-length lower-case copy and returns a shape name or None.
 _DETECTORS: tuple[Callable[[str, str], str | None], ...] = (
     find_private_key, find_token, find_jwt, find_aws_key, find_azure_key,
-    find_url_password, find_auth_header, find_assignment,
+    find_url_password, find_auth_header, find_command_password, find_assignment, find_seed_phrase,
 )
 
 
@@ -40,6 +46,15 @@ def find_credential(text: str) -> str | None:
     """
     if not text:
         return None
+    view = readable(text)
+    shape = _scan(view)
+    if shape is None:
+        joined = rejoined(view)
+        shape = _scan(joined) if joined is not None else None
+    return shape
+
+
+def _scan(text: str) -> str | None:
     low = _lower_same_length(text)
     for detect in _DETECTORS:
         shape = detect(text, low)
