@@ -94,7 +94,7 @@ def readable(text: str) -> str:
 
 # --- tokens split by a break ------------------------------------------------------------------
 
-_T = r"A-Za-z0-9_+/=.:%\-"
+_T = r"A-Za-z0-9_+/=.:%@?&#!*~^\-"
 # Chains of token-character fragments joined by single breaks: the only places a join can happen.
 # (The lookbehind makes a search starting inside a fragment fail at once: linear on any input.)
 _CHAIN = re.compile(rf"(?<![{_T}])[{_T}]++(?:(?:[ \t]|\r?\n)[{_T}]++)+")
@@ -110,6 +110,7 @@ _STOP = frozenset(
 )
 _ALNUM = re.compile(r"[A-Za-z0-9]")
 _SEPARATORS = (":", "=")
+_STARTS_LINE = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]{0,40}[:=](?!//)")  # 'KEY=…', 'name: …' begin a line of their own
 _SPELLED_OUT = 8  # 'g h p _ a B 3 ...': this many single characters in a row are one token spelled out
 
 
@@ -128,9 +129,9 @@ def _cut_run(left: str, right: str, left_tokenish: bool, right_tokenish: bool) -
     ('…a81c9e0f' then 'EC2Instance' are two lines: lower-case hex, then capitals), and at
     least one long, with no separator that starts a line of its own ('KEY=', 'name:')."""
     long_side = (left_tokenish and len(left) >= 8) or (right_tokenish and len(right) >= 8)
-    if not long_side or not (left_tokenish or _loose(left) or len(left) <= 8) or not (right_tokenish or _loose(right)):
+    if not long_side or left.lower() in _STOP or not (right_tokenish or _loose(right)):
         return False
-    if any(c in right for c in ":=@") or right.startswith(("--", "/")):
+    if _STARTS_LINE.match(right) or right.startswith(("--", "/")):
         return False
     return True
 
