@@ -7,7 +7,7 @@ a word, a digest or a reference to a secret kept elsewhere. Only a fixed shape n
 package. The rules run in a fixed order, most specific first, and the first shape found is named.
 
 The rules read the text as a person sees it (chalicelib/normalize.py): invisible characters
-removed, NFKC, look-alike letters unmasked, and then once more with split tokens rejoined.
+removed, NFKC, look-alike letters unmasked; where a break splits a token, first with it rejoined.
 """
 
 from __future__ import annotations
@@ -47,11 +47,9 @@ def find_credential(text: str) -> str | None:
     if not text:
         return None
     view = readable(text)
-    shape = _scan(view)
-    if shape is None:
-        joined = rejoined(view)
-        shape = _scan(joined) if joined is not None else None
-    return shape
+    joined = rejoined(view)
+    # The rejoined view first: 'token is ghp_abc\ndef…' is a GitHub token, not a short secret.
+    return (_scan(joined) if joined is not None else None) or _scan(view)
 
 
 def _scan(text: str) -> str | None:
