@@ -48,14 +48,12 @@ def find_credential(text: str) -> str | None:
         return None
     view = readable(text)
     joined = rejoined(view)
-    # The rejoined view first: 'token is ghp_abc\ndef…' is a GitHub token, not a short secret.
-    return (_scan(joined) if joined is not None else None) or _scan(view)
-
-
-def _scan(text: str) -> str | None:
-    low = _lower_same_length(text)
+    views = [(v, _lower_same_length(v)) for v in ((joined, view) if joined is not None else (view,))]
+    # Each rule reads every view before the next rule runs, so the most specific shape is named:
+    # 'token is ghp_abc\ndef…' is a GitHub token (rejoined), not a short secret (as typed).
     for detect in _DETECTORS:
-        shape = detect(text, low)
-        if shape:
-            return shape
+        for seen, low in views:
+            shape = detect(seen, low)
+            if shape:
+                return shape
     return None

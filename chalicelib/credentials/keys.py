@@ -13,7 +13,7 @@ from chalicelib.credentials.checks import b64_json_header, is_wordy, looks_rando
 
 # --- private keys -----------------------------------------------------------------------------
 # Any case and spacing: '-----begin rsa private key-----', '----- BEGIN PRIVATE  KEY -----'
-_PEM_HEAD = re.compile(r"(?i)-{3,5}[ \t]{0,3}BEGIN[ \t]{0,3}[A-Z0-9 \t]{0,24}PRIVATE[ \t]{0,3}KEY(?:[ \t]{1,3}BLOCK)?[ \t]{0,3}-{3,5}")
+_PEM_HEAD = re.compile(r"(?i)-{3,5}[ \t]{0,3}BEGIN[ \t]{0,3}[A-Z0-9 \t]{0,24}PRIVATE[ \t]{0,3}KEY(?:[ \t]{0,3}BLOCK)?[ \t]{0,3}-{3,5}")
 # The first bytes of a private key's DER (PKCS#1 and PKCS#8 RSA, SEC1 and PKCS#8 EC, Ed25519,
 # encrypted PKCS#8) or of an OpenSSH key, as base64: a key body pasted without its header.
 _KEY_BODY = re.compile(
