@@ -72,7 +72,7 @@ def _chunk_groups(fragments: list[str], gaps: list[str], tokenish: list[bool]) -
         j, size = i + 1, len(fragments[i])
         while j < len(fragments) and len(fragments[j]) == size and not gaps[j - 1].endswith("\n"):
             j += 1
-        unworded = sum(t or _unworded(f) for t, f in zip(tokenish[i:j], fragments[i:j]))
+        unworded = sum(t or _unworded(f) for t, f in zip(tokenish[i:j], fragments[i:j], strict=True))
         if j - i >= 3 and size >= 3 and any(tokenish[i:j]) and 2 * unworded >= j - i:
             lo = i - 1 if i > 0 and len(fragments[i - 1]) < size and _loose(fragments[i - 1]) else i
             hi = j + 1 if j < len(fragments) and len(fragments[j]) < size and _loose(fragments[j]) else j

@@ -21,8 +21,22 @@ from functools import cache
 from mnemonic import Mnemonic
 
 from tests.credential_corpus import (
-    ALNUM, B64, B64URL, CONN_CONTEXTS, HEX, NAMES, SHAPES, TOKEN_CONTEXTS, WORDS, Case, _b64, _cases, _fill, _pem_lines,
-    _positive_cases_for, _s,
+    ALNUM,
+    B64,
+    B64URL,
+    CONN_CONTEXTS,
+    HEX,
+    NAMES,
+    SHAPES,
+    TOKEN_CONTEXTS,
+    WORDS,
+    Case,
+    _b64,
+    _cases,
+    _fill,
+    _pem_lines,
+    _positive_cases_for,
+    _s,
 )
 
 SEED = 20_261_201
@@ -296,7 +310,7 @@ def _neg_safe_commands(rng: random.Random) -> str:
         "mysql -u root -p", f"mysql -u {u} -p -h db.internal app", "mysql -p -u root", f"sshpass -f ~/.ssh/{u}.pw ssh {u}@box",
         "sshpass -e ssh pi@raspberry", "export PGPASSWORD=$(pass show db)", "PGPASSWORD=\"$DB_PASS\" psql -h db app",
         "psql -h db -U app -W", "mysql --defaults-extra-file=~/.my.cnf app", "redis-cli -a \"$REDIS_PASSWORD\" ping",
-        f"curl -u \"$USER:$TOKEN\" https://api.example.com", f"curl -u {u} https://intranet.example.com (it prompts)",
+        "curl -u \"$USER:$TOKEN\" https://api.example.com", f"curl -u {u} https://intranet.example.com (it prompts)",
         "mysqldump -u root -p --all-databases > all.sql", "PGPASSWORD=$(cat /run/secrets/pg) pg_dump app",
         "sshpass -p \"$SSHPASS\" ssh host", "MYSQL_PWD=$(vault kv get -field=pw db) mysql", "ssh -p 2222 deploy@host",
         f"scp -P 2222 backup.tgz {u}@host:/tmp", "mysql -P 3306 -h db -u app -p", "redis-cli -h cache -p 6380 ping",

@@ -78,7 +78,7 @@ def test_patch_refuses_every_probe_and_keeps_the_text(api: Any) -> None:
 
 def test_proposals_refuse_every_probe_through_the_consumer(api: Any, agents: Any, stores: Any) -> None:
     api.turn_on("alice")
-    for n, (name, (text, shape)) in enumerate(PROBES.items()):
+    for n, (text, _shape) in enumerate(PROBES.values()):
         session = f"s-{n}"
         agents.register(session, "alice")
         agents.propose(session, {"id": "e1", "text": text}, pump=False)

@@ -22,9 +22,9 @@ _MYSQL = re.compile(
 _ENV = re.compile(rf"(?<![\w\-])(?:PGPASSWORD|MYSQL_PWD|REDISCLI_AUTH|SSHPASS)={_VALUE}(?=[ \t]{{1,4}}(?:[A-Z_]{{2,32}}=[^\s]{{0,64}}[ \t]{{1,4}}){{0,3}}"
                   r"(?:psql|pg_dump|pg_dumpall|pg_restore|pgbench|createdb|dropdb|vacuumdb|mysql|mysqldump|mysqladmin|redis-cli|sshpass)\b)")
 _REDIS = re.compile(rf"(?<![\w\-])redis-cli(?:[ \t]{{1,4}}[^\s|;&]{{1,80}}+){{0,12}}?[ \t]{{1,4}}(?:-a|--pass)[ \t]{{1,4}}{_VALUE}")
-_CURL_USER = re.compile(rf"(?<![\w\-])(?:curl|wget|http)(?:[ \t]{{1,4}}[^\s|;&]{{1,200}}+){{0,12}}?[ \t]{{1,4}}(?:-u|--user)[ \t]{{1,4}}"
-                        rf"(?:'[^':\n]{{1,64}}:(?P<q1>[^'\n]{{1,128}})'|\"[^\":\n]{{1,64}}:(?P<q2>[^\"\n]{{1,128}})\""
-                        rf"|[^\s:'\"]{{1,64}}:(?P<bare>[^\s'\"|;&<>]{{1,128}}+))")
+_CURL_USER = re.compile(r"(?<![\w\-])(?:curl|wget|http)(?:[ \t]{1,4}[^\s|;&]{1,200}+){0,12}?[ \t]{1,4}(?:-u|--user)[ \t]{1,4}"
+                        r"(?:'[^':\n]{1,64}:(?P<q1>[^'\n]{1,128})'|\"[^\":\n]{1,64}:(?P<q2>[^\"\n]{1,128})\""
+                        r"|[^\s:'\"]{1,64}:(?P<bare>[^\s'\"|;&<>]{1,128}+))")
 _RULES = (("sshpass", _SSHPASS), ("-p", _MYSQL), ("=", _ENV), ("redis-cli", _REDIS), ("-u", _CURL_USER), ("--user", _CURL_USER))
 
 
