@@ -328,3 +328,22 @@ HARD_NEGATIVES = {
 def hard_negative_cases() -> tuple[Case, ...]:
     rng = random.Random(SEED + 3)
     return tuple(Case(name, name, make(rng)) for name, make in HARD_NEGATIVES.items() for _ in range(PER_CATEGORY))
+
+
+# --- inputs built to be slow: every rule and every view must stay linear on them ----------------
+
+def _noise(seed: int, alphabet: str, n: int = 2000) -> str:
+    rng = random.Random(seed)
+    return "".join(rng.choice(alphabet) for _ in range(n))
+
+
+HARD_INPUTS = {  # 2000 characters each
+    "zero_width_run": "\u200b" * 2000, "soft_hyphens": "a\u00ad" * 1000, "mixed_script_run": "аa" * 1000,
+    "full_width_run": "ａ" * 1000, "spaced_letters": "a " * 1000, "spaced_tokens": "ab1 " * 500,
+    "line_tokens": "Ab1\n" * 500, "chunks": "AB12 " * 400, "seed_words": "abandon " * 250,
+    "sshpass": "sshpass -p " * 181, "mysql_p": "mysql -p " * 222, "sig_fields": "sv=1&sig=" * 222,
+    "pem_bodies": "MIIEvQIBADANBgkqhkiG9w0BAQEFAASC" * 62, "urls_split": "https://a\n" * 200,
+    "noise": _noise(1, "аaеe ghp_\u200b\n0123456789ABCDEF"),
+}
+
+

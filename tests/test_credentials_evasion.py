@@ -7,7 +7,6 @@ bench's (bench/credentials_bench.py), never asserted here.
 
 from __future__ import annotations
 
-import random
 import re
 import sys
 import unicodedata
@@ -22,6 +21,7 @@ from tests.credential_corpus import negative_cases
 from tests.credential_corpus_evasion import (
     ALL_SHAPES,
     DISGUISES,
+    HARD_INPUTS,
     HARD_NEGATIVES,
     NEW_SHAPES,
     evasion_cases,
@@ -141,21 +141,6 @@ def test_text_with_nothing_visible_is_blank(text: str, blank: bool) -> None:
 ])
 def test_control_characters_other_than_tab_and_newline_are_bad(text: str, bad: bool) -> None:
     assert bad_control(text) is bad
-
-
-def _noise(seed: int, alphabet: str, n: int = 2000) -> str:
-    rng = random.Random(seed)
-    return "".join(rng.choice(alphabet) for _ in range(n))
-
-
-HARD_INPUTS = {
-    "zero_width_run": "\u200b" * 2000, "soft_hyphens": "a\u00ad" * 1000, "mixed_script_run": "аa" * 1000,
-    "full_width_run": "ａ" * 1000, "spaced_letters": "a " * 1000, "spaced_tokens": "ab1 " * 500,
-    "line_tokens": "Ab1\n" * 500, "chunks": "AB12 " * 400, "seed_words": "abandon " * 250,
-    "sshpass": "sshpass -p " * 181, "mysql_p": "mysql -p " * 222, "sig_fields": "sv=1&sig=" * 222,
-    "pem_bodies": "MIIEvQIBADANBgkqhkiG9w0BAQEFAASC" * 62, "urls_split": "https://a\n" * 200,
-    "noise": _noise(1, "аaеe ghp_\u200b\n0123456789ABCDEF"),
-}
 
 
 @pytest.mark.parametrize("name", sorted(HARD_INPUTS))

@@ -1,37 +1,34 @@
 """Wallet recovery phrases: 12 to 24 words of the BIP-39 list, in order, as a wallet shows them.
 
 Whoever holds the words holds the wallet. A run of at least 12 list words counts when its words
-carry a valid BIP-39 checksum (checked with Trezor's `mnemonic`), or when the note calls it a seed
+carry a valid BIP-39 checksum (Trezor's `mnemonic` word list), or when the note calls it a seed
 or recovery phrase. Prose made of common words is not such a run: the list holds no 'the', 'a', 'of'.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 from functools import cache
-from typing import Any
 
 _WORD = re.compile(r"[a-z]++")
 _BETWEEN = re.compile(r"[\s,;.\-]*(?:[0-9]{1,2}[.):]?[\s]+)?")  # '1. abandon 2. ability', 'abandon, ability'
 _CONTEXT = re.compile(r"seed|mnemonic|recovery|backup phrase|secret phrase|wallet|metamask|ledger|trezor|bip-?39|(?:12|24)[ -]words")
 _MIN_WORDS = 12
 _LENGTHS = (24, 21, 18, 15, 12)
+_MAX_RUN = 26
 
 
 @cache
-def _bip39() -> Any:
-    from mnemonic import Mnemonic  # imported on first use: most notes have no 12-word run
+def _index() -> dict[str, int]:
+    """Each BIP-39 English word's 11-bit value (the list from Trezor's `mnemonic`, imported on first use)."""
+    from mnemonic import Mnemonic
 
-    return Mnemonic("english")
-
-
-@cache
-def _wordlist() -> frozenset[str]:
-    return frozenset(_bip39().wordlist)
+    return {word: n for n, word in enumerate(Mnemonic("english").wordlist)}
 
 
 def _runs(low: str) -> list[list[str]]:
-    words = _wordlist()
+    words = _index()
     runs: list[list[str]] = []
     run: list[str] = []
     last_end = -1
@@ -55,9 +52,27 @@ def _runs(low: str) -> list[list[str]]:
     return runs
 
 
+def _checksum_ok(words: list[str]) -> bool:
+    """BIP-39: the words' 11-bit values are the entropy then the first bits of its SHA-256.
+
+    (mnemonic's own `check` looks each word up in a list; a dict keeps every note's scan linear.)
+    """
+    index = _index()
+    value = 0
+    for word in words:
+        value = value << 11 | index[word]
+    total = 11 * len(words)
+    checksum_bits = total // 33
+    entropy = value >> checksum_bits
+    digest = hashlib.sha256(entropy.to_bytes((total - checksum_bits) // 8, "big")).digest()
+    return digest[0] >> (8 - checksum_bits) == value & ((1 << checksum_bits) - 1)
+
+
 def _has_valid_checksum(run: list[str]) -> bool:
-    check = _bip39().check
-    return any(check(" ".join(run[i:i + n])) for n in _LENGTHS if n <= len(run) for i in range(len(run) - n + 1))
+    """A phrase of 12 to 24 words at the start or the end of the run (a stray list word may touch it)."""
+    if len(run) > _MAX_RUN:
+        return False  # a page of list words is a list, not a phrase someone wrote down
+    return any(_checksum_ok(run[i:i + n]) for n in _LENGTHS if n <= len(run) for i in {0, len(run) - n})
 
 
 def find_seed_phrase(text: str, low: str) -> str | None:
