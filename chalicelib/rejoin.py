@@ -21,7 +21,12 @@ _CHAIN = re.compile(rf"(?<![{_T}])[{_T}]++(?:(?:[ \t]|\r?\n)[{_T}]++)+")
 _GAP = re.compile(r"([ \t]|\r?\n)")
 _DIGIT, _LETTER, _ALNUM = re.compile(r"[0-9]"), re.compile(r"[A-Za-z]"), re.compile(r"[A-Za-z0-9]")
 _SHAPED = re.compile(r"[a-z][A-Z]|[A-Za-z0-9][_+/=][A-Za-z0-9]|[A-Z]{4}|[A-Za-z0-9][_\-]$")  # ...|"ghp_", "sk-"
-_ANY_TOKENISH = re.compile(r"[0-9_+/=]|[a-z][A-Z]|[A-Z]{4}")  # without one of these, nothing is tokenish
+# Two characters side by side that only generated text has (or a spelled-out run): a chain without
+# one is left alone without being split, which keeps ordinary notes cheap.
+_SIGNAL = re.compile(
+    r"[0-9][A-Za-z]|[A-Za-z][0-9]|[a-z][A-Z]|[A-Za-z0-9][_+/=][A-Za-z0-9]|[A-Z]{4}|[A-Za-z0-9][_\-][ \t\r\n]|://"
+    r"|(?<!\S)\S(?:[ \t]\S){7}(?!\S)"
+)
 _STOP = frozenset(
     "a an the is are was be to of in on at by for and or not it my me we us you he she his her its our "
     "your this that with from as if so no yes do can will use see has had have am pm id ok via per "
@@ -110,6 +115,8 @@ def _free_join(left: str, right: str, gap: str, left_tokenish: bool, right_token
 
 
 def _join_chain(m: re.Match[str]) -> str:
+    if not _SIGNAL.search(m.group(0)):
+        return m.group(0)
     pieces = _GAP.split(m.group(0))  # fragment, gap, fragment, gap, ...
     fragments = pieces[::2]
     tokenish = [_tokenish(f) for f in fragments]
@@ -128,7 +135,7 @@ def _join_chain(m: re.Match[str]) -> str:
 
 def rejoined(view: str) -> str | None:
     """``view`` with split tokens rejoined, or None when nothing in it looks like a split token."""
-    if not _ANY_TOKENISH.search(view):
+    if not _SIGNAL.search(view):
         return None
     joined = _CHAIN.sub(_join_chain, view)
     return joined if joined != view else None
