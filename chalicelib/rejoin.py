@@ -33,7 +33,8 @@ _STOP = frozenset(
     "le la les de du des un une et est en au ist der die das und ein mit für el los es y".split()
 )
 _SEPARATORS = (":", "=")
-_STARTS_LINE = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]{0,40}[:=](?!//)")  # 'KEY=…', 'name: …' begin a line of their own
+# 'KEY=…', 'name: …' begin a line of their own (base64's closing '==' does not)
+_STARTS_LINE = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]{0,40}(?::(?!//)|=(?!=*$))")
 _WORD = re.compile(r"(?=[a-z]*[g-z])[a-z]{4,}[.,;!?]?|[A-Z][a-z]+[.,;!?]?")  # 'when', 'Thanks' (not hex 'fbeda')
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _SPELLED_OUT = 8  # 'g h p _ a B 3 ...': this many single characters in a row are one token spelled out
@@ -90,15 +91,18 @@ def _chunk_groups(fragments: list[str], gaps: list[str], tokenish: list[bool]) -
 def _free_join(left: str, right: str, gap: str, left_tokenish: bool, right_tokenish: bool, last: bool) -> bool:
     """Whether a break outside a written-in-groups token splits one token."""
     starts_line, newline = _STARTS_LINE.match(right) is not None, gap.endswith("\n")
-    if "://" in left and "://" not in right:  # inside a URL: 'amqp://\napi:…', 'https://h ooks.slack.com/…'
+    in_url = "://" in left or (left.endswith(":/") and right.startswith("/"))  # 'sftp:/ /admin:…'
+    if in_url and "://" not in right:  # inside a URL: 'amqp://\napi:…', 'https://h ooks.slack.com/…'
         userinfo = "@" in right.split("/", 1)[0]  # 'ci-bot:lbW0\ns%FB@registry…': the password goes on
         if newline and not (right_tokenish or userinfo or right[:1] in "/:@.?&=%#" or left.endswith("://")):
             return False  # '…/post-caf4\nlikes espresso': the URL ended with its line
         return _ALNUM.search(right) is not None and not (starts_line and not userinfo and not left.endswith(("://", ":")))
     if newline and right[:1] in _SEPARATORS and _ALNUM.search(right) and _NAME.fullmatch(left):
         return True  # 'HEROKU_API_KEY\n=…': a name and its value cut apart
-    if left.endswith(_SEPARATORS) or right.startswith(_SEPARATORS) or starts_line or "://" in right:
-        return False  # 'key: value', 'a = b', a new 'KEY=' line: the value is read as written
+    # 'key: value', 'a = b', a new 'KEY=' line: the value is read as written ('DD_API_KE Y=…' is one name)
+    new_key = starts_line and (newline or not left_tokenish)
+    if left.endswith(_SEPARATORS) or right.startswith(_SEPARATORS) or new_key or "://" in right:
+        return False
     if right[:1] in "-_." and right[1:2].isalnum() and right_tokenish and left.lower() not in _STOP:
         return True  # 'glptt -MB6hv…', 'glpat\n-JAsX…': a piece that starts with a token's own separator continues it
     if newline:  # a line of its own unless both halves look generated (or a cut end meets a long half)

@@ -179,7 +179,7 @@ _ZERO_WIDTH = "\u200b\u200c\u200d\u2060\ufeff"
 # Breaks inside a typed password or a seed word change what a person reads; those shapes get the
 # character-level disguises only.
 _RUN = re.compile(r"\S{6,}")
-_NO_BREAKS = frozenset({"password_assignment", "command_line_password", "seed_phrase", "basic_auth"})
+_NO_BREAKS = frozenset({"password_assignment", "command_line_password", "seed_phrase"})
 
 
 def _target(text: str) -> tuple[int, int]:
