@@ -90,8 +90,10 @@ def _chunk_groups(fragments: list[str], gaps: list[str], tokenish: list[bool]) -
 
 def _free_join(left: str, right: str, gap: str, left_tokenish: bool, right_tokenish: bool, last: bool) -> bool:
     """Whether a break outside a written-in-groups token splits one token."""
-    starts_line, newline = _STARTS_LINE.match(right) is not None, gap.endswith("\n")
     in_url = "://" in left or (left.endswith(":/") and right.startswith("/"))  # 'sftp:/ /admin:…'
+    if not (left_tokenish or right_tokenish or in_url):
+        return False  # two ordinary words: every rule below needs a generated-looking side
+    starts_line, newline = _STARTS_LINE.match(right) is not None, gap.endswith("\n")
     if in_url and "://" not in right:  # inside a URL: 'amqp://\napi:…', 'https://h ooks.slack.com/…'
         userinfo = "@" in right.split("/", 1)[0]  # 'ci-bot:lbW0\ns%FB@registry…': the password goes on
         if newline and not (right_tokenish or userinfo or right[:1] in "/:@.?&=%#" or left.endswith("://")):
