@@ -657,7 +657,9 @@ def package_size() -> list[Figure]:
 
 
 CREDENTIALS_SUMMARY = ("recall.overall", "fpr.overall", "time_us.typical_note", "time_us.long_benign_note",
-                       "time_us.adversarial_worst", "time.adversarial_worst_input", "time.adversarial_worst_ratio_to_typical")
+                       "time_us.adversarial_worst", "time.adversarial_worst_input", "time.adversarial_worst_ratio_to_typical",
+                       "recall.disguise.overall", "fpr.whole_corpus", "time.hard_input_worst_growth_2000_over_1000",
+                       "issue13_targets_missed")
 
 
 def credentials_figures() -> list[Figure]:

@@ -225,6 +225,31 @@ MUTATIONS: tuple[Mutation, ...] = (
               "    text = accepted_text(body.text) if body is not None and body.text is not None else None\n",
               "    text = body.text.strip() if body is not None and body.text is not None else None\n"),),
     ),
+    # issue 13: the credential check reads text as a person sees it, and no field skips the rules
+    Mutation(
+        "credentials_read_as_typed",
+        "the credential check reads the raw text: a zero-width space or a Cyrillic letter hides a token",
+        ("tests/test_credentials_routes.py",),
+        (Edit("chalicelib/credentials/__init__.py", "    view = readable(text)\n", "    view = text\n"),),
+    ),
+    Mutation(
+        "split_tokens_not_rejoined",
+        "a token split by a space or a line break is read in pieces",
+        ("tests/test_credentials_routes.py",),
+        (Edit("chalicelib/credentials/__init__.py", "    joined = rejoined(view)\n", "    joined = None\n"),),
+    ),
+    Mutation(
+        "ids_may_hold_credentials",
+        "message_id, thread_id and agent are checked for shape but not for credentials",
+        ("tests/test_credentials_routes.py",),
+        (Edit("chalicelib/identifiers.py", "    shape = find_credential(value)\n    if shape:\n", "    shape = find_credential(value)\n    if shape and False:\n"),),
+    ),
+    Mutation(
+        "prompt_block_leaves_variation_selectors",
+        "the prompt block escapes format characters only: variation selectors and fillers pass unseen",
+        ("tests/sdk/test_sdk_prompt_hidden.py",),
+        (Edit("sdk/personal_memory_sdk/prompt.py", " or _invisible(ord(ch)):", ":"),),
+    ),
 )
 
 
