@@ -292,7 +292,7 @@ def test_the_zips_leave_out_boto3_and_chalices_local_server_and_the_app_zip_is_s
     assert "app.py" in names["deployment.zip"]
     site = layer.SITE
     assert any(n.startswith(site + "jwt/") for n in names["layer-deployment.zip"])
-    listing = names["listing-deployment.zip"]
+    listing = names["layer-deployment.zip"]
     assert any(n.startswith(site + "rsa/") for n in listing) and any(n.startswith(site + "ecdsa/") for n in listing)
     assert not any(n.startswith(site + p) for n in listing for p in ("cryptography/", "cffi/", "pycparser/"))
     assert app_zip.stat().st_size < MAX_APP_ZIP_BYTES
