@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from chalicelib.bootstrap import Stores
 from chalicelib.clock import instant
 from chalicelib.errors import Conflict, NotFound
+from chalicelib.metrics import count
 from chalicelib.models import Entry, Session, display_order
 from chalicelib.storage.events import PENDING, AgentEvent
 
@@ -87,6 +88,7 @@ def context(stores: Stores, session_id: str) -> dict[str, Any]:
         now.iso,
         {"session_id": session_id, "agent": session.agent, "count": len(chosen)},
     )
+    count("ContextFetches")
     return {"items": [e.context_item() for e in chosen]}
 
 

@@ -13,6 +13,7 @@ from typing import Any
 from chalicelib.bootstrap import Stores
 from chalicelib.clock import Instant, instant
 from chalicelib.logs import get_logger
+from chalicelib.metrics import count
 from chalicelib.models import KINDS, MAX_WAITING_PROPOSALS, Entry, Source
 from chalicelib.storage import dynamo
 from chalicelib.storage.dynamo import TransactionCancelled, transact
@@ -22,6 +23,7 @@ from chalicelib.text_rules import refusal_reason
 logger = get_logger("personal_memory.consumer")
 
 PROPOSED, REFUSED = "memory.proposed", "memory.proposal_refused"
+CAP_REASONS = {"session_cap": "session_proposals", "waiting_cap": "waiting_proposals"}
 
 
 def handle_batch(stores: Stores, records: list[Mapping[str, Any]]) -> dict[str, Any]:
@@ -94,6 +96,7 @@ def propose(stores: Stores, event: AgentEvent) -> str:
             over = state.enabled and state.waiting >= MAX_WAITING_PROPOSALS
             return _refuse(stores, event, "waiting_cap" if over else "memory_off", user_id, now)
         raise
+    count("ProposalsCreated")
     return PROPOSED
 
 
@@ -121,4 +124,7 @@ def _refuse(stores: Stores, event: AgentEvent, reason: str, user_id: str | None,
         if exc.failed(0):
             return "duplicate"
         raise
+    count("ProposalsRefused", ("Reason", reason))
+    if reason in CAP_REASONS:
+        count("CapRefusals", ("Cap", CAP_REASONS[reason]))
     return REFUSED
