@@ -261,4 +261,7 @@ def operator_forget_all():  # type: ignore[no-untyped-def]
 @app.on_dynamodb_record(stream_arn=EVENTS_STREAM_ARN, batch_size=100, starting_position="TRIM_HORIZON")
 def handle_events_stream(event):  # type: ignore[no-untyped-def]
     """Partial batch response: Lambda retries exactly the records reported as failed."""
-    return consumer.handle_batch(get_stores(), event.to_dict().get("Records", []))
+    raw = event.to_dict()
+    if "redrive" in raw:  # scripts/redrive.py: keys of events a failed batch left pending (docs/deploy.md)
+        return consumer.redrive(get_stores(), (raw["redrive"] or {}).get("events"))
+    return consumer.handle_batch(get_stores(), raw.get("Records", []))

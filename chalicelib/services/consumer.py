@@ -40,6 +40,38 @@ def handle_batch(stores: Stores, records: list[Mapping[str, Any]]) -> dict[str, 
     return {"batchItemFailures": failures}
 
 
+MAX_REDRIVE_KEYS = 1000
+
+
+def redrive(stores: Stores, keys: Any) -> dict[str, Any]:
+    """An operator's re-drive (`make redrive`): handle the named events that are still pending.
+
+    The events are named by key only (session id, worker event id), so the operator's command never
+    holds their text; each is read here and handled exactly as its stream record would have been.
+    Handled or unknown events are skipped, so re-driving twice changes nothing. Failures are reported
+    like a partial batch response, by `<session_id>/<event_id>`.
+    """
+    if not isinstance(keys, list) or len(keys) > MAX_REDRIVE_KEYS:
+        raise ValueError(f"redrive takes a list of at most {MAX_REDRIVE_KEYS} event keys")
+    failures, redriven, skipped = [], 0, 0
+    for key in keys:
+        session_id, event_id = (key.get("session_id"), key.get("event_id")) if isinstance(key, dict) else (None, None)
+        if not isinstance(session_id, str) or not isinstance(event_id, str) or not session_id or not event_id:
+            raise ValueError("each redrive key needs a session_id and an event_id")
+        try:
+            event = stores.events.get(session_id, event_id)
+            if event is None or event.type != "memory.propose" or event.status != PENDING:
+                skipped += 1
+                continue
+            propose(stores, event)
+            redriven += 1
+        except Exception as exc:  # noqa: BLE001 - one bad event must not fail the others
+            logger.error("redrive failed", extra={"error_type": type(exc).__name__})
+            failures.append({"itemIdentifier": f"{session_id}/{event_id}"})
+    logger.info("redrive", extra={"records": len(keys), "failures": len(failures)})
+    return {"batchItemFailures": failures, "redriven": redriven, "skipped": skipped}
+
+
 def handle_record(stores: Stores, record: Mapping[str, Any]) -> str | None:
     """Handle one stream record; returns the outcome type, or None when there was nothing to do."""
     image = (record.get("dynamodb") or {}).get("NewImage")
