@@ -106,12 +106,13 @@ __all__ = ["HOST_ARN", "WORKER_ARN", "OPERATOR_ARN", "os"]
 @pytest.fixture
 def stream(dynamodb: Any, tables: dict[str, str], client: Any) -> Any:
     """moto's real DynamoDB stream of the events table, pumped into the consumer through the test client."""
+    from local.event_filter import template_filter
     from local.stream_pump import StreamPump, create_streams_client
 
     def deliver(payload: dict[str, Any]) -> Any:
         return client.lambda_.invoke("handle_events_stream", payload).payload
 
-    return StreamPump(create_streams_client(), tables["events_stream"], deliver)
+    return StreamPump(create_streams_client(), tables["events_stream"], deliver, record_filter=template_filter())
 
 
 @pytest.fixture
