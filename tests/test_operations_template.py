@@ -156,6 +156,12 @@ def test_the_account_logging_role_is_created_only_when_asked(package: Package) -
     resources = package.template["Resources"]
     assert resources["ApiGatewayAccount"]["Condition"] == resources["ApiGatewayLoggingRole"]["Condition"] == "CreateApiGatewayLoggingRole"
     assert package.template["Parameters"]["ConfigureApiGatewayLoggingRole"]["Default"] == "false"
+    # A stage with access logs fails unless the account's role is set first: when this stack sets it,
+    # the API refers to it (so the deployment and the stage come after it).
+    condition, when_set, _ = package.props("RestAPI")["Description"]["Fn::If"]
+    assert condition == "CreateApiGatewayLoggingRole" and {"Ref": "ApiGatewayAccount"} in when_set["Fn::Sub"][1].values()
+    (stage,) = [r["Properties"] for r in package.expanded["Resources"].values() if r["Type"] == "AWS::ApiGateway::Stage"]
+    assert stage["RestApiId"] == {"Ref": "RestAPI"}
 
 
 @pytest.mark.parametrize("table", TABLES)
