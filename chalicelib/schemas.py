@@ -37,6 +37,16 @@ class EntryChangesBody(_Body):
     """`expires_in_days: null` removes the expiry; a field left out is left alone (see model_fields_set)."""
 
     text: StrictStr | None = None
+    kind: Kind | None = None
+    pinned: StrictBool | None = None
+    expires_in_days: ExpiryDays | None = Field(default=None, ge=MIN_EXPIRY_DAYS, le=MAX_EXPIRY_DAYS)
+
+
+class AcceptBody(_Body):
+    """Corrections made while accepting a proposal; every field is optional (no body accepts it as proposed)."""
+
+    text: StrictStr | None = None
+    kind: Kind | None = None
     pinned: StrictBool | None = None
     expires_in_days: ExpiryDays | None = Field(default=None, ge=MIN_EXPIRY_DAYS, le=MAX_EXPIRY_DAYS)
 

@@ -246,6 +246,20 @@ MUTATIONS: tuple[Mutation, ...] = (
         ("tests/test_metrics.py",),
         (Edit("app.py", '        count("TokenRefused")', "        pass"),),
     ),
+    Mutation(
+        "edit_keeps_the_etag",
+        "PATCH changes an entry without moving the view version: a polling page keeps getting 304",
+        ("tests/test_freshness.py",),
+        (Edit("chalicelib/storage/entries.py", '[{"Update": request}, self.bump_version(user_id)]', '[{"Update": request}]'),),
+    ),
+    Mutation(
+        "corrections_skip_the_text_rules",
+        "text corrected while accepting is stored without the credential and length checks",
+        ("tests/test_corrections.py",),
+        (Edit("chalicelib/services/memory.py",
+              "    text = accepted_text(body.text) if body is not None and body.text is not None else None\n",
+              "    text = body.text.strip() if body is not None and body.text is not None else None\n"),),
+    ),
 )
 
 
