@@ -14,6 +14,7 @@ from typing import Any
 
 from chalicelib.config import TableNames, reset_settings
 from local.dev_tokens import DevTokenIssuer
+from local.kms import LOCAL_ALIAS, create_local_key
 
 ROOT = Path(__file__).resolve().parent.parent
 CREDENTIALS_FILE = ROOT / ".local" / "credentials.json"
@@ -60,6 +61,7 @@ class LocalStack:
         self.moto_url = f"http://{moto_host}:{moto_port}"
         self._set_environment()
         self._create_tables()
+        self.kms_key_arn = create_local_key(self.moto_url)  # the template's KMS key, in moto's KMS
         self._start_api()
         self._start_pump()
         return self
@@ -74,6 +76,7 @@ class LocalStack:
             "AWS_ENDPOINT_URL": self.moto_url, "AWS_ACCOUNT_ID_ENDPOINT_MODE": "disabled",
             "ENTRIES_TABLE": TABLES.entries, "PROPOSALS_TABLE": TABLES.proposals, "JOURNAL_TABLE": TABLES.journal,
             "SESSIONS_TABLE": TABLES.sessions, "EVENTS_TABLE": TABLES.events,
+            "KEYS_TABLE": TABLES.keys, "KMS_KEY_ID": LOCAL_ALIAS,
             "JWT_ISSUER": self.issuer.issuer, "JWT_AUDIENCE": self.issuer.audience,
             "JWT_JWKS": self.issuer.jwks_json(), "JWT_JWKS_URL": "",
             "HOST_ROLE_ARNS": self.principals["host"].arn, "WORKER_ROLE_ARNS": self.principals["worker"].arn,

@@ -16,7 +16,7 @@ from chalicelib.logs import get_logger
 from chalicelib.models import KINDS, MAX_WAITING_PROPOSALS, Entry, Source
 from chalicelib.storage import dynamo
 from chalicelib.storage.dynamo import TransactionCancelled, transact
-from chalicelib.storage.events import PENDING, AgentEvent, event_from_item
+from chalicelib.storage.events import PENDING, AgentEvent
 from chalicelib.text_rules import refusal_reason
 
 logger = get_logger("personal_memory.consumer")
@@ -43,7 +43,7 @@ def handle_record(stores: Stores, record: Mapping[str, Any]) -> str | None:
     image = (record.get("dynamodb") or {}).get("NewImage")
     if record.get("eventName") not in ("INSERT", "MODIFY") or not image:
         return None
-    event = event_from_item(dynamo.load(image))
+    event = stores.events.from_image(image)
     if event.type != "memory.propose" or event.status != PENDING:
         return None  # our own settle step, or another kind of event
     outcome = propose(stores, event)
@@ -61,6 +61,10 @@ def propose(stores: Stores, event: AgentEvent) -> str:
     if session.user_id is None:
         return _refuse(stores, event, "no_user", None, now)
     user_id = session.user_id
+    if event.user_id != user_id:  # posted before the session had its user: no text was kept to check
+        return _refuse(stores, event, "unknown_session", user_id, now)
+    if event.unreadable:  # sealed text that does not open for this user and event: never retried
+        return _refuse(stores, event, "unreadable", user_id, now)
     reason = refusal_reason(event.text or "") or (None if event.kind in KINDS else "invalid_kind")
     if reason:
         return _refuse(stores, event, reason, user_id, now)

@@ -126,10 +126,15 @@ def forget(stores: Stores, user_id: str, entry_id: str) -> None:
 
 
 def forget_all(stores: Stores, user_id: str) -> dict[str, int]:
-    """Delete every entry and waiting proposal, keep the switch, journal the counts only."""
+    """Destroy the user's data key, delete every entry and waiting proposal, keep the switch, journal counts only.
+
+    The key goes first: from then on no copy of the old text opens anywhere (crypto-shredding), even
+    if a deletion below fails and the user has to ask again. No text is opened here.
+    """
     now = instant(stores.clock)
-    _, entries = stores.entries.load(user_id)
-    proposals = stores.proposals.list(user_id)
+    stores.keyring.destroy(user_id)
+    entries = stores.entries.stored(user_id)
+    proposals = stores.proposals.stored(user_id)
     live = sum(1 for e in entries if not e.is_expired(now.epoch))
     removals = [("entry", e.id) for e in entries] + [("proposal", p.id) for p in proposals]
     _delete_counted(stores, user_id, removals)
@@ -197,8 +202,7 @@ def _insert_counted(
 
 def _purge_expired(stores: Stores, user_id: str, now: Instant) -> bool:
     """Delete expired entries still stored (TTL lags), so they stop counting. True if any went."""
-    _, entries = stores.entries.load(user_id)
-    expired = [("entry", e.id) for e in entries if e.is_expired(now.epoch)]
+    expired = [("entry", e.id) for e in stores.entries.stored(user_id) if e.is_expired(now.epoch)]
     _delete_counted(stores, user_id, expired)
     return bool(expired)
 

@@ -9,8 +9,8 @@ from typing import Any
 
 from chalicelib.models import MAX_ACTIVE_ENTRIES, MAX_WAITING_PROPOSALS, Entry, MemoryState
 from chalicelib.storage import dynamo
-from chalicelib.storage.entry_items import EXPIRY_ATTRIBUTE, from_item, to_item
-from chalicelib.storage.text import seal_text
+from chalicelib.storage.entry_items import EXPIRY_ATTRIBUTE, StoredRef, from_item, ref_from_item, to_item
+from chalicelib.storage.text import TextSeal, UnreadableText
 
 STATE_KEY = "#state"
 ENTRY_PREFIX = "e#"
@@ -31,9 +31,10 @@ def _state_from_item(item: dict[str, Any] | None) -> MemoryState:
 
 
 class EntriesRepository:
-    def __init__(self, client: Any, table: str) -> None:
+    def __init__(self, client: Any, table: str, seal: TextSeal) -> None:
         self._client = client
         self.table = table
+        self.seal = seal
 
     def _key(self, user_id: str, sort_key: str) -> dict[str, Any]:
         return dynamo.dump({"user_id": user_id, "sk": sort_key})
@@ -48,8 +49,19 @@ class EntriesRepository:
             if item["sk"] == STATE_KEY:
                 state = item
             else:
-                entries.append(from_item(item))
+                try:
+                    entries.append(from_item(item, self.seal))
+                except UnreadableText:
+                    continue  # not openable here (moved, or its key destroyed): absent, like any missing id
         return _state_from_item(state), entries
+
+    def stored(self, user_id: str) -> list[StoredRef]:
+        """Every stored entry's id and expiry, without opening any text (no key needed)."""
+        return [
+            ref_from_item(item)
+            for item in dynamo.query_partition(self._client, self.table, "user_id", user_id)
+            if item["sk"] != STATE_KEY
+        ]
 
     def get_state(self, user_id: str) -> MemoryState:
         raw = self._client.get_item(
@@ -96,7 +108,7 @@ class EntriesRepository:
         names: dict[str, str] = {}
         vals: dict[str, Any] = {"t": now_iso, "now": now_epoch}
         if text is not None:
-            for position, (attr, value) in enumerate(seal_text(user_id, text).items()):
+            for position, (attr, value) in enumerate(self.seal.seal_text(user_id, [entry_id], text).items()):
                 names[f"#x{position}"] = attr
                 vals[f"x{position}"] = value
                 sets.append(f"#x{position} = :x{position}")
@@ -119,7 +131,10 @@ class EntriesRepository:
         if names:
             request["ExpressionAttributeNames"] = names
         item = dynamo.update_if(self._client, **request)
-        return from_item(item) if item else None
+        try:
+            return from_item(item, self.seal) if item else None
+        except UnreadableText:
+            return None
 
     # ---- transaction actions (services compose these so a cap and its write move together) ----
 
@@ -167,7 +182,7 @@ class EntriesRepository:
         return {
             "Put": {
                 "TableName": self.table,
-                "Item": dynamo.dump(to_item(entry, ENTRY_PREFIX + entry.id)),
+                "Item": dynamo.dump(to_item(entry, ENTRY_PREFIX + entry.id, self.seal)),
                 "ConditionExpression": "attribute_not_exists(sk)",
             }
         }
