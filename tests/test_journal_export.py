@@ -64,6 +64,6 @@ def test_export_holds_everything_and_after_forget_all_only_the_journal(api: Any,
     _, doc = api.call("GET", "/v1/memory/export", "alice")
     assert doc["entries"] == [] and doc["proposals"] == [] and doc["expired_entries_awaiting_deletion"] == []
     assert [r["action"] for r in doc["journal"]] == [
-        "keep.memory.forget_all", "keep.memory.key_destroyed", "keep.memory.key_created", "keep.memory.settings"]
+        "keep.memory.key_destroyed", "keep.memory.forget_all", "keep.memory.key_created", "keep.memory.settings"]
     assert "export test" not in repr(doc) and "waiting idea" not in repr(doc)
     assert api.call("GET", "/v1/memory/export", "bob")[1]["entries"] == []
