@@ -233,3 +233,42 @@ def test_an_event_posted_before_its_session_existed_is_refused_as_unknown_sessio
     agents.register("late", "alice")
     agents.stream.drain()
     assert agents.outcomes("late")["e1"] == {"type": "memory.proposal_refused", "reason": "unknown_session"}
+
+
+def test_no_table_and_no_stream_record_holds_a_written_text_at_any_step_of_the_story(
+    api: Any, agents: Any, client: Any, dynamodb: Any, tables: dict[str, str]
+) -> None:
+    """Entries, proposals, events before and after handling, accept, export, forget: 0 plaintext hits each time."""
+    streams = create_streams_client()
+    texts = ["Alice keeps a blue notebook", "Alice prefers aisle seats", "Alice drinks oat milk", "Alice edited note"]
+    checked: list[str] = []
+
+    def look(step: str) -> None:
+        stored = every_item(dynamodb)
+        records = every_stream_record(streams, tables["events_stream"])
+        assert plaintext_hits(texts, stored, records) == [], step
+        checked.append(step)
+
+    api.turn_on("alice")
+    entry = api.add("alice", texts[0])
+    look("entry stored")
+    assert api.call("PATCH", f"/v1/memory/{entry['id']}", "alice", {"text": texts[3]})[0] == 200
+    look("entry edited")
+    agents.register("s1", "alice")
+    agents.propose("s1", {"id": "e1", "text": texts[1]}, {"id": "e2", "text": texts[2]}, pump=False)
+    look("events pending")
+    agents.stream.drain()
+    look("events handled, proposals waiting")
+    _, view = api.call("GET", "/v1/memory", "alice")
+    by_text = {p["text"]: p["id"] for p in view["proposals"]}
+    assert set(by_text) == {texts[1], texts[2]}
+    assert api.call("POST", f"/v1/memory/{by_text[texts[1]]}/accept", "alice")[0] == 201
+    assert api.call("POST", f"/v1/memory/{by_text[texts[2]]}/reject", "alice")[0] == 204
+    look("proposal accepted and rejected")
+    status, export = api.call("GET", "/v1/memory/export", "alice")
+    assert status == 200 and {e["text"] for e in export["entries"]} == {texts[1], texts[3]}
+    assert [i["text"] for i in agents.items("s1")] and iam_call(client, "GET", "/v1/operator/memory?user_id=alice", OPERATOR_ARN)[0] == 200
+    look("exported, read by an agent and an operator")
+    assert api.call("DELETE", "/v1/memory", "alice") == (200, {"deleted": 2})
+    look("forgotten")
+    assert len(checked) == 7
