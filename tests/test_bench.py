@@ -58,3 +58,17 @@ def test_a_count_over_its_target_is_reported_missed() -> None:
     (figure,) = run.count_figures({"GET /v1/memory": run.OpCount(["Query", "Query", "GetItem"])})
     assert figure.met is False
     assert figure.line().endswith("(target: <= 2, MISSED)")
+
+
+def test_kms_calls_per_route_meet_issue_12s_targets_cold_and_warm() -> None:
+    with run.open_stack() as stack:
+        figures = {f.name: f for f in run.kms_figures(stack)}
+    assert figures["kms calls: POST /v1/memory, the user's first text"].value == 1  # GenerateDataKey
+    for route in ("GET /v1/memory", "POST /v1/memory"):
+        cold, warm = figures[f"kms calls: {route} (cold key cache)"], figures[f"kms calls: {route} (warm key cache)"]
+        assert (cold.value, warm.value) == (1, 0) and cold.met and warm.met
+        assert cold.detail["operations"] == ["Decrypt"]
+
+
+def test_the_users_first_text_costs_one_more_write_for_their_key(counts: dict[str, run.OpCount]) -> None:
+    assert counts[run.FIRST_POST].writes == 2 and counts["POST /v1/memory"].writes == 1
