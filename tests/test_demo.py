@@ -18,7 +18,7 @@ from local.demo import Step, StepFailed, Story, run_steps
 
 ROOT = Path(__file__).resolve().parent.parent
 # The story as issue 4 tells it, one line per check; a step that silently disappears fails this.
-EXPECTED_STEPS = 19
+EXPECTED_STEPS = 21  # issue 12 added forget-all destroying the key and the new key after it
 PROPOSAL_TEXT = "Prefers short, direct answers"  # what examples/memory-agent proposes
 
 
