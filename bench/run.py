@@ -158,8 +158,8 @@ def open_stack() -> Iterator[Stack]:
     from chalicelib.bootstrap import get_stores
     from chalicelib.config import TableNames
     from local.dev_tokens import DevTokenIssuer
-    from local.stream_pump import StreamPump, create_streams_client
     from local.kms import create_key
+    from local.stream_pump import StreamPump, create_streams_client
     from local.tables import create_tables
     from tests.support.api import Api
     from tests.support.stack import settings_env

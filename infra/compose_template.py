@@ -4,8 +4,7 @@ infra/tables.json stays tables only, because the local stack and the tests creat
 it; infra/stack.json holds the rest (parameters, queue, log groups, the generated functions'
 environment and event source, gateway responses); infra/encryption.json the KMS key, its alias and
 policy, the role names the policy names, and the key settings (docs/encryption.md). No two parts may
-set the same value: a clash is
-an error here rather than a silent win for one of them.
+set the same value: a clash is an error here rather than a silent win for one of them.
 """
 from __future__ import annotations
 

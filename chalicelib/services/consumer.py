@@ -14,7 +14,6 @@ from chalicelib.bootstrap import Stores
 from chalicelib.clock import Instant, instant
 from chalicelib.logs import get_logger
 from chalicelib.models import KINDS, MAX_WAITING_PROPOSALS, Entry, Source
-from chalicelib.storage import dynamo
 from chalicelib.storage.dynamo import TransactionCancelled, transact
 from chalicelib.storage.events import PENDING, AgentEvent
 from chalicelib.text_rules import refusal_reason
