@@ -447,6 +447,7 @@ class Story:
         texts = [item["text"] for item in self._view(self.alice)["items"]]
         if texts != [NEW_ENTRY_TEXT]:
             raise StepFailed(f"GET /v1/memory lists {len(texts)} entries, expected only the new one")
+        self._set_enabled(self.alice, False)  # left as the story's earlier steps left it: off
 
 
 def _stop_on_sigterm(*_: object) -> NoReturn:

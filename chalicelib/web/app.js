@@ -960,6 +960,7 @@
     too_long: "it was longer than 2000 bytes",
     invalid_kind: "its kind was not preference, fact or note",
     unknown_session: "the session was unknown",
+    unreadable: "its sealed text could not be opened for you",
   };
   const OPERATOR_ACTIONS = {
     read: "looked at your memory", get: "looked at your memory", list: "looked at your memory",
@@ -1007,6 +1008,10 @@
           `${plural(Number(row.proposals) || 0, "waiting suggestion")}.`;
       case "keep.memory.proposal_refused":
         return `An agent's suggestion${session} was refused because ${refusalWords(row.reason)}.`;
+      case "keep.memory.key_created":
+        return "A new encryption key was made for your memory: only it can open what you store from now on.";
+      case "keep.memory.key_destroyed":
+        return "Your memory's encryption key was destroyed: nothing stored before, backups included, can be read again.";
       default: {
         const details = Object.entries(row)
           .filter(([k]) => k !== "at" && k !== "action")
