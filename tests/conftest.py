@@ -39,6 +39,9 @@ def dynamodb(aws_credentials: None) -> Iterator[Any]:
     import boto3
     from moto import mock_aws
 
+    from local import embedded_aws
+
+    embedded_aws.install()  # one lock around moto, as DynamoDB serializes (threads in tests race too)
     with mock_aws():
         yield boto3.client("dynamodb", region_name="us-east-1")
 
