@@ -272,3 +272,26 @@ def test_no_table_and_no_stream_record_holds_a_written_text_at_any_step_of_the_s
     assert api.call("DELETE", "/v1/memory", "alice") == (200, {"deleted": 2})
     look("forgotten")
     assert len(checked) == 7
+
+
+def test_a_text_sealed_under_a_key_destroyed_before_it_lands_is_sealed_again(api: Any, stores: Any) -> None:
+    """A forget-all between sealing and writing (another request): the write refuses the old key and reseals."""
+    api.turn_on("alice")
+    api.add("alice", ALICE_NOTE)
+    sealing_key = stores.keyring.sealing_key
+    raced: list[bool] = []
+
+    def forget_all_in_between(user_id: str) -> tuple[bytes, bytes]:
+        sealed_with = sealing_key(user_id)
+        if not raced:
+            raced.append(stores.keyring.destroy(user_id))  # as a concurrent DELETE /v1/memory would
+        return sealed_with
+
+    stores.keyring.sealing_key = forget_all_in_between
+    status, entry = api.call("POST", "/v1/memory", "alice", {"text": "Alice after the race"})
+    assert raced == [True] and status == 201
+    stores.keyring.sealing_key = sealing_key
+    stores.keyring.cache = KeyCache()
+    _, view = api.call("GET", "/v1/memory", "alice")
+    assert entry["id"] in [i["id"] for i in view["items"]]  # stored, and it opens: sealed under the new key
+    assert stores.entries.get_state("alice").active == len(stores.entries.stored("alice")[1])

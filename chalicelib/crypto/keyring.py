@@ -10,14 +10,16 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from datetime import datetime
+from typing import Any
 
 from chalicelib.clock import instant
 from chalicelib.crypto.cache import KeyCache
 from chalicelib.crypto.kms import Kms
-from chalicelib.crypto.sealing import KEY_ID_BYTES
+from chalicelib.crypto.sealing import KEY_ID_BYTES, key_id_of
 from chalicelib.storage.dynamo import TransactionCancelled, transact
 from chalicelib.storage.journal import JournalRepository
 from chalicelib.storage.keys import KeysRepository, StoredKey
+from chalicelib.storage.text import TEXT_ATTRIBUTE
 
 KEY_CREATED, KEY_DESTROYED = "keep.memory.key_created", "keep.memory.key_destroyed"
 
@@ -63,6 +65,21 @@ class Keyring:
         if stored is None or stored.key_id != key_id:
             return None
         return self._unwrapped(stored)
+
+    def guard(self, actions: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """`actions` followed by one check per key that sealed text in their Puts: that key is still current.
+
+        Sealing reads the key row first, but a forget-all may destroy the key between that read and the
+        write; this makes such a write fail (the caller seals again under the new key) instead of
+        storing text no key opens. The checks come last, so the actions keep their indices.
+        """
+        checks: dict[tuple[str, bytes], dict[str, Any]] = {}
+        for action in actions:
+            item = action.get("Put", {}).get("Item", {})
+            if TEXT_ATTRIBUTE in item:
+                user_id, key_id = item["user_id"]["S"], key_id_of(bytes(item[TEXT_ATTRIBUTE]["B"]))
+                checks[(user_id, key_id)] = self.keys.is_current(user_id, key_id)
+        return [*actions, *checks.values()]
 
     def destroy(self, user_id: str) -> bool:
         """Delete the user's wrapped key and journal it; False when they had none. The next write makes a new one."""

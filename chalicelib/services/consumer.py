@@ -21,6 +21,7 @@ from chalicelib.text_rules import refusal_reason
 logger = get_logger("personal_memory.consumer")
 
 PROPOSED, REFUSED = "memory.proposed", "memory.proposal_refused"
+KEY_RETRIES = 2  # a key destroyed between sealing and writing (a concurrent forget-all)
 
 
 def handle_batch(stores: Stores, records: list[Mapping[str, Any]]) -> dict[str, Any]:
@@ -79,25 +80,30 @@ def propose(stores: Stores, event: AgentEvent) -> str:
         created_at=now.iso,
         updated_at=now.iso,
     )
-    actions = [
-        stores.events.settle(event.session_id, event.event_id, {"type": PROPOSED, "proposal_id": proposal.id}, now.iso),
-        stores.sessions.count_proposal(event.session_id),
-        stores.entries.take_waiting_slot(user_id),
-        stores.proposals.put_new(proposal),
-    ]
-    try:
-        transact(stores.client, actions)
-    except TransactionCancelled as exc:
-        if exc.failed(0):
-            return "duplicate"  # already handled by an earlier delivery
-        if exc.failed(1):
-            return _refuse(stores, event, "session_cap", user_id, now)
-        if exc.failed(2):
-            state = stores.entries.get_state(user_id)
-            over = state.enabled and state.waiting >= MAX_WAITING_PROPOSALS
-            return _refuse(stores, event, "waiting_cap" if over else "memory_off", user_id, now)
-        raise
-    return PROPOSED
+    for _ in range(KEY_RETRIES + 1):
+        actions = [
+            stores.events.settle(event.session_id, event.event_id, {"type": PROPOSED, "proposal_id": proposal.id}, now.iso),
+            stores.sessions.count_proposal(event.session_id),
+            stores.entries.take_waiting_slot(user_id),
+            stores.proposals.put_new(proposal),  # sealed here, under the user's current key
+        ]
+        guarded = stores.keyring.guard(actions)  # ... which must still be current when this lands
+        try:
+            transact(stores.client, guarded)
+        except TransactionCancelled as exc:
+            if exc.failed(0):
+                return "duplicate"  # already handled by an earlier delivery
+            if exc.failed(1):
+                return _refuse(stores, event, "session_cap", user_id, now)
+            if exc.failed(2):
+                state = stores.entries.get_state(user_id)
+                over = state.enabled and state.waiting >= MAX_WAITING_PROPOSALS
+                return _refuse(stores, event, "waiting_cap" if over else "memory_off", user_id, now)
+            if any(exc.failed(index) for index in range(len(actions), len(guarded))):
+                continue  # a forget-all destroyed the key meanwhile: seal again under the new one
+            raise
+        return PROPOSED
+    raise RuntimeError("the user's key changed during every attempt")  # the record fails and is retried
 
 
 def proposal_id(event: AgentEvent) -> str:

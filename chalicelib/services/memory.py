@@ -5,6 +5,7 @@ guards; reads only ever choose which error to report after a write was refused.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from chalicelib.bootstrap import Stores
@@ -30,6 +31,7 @@ if TYPE_CHECKING:  # request bodies are pydantic models; pydantic loads only whe
 
 LIMITS = {"entries": MAX_ACTIVE_ENTRIES, "proposals": MAX_WAITING_PROPOSALS, "bytes_per_entry": MAX_ENTRY_BYTES}
 _TRANSACTION_ACTIONS = 100
+_KEY_RETRIES = 2  # a key destroyed between sealing and writing (a concurrent forget-all): seal again
 
 
 def live_entries(stores: Stores, user_id: str, now: Instant) -> tuple[bool, list[Entry]]:
@@ -87,7 +89,7 @@ def add(stores: Stores, user_id: str, body: NewEntryBody) -> Entry:
         updated_at=now.iso,
         expires_at=now.epoch + body.expires_in_days * DAY_SECONDS if body.expires_in_days else None,
     )
-    _insert_counted(stores, user_id, [stores.entries.put_new(entry)], now)
+    _insert_counted(stores, user_id, lambda: [stores.entries.put_new(entry)], now)
     return entry
 
 
@@ -154,10 +156,12 @@ def accept(stores: Stores, user_id: str, proposal_id: str) -> Entry:
         raise NotFound("No such proposal.")
     now = instant(stores.clock)
     entry = proposal.with_changes(created_at=now.iso, updated_at=now.iso, expires_at=None)
-    actions = [
-        stores.proposals.delete_waiting(user_id, proposal_id),  # still waiting, or 404
-        stores.entries.put_new(entry),
-    ]
+    def actions() -> list[dict[str, Any]]:
+        return [
+            stores.proposals.delete_waiting(user_id, proposal_id),  # still waiting, or 404
+            stores.entries.put_new(entry),
+        ]
+
     _insert_counted(stores, user_id, actions, now, release_waiting=1, gone_index=0)
     return entry
 
@@ -180,25 +184,34 @@ def reject(stores: Stores, user_id: str, proposal_id: str) -> None:
 def _insert_counted(
     stores: Stores,
     user_id: str,
-    actions: list[dict[str, Any]],
+    build: Callable[[], list[dict[str, Any]]],
     now: Instant,
     *,
     release_waiting: int = 0,
     gone_index: int | None = None,
 ) -> None:
-    """Run `actions` with one more active entry counted; on a refusal, recount once and retry if that made room."""
-    for attempt in (1, 2):
-        slot = stores.entries.take_entry_slots(user_id, 1, release_waiting=release_waiting)
+    """Run `build()`'s actions with one more active entry counted; on a refusal, recount once and retry if that made room.
+
+    The text is sealed by `build()` and the transaction checks its key is still the user's: if a
+    concurrent forget-all destroyed it, the actions are built (sealed) again under the new key.
+    """
+    refusals = 0
+    for _ in range(_KEY_RETRIES + 2):
+        actions = [*build(), stores.entries.take_entry_slots(user_id, 1, release_waiting=release_waiting)]
+        guarded = stores.keyring.guard(actions)
         try:
-            transact(stores.client, [*actions, slot])
+            transact(stores.client, guarded)
             return
         except TransactionCancelled as exc:
+            if any(exc.failed(index) for index in range(len(actions), len(guarded))):
+                continue  # the key that sealed the text is gone: seal again
             if gone_index is not None and exc.failed(gone_index):
                 raise NotFound("No such proposal.") from exc
             state = recount(stores, user_id, now)
             if not state.enabled:
                 raise MemoryOff() from exc
-            if attempt == 1 and state.active < MAX_ACTIVE_ENTRIES:
+            refusals += 1
+            if refusals == 1 and state.active < MAX_ACTIVE_ENTRIES:
                 continue  # the recount or a concurrent change made room: try again, once
             raise LimitReached(f"You have {MAX_ACTIVE_ENTRIES} entries, the most memory keeps.") from exc
     raise LimitReached(f"You have {MAX_ACTIVE_ENTRIES} entries, the most memory keeps.")

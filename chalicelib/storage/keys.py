@@ -63,3 +63,14 @@ class KeysRepository:
                 "ConditionExpression": "attribute_exists(user_id)",
             }
         }
+
+    def is_current(self, user_id: str, key_id: bytes) -> dict[str, Any]:
+        """Transaction action: the user's key is still `key_id` (not destroyed, not replaced) when the write lands."""
+        return {
+            "ConditionCheck": {
+                "TableName": self.table,
+                "Key": self._key(user_id),
+                "ConditionExpression": "key_id = :k",
+                "ExpressionAttributeValues": dynamo.values(k=key_id),
+            }
+        }
