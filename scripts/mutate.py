@@ -233,6 +233,12 @@ MUTATIONS: tuple[Mutation, ...] = (
         (ENCRYPTION,),
         (Edit("chalicelib/services/memory.py", "    stores.keyring.destroy(user_id)\n", ""),),
     ),
+    Mutation(
+        "writes_trust_a_destroyed_key",
+        "a POST racing a forget-all stores text sealed under the destroyed key: a 201 entry nothing opens",
+        (ENCRYPTION,),
+        (Edit("chalicelib/services/memory.py", "        guarded = stores.keyring.guard(actions)\n", "        guarded = actions\n"),),
+    ),
 )
 
 
