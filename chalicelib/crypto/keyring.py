@@ -1,7 +1,8 @@
 """Each user's data key: created by KMS on their first stored text, unwrapped on use, destroyed by forget-all.
 
-Sealing always reads the user's key row (one consistent GetItem, no KMS call when cached), so a key
-destroyed by another container is never used for new text. Opening trusts the cache for a key it
+Sealing always reads the user's key row (one consistent GetItem, no KMS call when cached), and
+`guard` makes the write itself check that key is still current, so a key destroyed by another
+request or container is never used for new text. Opening trusts the cache for a key it
 has seen (at most `cache.MAX_AGE_SECONDS`), and otherwise asks the keys table which key is current.
 Key creation and destruction are journaled in the same transaction as the key row itself.
 """
