@@ -195,16 +195,17 @@ def _insert_counted(
     The text is sealed by `build()` and the transaction checks its key is still the user's: if a
     concurrent forget-all destroyed it, the actions are built (sealed) again under the new key.
     """
-    refusals = 0
+    refusals, built = 0, build()
     for _ in range(_KEY_RETRIES + 2):
-        actions = [*build(), stores.entries.take_entry_slots(user_id, 1, release_waiting=release_waiting)]
+        actions = [*built, stores.entries.take_entry_slots(user_id, 1, release_waiting=release_waiting)]
         guarded = stores.keyring.guard(actions)
         try:
             transact(stores.client, guarded)
             return
         except TransactionCancelled as exc:
             if any(exc.failed(index) for index in range(len(actions), len(guarded))):
-                continue  # the key that sealed the text is gone: seal again
+                built = build()  # the key that sealed the text is gone: seal again
+                continue
             if gone_index is not None and exc.failed(gone_index):
                 raise NotFound("No such proposal.") from exc
             state = recount(stores, user_id, now)
