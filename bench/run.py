@@ -160,6 +160,7 @@ def open_stack() -> Iterator[Stack]:
     from chalicelib.bootstrap import get_stores
     from chalicelib.config import TableNames
     from local.dev_tokens import DevTokenIssuer
+    from local.kms import create_key
     from local.stream_pump import StreamPump, create_streams_client
     from local.tables import create_tables
     from tests.support.api import Api
@@ -181,6 +182,7 @@ def open_stack() -> Iterator[Stack]:
         try:
             stores = get_stores()  # the process's own client and repositories, built as a Lambda builds them
             stream_arn = create_tables(stores.client, names)["events_stream"]
+            create_key(stores.keyring.kms.client)  # the template's KMS key, in the same moto
             import app as app_module
 
             records: list[dict[str, Any]] = []
@@ -198,11 +200,13 @@ def _forget_cached() -> None:
     """Drop the cached settings, stores and client, so the app builds them from this environment (or the next)."""
     from chalicelib.bootstrap import reset_stores
     from chalicelib.config import reset_settings
+    from chalicelib.crypto import kms
     from chalicelib.storage import dynamo
 
     reset_settings()
     reset_stores(None)
     dynamo.reset_client(None)
+    kms.reset_client(None)
 
 
 def lambda_context(name: str = "api_handler") -> Any:
@@ -373,6 +377,7 @@ def count_operations(stack: Stack, batch_size: int = 100) -> dict[str, OpCount]:
         return lambda: api.call(method, path, user, body)
 
     counted("PUT /v1/memory/settings", user_call("PUT", "/v1/memory/settings", {"enabled": True}), 200)
+    counted(FIRST_POST, user_call("POST", "/v1/memory", {"text": entry_text(1)}), 201)
     entry = counted("POST /v1/memory", user_call("POST", "/v1/memory", {"text": entry_text(0)}), 201)
     counted("PATCH /v1/memory/{id}", user_call("PATCH", f"/v1/memory/{entry['id']}", {"pinned": True}), 200)
     seed_user(stack, user, entries=5, proposals=3)
@@ -426,6 +431,8 @@ COUNT_TARGETS: dict[str, tuple[str, float]] = {
     "consumer: one memory.propose": ("calls", 3),
 }
 BATCH_PREFIX = "consumer: batch"
+# The user's first stored text also creates their data key (one more transaction: key row + journal row).
+FIRST_POST = "POST /v1/memory, the user's first text (creates their key)"
 
 
 def count_figures(counts: dict[str, OpCount]) -> list[Figure]:
@@ -441,6 +448,33 @@ def count_figures(counts: dict[str, OpCount]) -> list[Figure]:
             figures.append(Figure(f"dynamodb calls: {name}", count.calls, detail=detail))
         else:
             figures.append(at_most(f"dynamodb calls: {name}", count.calls, limit, **detail))
+    return figures
+
+
+# ---- KMS calls per route, cold and warm key cache (issue 12) --------------------------------------------
+
+# Route → most KMS calls with a cold cache, and with a warm one.
+KMS_TARGETS = {"GET /v1/memory": (1, 0), "POST /v1/memory": (1, 0)}
+
+
+def kms_figures(stack: Stack) -> list[Figure]:
+    """KMS requests seen by botocore's `before-call` on the app's own KMS client, per route, cold then warm."""
+    from chalicelib.crypto.cache import KeyCache
+
+    seen: list[str] = []
+    stack.stores.keyring.kms.client.meta.events.register("before-call.kms", lambda model, **_: seen.append(model.name))
+    user = "kms-user"
+    stack.api.turn_on(user)
+    check(stack.api.call("POST", "/v1/memory", user, {"text": entry_text(0)})[0] == 201, "the first POST failed")
+    figures = [Figure("kms calls: POST /v1/memory, the user's first text", len(seen), detail={"operations": list(seen)})]
+    routes = {"GET /v1/memory": ("GET", "/v1/memory", None, 200), "POST /v1/memory": ("POST", "/v1/memory", {"text": entry_text(1)}, 201)}
+    for route, (method, path, body, status) in routes.items():
+        for temperature, limit in zip(("cold", "warm"), KMS_TARGETS[route], strict=True):
+            if temperature == "cold":
+                stack.stores.keyring.cache = KeyCache()  # a new container: nothing unwrapped yet
+            seen.clear()
+            check(stack.api.call(method, path, user, body)[0] == status, f"{route} failed")
+            figures.append(at_most(f"kms calls: {route} ({temperature} key cache)", len(seen), limit, operations=list(seen)))
     return figures
 
 
@@ -638,19 +672,36 @@ def imports_of_app(top: int = 10) -> dict[str, float]:
     return dict(sorted(children.items(), key=lambda kv: -kv[1])[:top])
 
 
+PACKAGE_LIMIT_MB = 10  # issue 12: cryptography (AES-GCM) joins the Lambda package
+
+
+def crypto_cold_start(reps: int = 7) -> list[Figure]:
+    """What `cryptography` adds to a cold start: loading AES-GCM and sealing once, in fresh interpreters (median ms).
+
+    The app loads it lazily, on the first text it seals or opens, so `import app` does not pay it.
+    """
+    code = ("import time; t = time.perf_counter(); "
+            "from cryptography.hazmat.primitives.ciphers.aead import AESGCM; "
+            "AESGCM(bytes(32)).encrypt(bytes(12), b'x', b''); print((time.perf_counter() - t) * 1000)")
+    runs = [float(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout)
+            for _ in range(reps)]
+    return [Figure("cold start: first AES-GCM seal, cryptography loaded on first use (ms, median)", statistics.median(runs),
+                   detail={"runs_ms": runs})]
+
+
 def package_size() -> list[Figure]:
     """The zips `make package` builds (function code + dependency layer), and whether boto3 slipped in."""
     zip_path = PACKAGE_DIR / "deployment.zip"
     if not zip_path.exists() and (ROOT / "scripts" / "package.sh").exists():
         subprocess.run(["bash", "scripts/package.sh"], cwd=ROOT, capture_output=True, timeout=900, check=False)
     if not zip_path.exists():
-        return [Figure("package", "not built", "<= 5 MB without boto3")]
+        return [Figure("package", "not built", f"<= {PACKAGE_LIMIT_MB:g} MB without boto3")]
     parts = [p for p in (zip_path, PACKAGE_DIR / "layer-deployment.zip") if p.exists()]
     names = [n for p in parts for n in zipfile.ZipFile(p).namelist()]
     has_boto = any(re.search(r"(^|/)(boto3|botocore)/", n) for n in names)
     sizes = {p.name: p.stat().st_size / MB for p in parts}
     total = sum(sizes.values())
-    figure = at_most("Lambda package MB (function zip + dependency layer)", total, 5, **sizes, contains_boto3=has_boto)
+    figure = at_most("Lambda package MB (function zip + dependency layer)", total, PACKAGE_LIMIT_MB, **sizes, contains_boto3=has_boto)
     figure.met = bool(figure.met) and not has_boto
     return [figure, *(Figure(f"  {name} MB", size) for name, size in sizes.items()),
             Figure("  boto3/botocore in the package", has_boto, "False", not has_boto)]
@@ -700,6 +751,7 @@ def run_all(args: argparse.Namespace, emit: Callable[[Figure], None]) -> list[Fi
     with open(os.devnull, "w") as devnull, contextlib.redirect_stdout(devnull):
         with open_stack() as stack:
             add(count_figures(count_operations(stack, args.batch)))
+            add(kms_figures(stack))
             add(get_memory_ratio(stack, args.entries, args.proposals, args.reps))
             add(context_history_ratio(stack, args.entries, args.journal_rows, args.reps))
             add(local_figures(local_stack_bench.cap_path_counts(stack, seed_user)))
@@ -707,6 +759,7 @@ def run_all(args: argparse.Namespace, emit: Callable[[Figure], None]) -> list[Fi
         add(local_figures(local_stack_bench.serialization_cost()))
         add(local_figures(local_stack_bench.memory_figures(args.rss_requests)))
     add(import_ratio(args.import_reps))
+    add(crypto_cold_start(args.import_reps))
     from bench.auth_cost import auth_figures  # the token check's cold and warm cost (reported only)
 
     add(auth_figures(Figure, args.import_reps))

@@ -8,13 +8,17 @@ from datetime import datetime
 from typing import Any
 
 from chalicelib.config import Settings, get_settings
+from chalicelib.crypto.keyring import Keyring
+from chalicelib.crypto.kms import Kms
 from chalicelib.models import utc_now
 from chalicelib.storage import dynamo
 from chalicelib.storage.entries import EntriesRepository
 from chalicelib.storage.events import EventsRepository
 from chalicelib.storage.journal import JournalRepository
+from chalicelib.storage.keys import KeysRepository
 from chalicelib.storage.proposals import ProposalsRepository
 from chalicelib.storage.sessions import SessionsRepository
+from chalicelib.storage.text import TextSeal
 
 
 @dataclass(frozen=True)
@@ -27,18 +31,25 @@ class Stores:
     journal: JournalRepository
     sessions: SessionsRepository
     events: EventsRepository
+    keyring: Keyring
     clock: Callable[[], datetime] = utc_now
 
 
-def build_stores(settings: Settings, client: Any, clock: Callable[[], datetime] = utc_now) -> Stores:
+def build_stores(
+    settings: Settings, client: Any, clock: Callable[[], datetime] = utc_now, kms_client: Any = None
+) -> Stores:
+    """`kms_client` None: the process's KMS client (chalicelib/crypto/kms.py), built on first use."""
     tables = settings.tables
+    journal = JournalRepository(client, tables.journal)
+    keyring = Keyring(client, KeysRepository(client, tables.keys), journal, Kms(settings.kms_key_id, kms_client), clock)
     return Stores(
         client=client,
-        entries=EntriesRepository(client, tables.entries),
-        proposals=ProposalsRepository(client, tables.proposals),
-        journal=JournalRepository(client, tables.journal),
+        entries=EntriesRepository(client, tables.entries, TextSeal(keyring, "entries")),
+        proposals=ProposalsRepository(client, tables.proposals, TextSeal(keyring, "proposals")),
+        journal=journal,
         sessions=SessionsRepository(client, tables.sessions),
-        events=EventsRepository(client, tables.events),
+        events=EventsRepository(client, tables.events, TextSeal(keyring, "events")),
+        keyring=keyring,
         clock=clock,
     )
 

@@ -19,6 +19,7 @@ class TableNames:
     journal: str
     sessions: str
     events: str
+    keys: str = "memory-keys"  # the users' wrapped data keys (chalicelib/storage/keys.py)
 
 
 @dataclass(frozen=True)
@@ -37,6 +38,7 @@ class Settings:
     worker_arns: frozenset[str]
     operator_arns: frozenset[str]
     page: Mapping[str, str]
+    kms_key_id: str = ""  # the customer-managed KMS key (id, ARN or alias) that wraps every data key
 
 
 def _required(env: Mapping[str, str], name: str) -> str:
@@ -77,6 +79,7 @@ def load_settings(env: Mapping[str, str]) -> Settings:
             journal=_required(env, "JOURNAL_TABLE"),
             sessions=_required(env, "SESSIONS_TABLE"),
             events=_required(env, "EVENTS_TABLE"),
+            keys=_required(env, "KEYS_TABLE"),
         ),
         jwt=JwtSettings(
             issuer=_required(env, "JWT_ISSUER"),
@@ -88,6 +91,7 @@ def load_settings(env: Mapping[str, str]) -> Settings:
         worker_arns=_arn_list(env, "WORKER_ROLE_ARNS"),
         operator_arns=_arn_list(env, "OPERATOR_ROLE_ARNS"),
         page=_page_settings(env),
+        kms_key_id=_required(env, "KMS_KEY_ID"),
     )
 
 

@@ -2,8 +2,9 @@
 
 infra/tables.json stays tables only, because the local stack and the tests create their tables from
 it; infra/stack.json holds the rest (parameters, queue, log groups, the generated functions'
-environment and event source, gateway responses). The two must not set the same value: a clash is
-an error here rather than a silent win for one of them.
+environment and event source, gateway responses); infra/encryption.json the KMS key, its alias and
+policy, the role names the policy names, and the key settings (docs/encryption.md). No two parts may
+set the same value: a clash is an error here rather than a silent win for one of them.
 """
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 INFRA = Path(__file__).resolve().parent
-PARTS = (INFRA / "tables.json", INFRA / "stack.json")
+PARTS = (INFRA / "tables.json", INFRA / "stack.json", INFRA / "encryption.json")
 
 
 def merge(base: dict[str, Any], extra: dict[str, Any], path: str = "") -> dict[str, Any]:

@@ -25,7 +25,13 @@ REPOSITORIES = {
     "journal": "JournalTable",
     "sessions": "SessionsTable",
     "events": "EventsTable",
+    "keys": "KeysTable",
 }
+# chalicelib/crypto/keyring.py reaches the keys and journal repositories as `self.keys` / `self.journal`.
+# Every function that stores or reads text goes through it: repositories seal and open with its keys.
+KEYRING = ROOT / "chalicelib" / "crypto" / "keyring.py"
+TEXT_REPOSITORIES = {"entries", "proposals", "events"}
+KEYRING_FOR_TEXT = {"sealing_key", "opening_key"}
 CLIENT_CALLS = {
     "get_item": "GetItem",
     "put_item": "PutItem",
@@ -123,7 +129,7 @@ def repository_calls(module: Path) -> set[tuple[str, str]]:
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
             owner = node.func.value
             if isinstance(owner, ast.Attribute) and _is_name(owner.value, "stores"):
-                if owner.attr in REPOSITORIES:
+                if owner.attr in REPOSITORIES or owner.attr == "keyring":
                     calls.add((owner.attr, node.func.attr))
                     called.add(id(owner))
                 elif owner.attr == "client":
@@ -145,16 +151,55 @@ def _service_modules(names: set[str]) -> set[str]:
     return done
 
 
+def keyring_calls(path: Path = KEYRING) -> dict[str, set[tuple[str, str]]]:
+    """Each public Keyring method → the (repository, method) pairs it reaches, through its own helpers too."""
+    classes = [n for n in ast.parse(path.read_text()).body if isinstance(n, ast.ClassDef) and n.name == "Keyring"]
+    methods = {n.name: n for n in classes[0].body if isinstance(n, ast.FunctionDef)}
+    direct: dict[str, tuple[set[tuple[str, str]], set[str]]] = {}
+    for name, node in methods.items():
+        reached: set[tuple[str, str]] = set()
+        helpers: set[str] = set()
+        for call in ast.walk(node):
+            if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute):
+                owner = call.func.value
+                if isinstance(owner, ast.Attribute) and _is_name(owner.value, "self") and owner.attr in REPOSITORIES:
+                    reached.add((owner.attr, call.func.attr))
+                elif _is_name(owner, "self") and call.func.attr in methods:
+                    helpers.add(call.func.attr)
+        direct[name] = (reached, helpers)
+
+    def resolve(name: str, seen: frozenset[str]) -> set[tuple[str, str]]:
+        reached, helpers = direct[name]
+        total = set(reached)
+        for helper in helpers - seen:
+            total |= resolve(helper, seen | {helper})
+        return total
+
+    return {name: resolve(name, frozenset({name})) for name in methods if not name.startswith("_")}
+
+
 def required_actions(service_names: set[str]) -> dict[str, set[str]]:
     """Table logical id → DynamoDB actions (without the `dynamodb:` prefix) the given services need."""
     methods = {repo: repository_actions(STORAGE / f"{repo}.py") for repo in REPOSITORIES}
-    needed: dict[str, set[str]] = {}
+    keyring = keyring_calls()
+    calls: set[tuple[str, str, str]] = set()  # (calling module, repository or "keyring", method)
     for name in sorted(_service_modules(service_names)):
-        for repo, method in repository_calls(SERVICES / f"{name}.py"):
-            if method not in methods[repo]:
-                raise UnreadableAccess(f"{name}.py calls stores.{repo}.{method}, which does not exist")
-            if methods[repo][method]:
-                needed.setdefault(REPOSITORIES[repo], set()).update(methods[repo][method])
+        calls |= {(name, repo, method) for repo, method in repository_calls(SERVICES / f"{name}.py")}
+    if {repo for _, repo, _ in calls} & TEXT_REPOSITORIES:
+        calls |= {("keyring.py", "keyring", method) for method in KEYRING_FOR_TEXT}
+    for name, repo, method in sorted(calls):
+        if repo == "keyring":
+            if method not in keyring:
+                raise UnreadableAccess(f"{name} calls stores.keyring.{method}, which does not exist")
+            calls |= {("keyring.py", reached, via) for reached, via in keyring[method]}
+    needed: dict[str, set[str]] = {}
+    for name, repo, method in sorted(calls):
+        if repo == "keyring":
+            continue
+        if method not in methods[repo]:
+            raise UnreadableAccess(f"{name} calls stores.{repo}.{method}, which does not exist")
+        if methods[repo][method]:
+            needed.setdefault(REPOSITORIES[repo], set()).update(methods[repo][method])
     return needed
 
 

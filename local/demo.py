@@ -47,6 +47,8 @@ from local.process import LocalProcess, start_local_stack  # noqa: E402
 
 AGENT_DIR = ROOT / "examples" / "memory-agent"
 ENTRY_TEXT = "Uses metric units"
+NEW_ENTRY_TEXT = "Starts afresh on Mondays"
+KEY_CREATED, KEY_DESTROYED = "keep.memory.key_created", "keep.memory.key_destroyed"
 PUMP_WAIT_SECONDS = 10.0
 # What a keep.memory.context journal row may hold: who read the memory and how many entries, never text.
 CONTEXT_ROW_FIELDS = frozenset({"at", "action", "session_id", "agent", "count"})
@@ -183,6 +185,9 @@ class Story:
             Step(f"{a} turns memory off; a new session's context is empty again", self.alice_turns_memory_off),
             Step(f"{a}'s entries are kept while memory is off", self.entries_kept),
             Step(f"{a}'s journal shows keep.memory.context rows with counts and no text", self.journal_has_counts_only),
+            Step(f"{a} forgets everything: both entries go and her data key is destroyed (journaled, no key material)",
+                 self.forget_all_destroys_the_key),
+            Step(f"{a}'s next entry is sealed under a new key; nothing of the old memory comes back", self.new_key_after_forgetting),
         ]
 
     # -- helpers
@@ -408,6 +413,41 @@ class Story:
             raise StepFailed(f"{unjournaled} contexts that gave items are not journaled with their count")
         if ENTRY_TEXT in raw or self.proposal_text in raw:
             raise StepFailed("the journal holds memory text")
+
+
+    # -- 8: forgetting everything destroys the key (crypto-shredding, docs/encryption.md)
+
+    def _journal_actions(self, user: str) -> tuple[list[str], str]:
+        status, page, raw = self._user(user, "GET", "/v1/memory/journal?limit=100")
+        _expect(status, 200, "GET /v1/memory/journal")
+        return [row["action"] for row in page["items"]], raw
+
+    def forget_all_destroys_the_key(self) -> None:
+        self._set_enabled(self.alice, True)
+        status, body, _ = self._user(self.alice, "DELETE", "/v1/memory")
+        _expect(status, 200, "DELETE /v1/memory")
+        if body != {"deleted": 2}:
+            raise StepFailed(f"DELETE /v1/memory answered {body}, expected 2 deleted")
+        actions, raw = self._journal_actions(self.alice)
+        if actions.count(KEY_DESTROYED) != 1 or actions.count(KEY_CREATED) != 1:
+            created, destroyed = actions.count(KEY_CREATED), actions.count(KEY_DESTROYED)
+            raise StepFailed(f"the journal shows {created} key creations and {destroyed} destructions, expected 1 and 1")
+        if any(word in raw for word in ("wrapped", "key_id", "plaintext")):
+            raise StepFailed("a journal row names key material")
+        view = self._view(self.alice)
+        if view["items"] or view["proposals"]:
+            raise StepFailed(f"{len(view['items'])} entries and {len(view['proposals'])} proposals are left")
+
+    def new_key_after_forgetting(self) -> None:
+        status, _, _ = self._user(self.alice, "POST", "/v1/memory", {"text": NEW_ENTRY_TEXT})
+        _expect(status, 201, "POST /v1/memory")
+        actions, _ = self._journal_actions(self.alice)
+        if actions[: actions.index(KEY_DESTROYED)].count(KEY_CREATED) != 1:
+            raise StepFailed("no new key was created after the old one was destroyed")
+        texts = [item["text"] for item in self._view(self.alice)["items"]]
+        if texts != [NEW_ENTRY_TEXT]:
+            raise StepFailed(f"GET /v1/memory lists {len(texts)} entries, expected only the new one")
+        self._set_enabled(self.alice, False)  # left as the story's earlier steps left it: off
 
 
 def _stop_on_sigterm(*_: object) -> NoReturn:

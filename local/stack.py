@@ -20,6 +20,7 @@ from chalicelib.config import TableNames, get_settings, reset_settings
 from local import embedded_aws
 from local.dev_clock import DevClock
 from local.dev_tokens import DevTokenIssuer
+from local.kms import LOCAL_ALIAS, create_local_key
 from local.ttl_sweeper import TtlSweeper
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -87,6 +88,7 @@ class LocalStack:
         self.moto_url = f"http://{moto_host}:{moto_port}"
         self._set_environment()
         self._create_tables()
+        self.kms_key_arn = create_local_key(self.moto_url)  # the template's KMS key, in moto's KMS
         self._start_api()
         self._start_pump()
         self.sweeper.start()
@@ -107,7 +109,8 @@ class LocalStack:
             "region": "us-east-1",
             "aws_access_key_id": "local",
             "aws_secret_access_key": "local",
-            "tables": {name: getattr(TABLES, name) for name in ("entries", "proposals", "journal", "sessions", "events")},
+            "tables": {name: getattr(TABLES, name) for name in ("entries", "proposals", "journal", "sessions", "events", "keys")},
+            "kms_key": self.kms_key_arn,
             "events_stream_arn": self.stream_arn,
             "credentials_file": str(self.credentials_file),
         }
@@ -124,6 +127,7 @@ class LocalStack:
             "AWS_ENDPOINT_URL": self.moto_url, "AWS_ACCOUNT_ID_ENDPOINT_MODE": "disabled",
             "ENTRIES_TABLE": TABLES.entries, "PROPOSALS_TABLE": TABLES.proposals, "JOURNAL_TABLE": TABLES.journal,
             "SESSIONS_TABLE": TABLES.sessions, "EVENTS_TABLE": TABLES.events,
+            "KEYS_TABLE": TABLES.keys, "KMS_KEY_ID": LOCAL_ALIAS,
             "JWT_ISSUER": self.issuer.issuer, "JWT_AUDIENCE": self.issuer.audience,
             "JWT_JWKS": self.issuer.jwks_json(), "JWT_JWKS_URL": "",
             "HOST_ROLE_ARNS": self.principals["host"].arn, "WORKER_ROLE_ARNS": self.principals["worker"].arn,

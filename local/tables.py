@@ -16,6 +16,7 @@ LOGICAL_IDS = {
     "journal": "JournalTable",
     "sessions": "SessionsTable",
     "events": "EventsTable",
+    "keys": "KeysTable",
 }
 
 

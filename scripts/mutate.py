@@ -63,6 +63,7 @@ class Mutation:
 
 AGENTS, TENANCY, OPERATORS = "tests/test_agents.py", "tests/test_tenancy.py", "tests/test_operators.py"
 GAPS = "tests/test_mutation_gaps.py"
+ENCRYPTION, SEALING = "tests/test_encryption.py", "tests/test_sealing.py"
 SDK_TESTS = ("tests/sdk/test_sdk_memory.py", "tests/sdk/test_sdk_http.py")
 
 MUTATIONS: tuple[Mutation, ...] = (
@@ -284,6 +285,33 @@ MUTATIONS: tuple[Mutation, ...] = (
         "the prompt block escapes format characters only: variation selectors and fillers pass unseen",
         ("tests/sdk/test_sdk_prompt_hidden.py",),
         (Edit("sdk/personal_memory_sdk/prompt.py", " or _invisible(ord(ch)):", ":"),),
+    ),
+    Mutation(
+        "text_stored_unsealed",
+        "the plaintext is stored beside its sealed copy (reads still work; tables, backups and stream hold text)",
+        (ENCRYPTION,),
+        (Edit("chalicelib/storage/text.py",
+              "        return {TEXT_ATTRIBUTE: seal(key_id, key, text, associated_data(self.table, user_id, item))}\n",
+              '        return {TEXT_ATTRIBUTE: seal(key_id, key, text, associated_data(self.table, user_id, item)), "text": text}\n'),),
+    ),
+    Mutation(
+        "aad_without_user_id",
+        "the associated data leaves out the user: a ciphertext opens for another user under the same key",
+        (SEALING,),
+        (Edit("chalicelib/crypto/sealing.py", "    return json.dumps([AAD_VERSION, table, user_id, *item], separators=(\",\", \":\")).encode()\n",
+              "    return json.dumps([AAD_VERSION, table, *item], separators=(\",\", \":\")).encode()\n"),),
+    ),
+    Mutation(
+        "forget_all_keeps_the_key",
+        "DELETE /v1/memory deletes the items but not the user's wrapped key: backups stay readable",
+        (ENCRYPTION,),
+        (Edit("chalicelib/services/memory.py", "    stores.keyring.destroy(user_id)\n", ""),),
+    ),
+    Mutation(
+        "writes_trust_a_destroyed_key",
+        "a POST racing a forget-all stores text sealed under the destroyed key: a 201 entry nothing opens",
+        (ENCRYPTION,),
+        (Edit("chalicelib/services/memory.py", "        guarded = stores.keyring.guard(actions)\n", "        guarded = actions\n"),),
     ),
 )
 

@@ -55,7 +55,19 @@ def table_names() -> TableNames:
 
 
 @pytest.fixture
-def tables(dynamodb: Any, table_names: TableNames) -> dict[str, str]:
+def kms(dynamodb: Any) -> Any:
+    """moto's KMS (same mock as the tables) holding the template's key under the local alias."""
+    import boto3
+
+    from local.kms import create_key
+
+    client = boto3.client("kms", region_name="us-east-1")
+    create_key(client)
+    return client
+
+
+@pytest.fixture
+def tables(dynamodb: Any, table_names: TableNames, kms: Any) -> dict[str, str]:
     from local.tables import create_tables
 
     return create_tables(dynamodb, table_names)
@@ -77,10 +89,10 @@ def env(monkeypatch: pytest.MonkeyPatch, table_names: TableNames, issuer: DevTok
 
 
 @pytest.fixture
-def stores(dynamodb: Any, tables: dict[str, str], env: dict[str, str], clock: Clock) -> Iterator[Any]:
+def stores(dynamodb: Any, tables: dict[str, str], env: dict[str, str], clock: Clock, kms: Any) -> Iterator[Any]:
     from chalicelib.bootstrap import build_stores, reset_stores
 
-    built = build_stores(load_settings(env), dynamodb, clock=clock)
+    built = build_stores(load_settings(env), dynamodb, clock=clock, kms_client=kms)
     reset_stores(built)
     yield built
     reset_stores(None)

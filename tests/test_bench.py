@@ -15,13 +15,19 @@ BATCH = 10
 
 @pytest.fixture(scope="module")
 def bench_stack() -> Iterator[run.Stack]:
+    """One stack for the DynamoDB counts, the KMS counts and the cap path (two open at once would share one moto)."""
     with run.open_stack() as stack:
         yield stack
 
 
 @pytest.fixture(scope="module")
-def counts(bench_stack: run.Stack) -> dict[str, run.OpCount]:
-    return run.count_operations(bench_stack, batch_size=BATCH)
+def measured(bench_stack: run.Stack) -> tuple[dict[str, run.OpCount], list[run.Figure]]:
+    return run.count_operations(bench_stack, batch_size=BATCH), run.kms_figures(bench_stack)
+
+
+@pytest.fixture
+def counts(measured: tuple[dict[str, run.OpCount], list[run.Figure]]) -> dict[str, run.OpCount]:
+    return measured[0]
 
 
 def test_the_counter_sees_each_call_by_operation_name() -> None:
@@ -70,11 +76,25 @@ def test_a_count_over_its_target_is_reported_missed() -> None:
     assert figure.line().endswith("(target: <= 2, MISSED)")
 
 
-def test_the_cap_path_is_two_calls_refused_and_repairs_a_counter_ttl_left_high(bench_stack: run.Stack) -> None:
+def test_the_cap_path_refused_is_the_key_read_the_transaction_and_one_query_and_repairs_a_counter_ttl_left_high(bench_stack: run.Stack) -> None:
     from bench import local_stack_bench
 
     full, after_ttl = local_stack_bench.cap_path_counts(bench_stack, run.seed_user)
     state = bench_stack.stores.entries.get_state("cap-ttl")
-    assert full[3]["operations"] == ["TransactWriteItems", "Query"]
-    assert after_ttl[3]["operations"] == ["TransactWriteItems", "Query", "UpdateItem", "TransactWriteItems"]
+    # GetItem: the user's key row, read before sealing the text (issue 12).
+    assert full[3]["operations"] == ["GetItem", "TransactWriteItems", "Query"]
+    assert after_ttl[3]["operations"] == ["GetItem", "TransactWriteItems", "Query", "UpdateItem", "TransactWriteItems"]
     assert state.active == 1  # the counter TTL had left at 200 was corrected, then the new entry counted
+
+
+def test_kms_calls_per_route_meet_issue_12s_targets_cold_and_warm(measured: tuple[dict[str, run.OpCount], list[run.Figure]]) -> None:
+    figures = {f.name: f for f in measured[1]}
+    assert figures["kms calls: POST /v1/memory, the user's first text"].value == 1  # GenerateDataKey
+    for route in ("GET /v1/memory", "POST /v1/memory"):
+        cold, warm = figures[f"kms calls: {route} (cold key cache)"], figures[f"kms calls: {route} (warm key cache)"]
+        assert (cold.value, warm.value) == (1, 0) and cold.met and warm.met
+        assert cold.detail["operations"] == ["Decrypt"]
+
+
+def test_the_users_first_text_costs_one_more_write_for_their_key(counts: dict[str, run.OpCount]) -> None:
+    assert counts[run.FIRST_POST].writes == 2 and counts["POST /v1/memory"].writes == 1

@@ -18,7 +18,7 @@ from local.demo import Step, StepFailed, Story, run_steps
 
 ROOT = Path(__file__).resolve().parent.parent
 # The story as issue 4 tells it, one line per check; a step that silently disappears fails this.
-EXPECTED_STEPS = 19
+EXPECTED_STEPS = 21  # issue 12 added forget-all destroying the key and the new key after it
 PROPOSAL_TEXT = "Prefers short, direct answers"  # what examples/memory-agent proposes
 
 
@@ -107,7 +107,7 @@ def test_the_story_fails_on_an_account_that_is_not_fresh(live: Any) -> None:
     again = io.StringIO()
     assert run_steps(Story(live.url, live.credentials_file, users).steps(), again) == 1
     crossed = [line for line in _step_lines(again.getvalue()) if line.startswith("✗")]
-    assert crossed[0] == f"✗ {users[0]} signs in (POST /dev/token); her memory is off and empty: the account already holds 2 entries and 0 proposals"
+    assert crossed[0] == f"✗ {users[0]} signs in (POST /dev/token); her memory is off and empty: the account already holds 1 entries and 0 proposals"
     assert any(line.startswith("✗ a new session's context gives the entry exactly once") for line in crossed)
     # Failure lines give counts and ids, never what the person shared.
     assert demo.ENTRY_TEXT not in again.getvalue() and PROPOSAL_TEXT not in again.getvalue()

@@ -20,7 +20,8 @@ def test_journal_shows_who_used_memory_newest_first_without_text(api: Any, agent
     status, body = api.call("GET", "/v1/memory/journal", "alice")
     assert status == 200
     actions = [row["action"] for row in body["items"]]
-    assert actions == ["keep.memory.proposal_refused", "keep.memory.operator_access", "keep.memory.context", "keep.memory.settings"]
+    assert actions == ["keep.memory.proposal_refused", "keep.memory.operator_access", "keep.memory.context",
+                       "keep.memory.key_created", "keep.memory.settings"]  # the first stored text made alice's key
     assert body["items"][0]["reason"] == "empty" and body["items"][2]["count"] == 1
     assert "hums" not in repr(body)
 
@@ -58,10 +59,11 @@ def test_export_holds_everything_and_after_forget_all_only_the_journal(api: Any,
     status, doc = api.call("GET", "/v1/memory/export", "alice")
     assert status == 200 and doc["schema_version"] == 2 and doc["settings"] == {"enabled": True}
     assert doc["entries"] == [entry] and doc["proposals"][0]["text"] == "a waiting idea"
-    assert [r["action"] for r in doc["journal"]] == ["keep.memory.settings"]
+    assert [r["action"] for r in doc["journal"]] == ["keep.memory.key_created", "keep.memory.settings"]
     api.call("DELETE", "/v1/memory", "alice")
     _, doc = api.call("GET", "/v1/memory/export", "alice")
     assert doc["entries"] == [] and doc["proposals"] == [] and doc["expired_entries_awaiting_deletion"] == []
-    assert [r["action"] for r in doc["journal"]] == ["keep.memory.forget_all", "keep.memory.settings"]
+    assert [r["action"] for r in doc["journal"]] == [
+        "keep.memory.key_destroyed", "keep.memory.forget_all", "keep.memory.key_created", "keep.memory.settings"]
     assert "export test" not in repr(doc) and "waiting idea" not in repr(doc)
     assert api.call("GET", "/v1/memory/export", "bob")[1]["entries"] == []

@@ -254,7 +254,7 @@ def test_journal_and_export_match_the_spec(api: Any, agents: Any, client: Any, c
     actions = {row["action"] for row in user(api, "GET", "/v1/memory/journal?limit=100", "alice")[1]["items"]}
     assert actions == {
         "keep.memory.settings", "keep.memory.context", "keep.memory.proposal_refused",
-        "keep.memory.operator_access", "keep.memory.forget_all",
+        "keep.memory.operator_access", "keep.memory.forget_all", "keep.memory.key_created", "keep.memory.key_destroyed",
     }
     for query in ("limit=0", "limit=101", "limit=ten"):
         assert user(api, "GET", f"/v1/memory/journal?{query}", "alice")[0] == 400

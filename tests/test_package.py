@@ -22,9 +22,12 @@ from infra.dynamodb_access import UnreadableAccess, by_function, repository_acti
 from tests.support.package import Package
 
 ROOT = Path(__file__).resolve().parent.parent
-TABLES = ("EntriesTable", "ProposalsTable", "JournalTable", "SessionsTable", "EventsTable")
+TABLES = ("EntriesTable", "ProposalsTable", "JournalTable", "SessionsTable", "EventsTable", "KeysTable")
 TABLE_ENV = {"ENTRIES_TABLE": "EntriesTable", "PROPOSALS_TABLE": "ProposalsTable", "JOURNAL_TABLE": "JournalTable",
-             "SESSIONS_TABLE": "SessionsTable", "EVENTS_TABLE": "EventsTable"}
+             "SESSIONS_TABLE": "SessionsTable", "EVENTS_TABLE": "EventsTable", "KEYS_TABLE": "KeysTable",
+             "KMS_KEY_ID": "MemoryKey"}
+# The wrapped data keys: a backup of them would keep forgotten text readable (docs/encryption.md).
+UNRECOVERABLE_TABLES = {"KeysTable"}
 JWT_ENV = {"JWT_ISSUER": "JwtIssuer", "JWT_AUDIENCE": "JwtAudience", "JWT_JWKS_URL": "JwtJwksUrl"}
 API_ONLY_ENV = {"HOST_ROLE_ARNS": "HostRoleArns", "WORKER_ROLE_ARNS": "WorkerRoleArns", "OPERATOR_ROLE_ARNS": "OperatorRoleArns",
                 "OIDC_AUTHORIZE_URL": "OidcAuthorizeUrl", "OIDC_TOKEN_URL": "OidcTokenUrl", "OIDC_CLIENT_ID": "OidcClientId",
@@ -72,8 +75,9 @@ def test_each_table_is_on_demand_encrypted_recoverable_and_retained(package: Pac
     assert table["DeletionPolicy"] == table["UpdateReplacePolicy"] == "Retain"
     props = table["Properties"]
     assert props["BillingMode"] == "PAY_PER_REQUEST" and "ProvisionedThroughput" not in props
-    assert props["SSESpecification"]["SSEEnabled"] is True
-    assert props["PointInTimeRecoverySpecification"]["PointInTimeRecoveryEnabled"] is True
+    assert props["SSESpecification"] == {"SSEEnabled": True, "SSEType": "KMS", "KMSMasterKeyId": {"Ref": "MemoryKey"}}
+    recoverable = props["PointInTimeRecoverySpecification"]["PointInTimeRecoveryEnabled"]
+    assert recoverable is (logical_id not in UNRECOVERABLE_TABLES)
 
 
 def test_entries_expire_by_the_attribute_the_code_writes_and_events_stream_new_images(package: Package) -> None:
@@ -238,8 +242,11 @@ def _expected(tables: dict[str, set[str]], group: str, extra: dict[str, set[str]
     return expected
 
 
+MEMORY_KEY = {json.dumps(_get_att("MemoryKey", "Arn"), sort_keys=True): {"kms:Decrypt", "kms:GenerateDataKey"}}
+
+
 def test_the_api_role_reaches_exactly_the_tables_and_actions_its_code_uses(package: Package) -> None:
-    assert _grants(package, "ApiHandlerRole") == _expected(by_function()["api_handler"], "ApiHandlerLogGroup")
+    assert _grants(package, "ApiHandlerRole") == _expected(by_function()["api_handler"], "ApiHandlerLogGroup", MEMORY_KEY)
 
 
 def test_the_consumer_role_reaches_its_stream_its_tables_and_the_dead_letter_queue_only(package: Package) -> None:
@@ -247,6 +254,7 @@ def test_the_consumer_role_reaches_its_stream_its_tables_and_the_dead_letter_que
         json.dumps(_get_att("EventsTable", "StreamArn"), sort_keys=True): STREAM_READ,
         json.dumps("*"): {"dynamodb:ListStreams"},
         json.dumps(_get_att(DLQ, "Arn"), sort_keys=True): {"sqs:SendMessage"},
+        **MEMORY_KEY,
     }
     expected = _expected(by_function()["handle_events_stream"], "HandleEventsStreamLogGroup", extra)
     assert _grants(package, "HandleEventsStreamRole") == expected
@@ -293,7 +301,7 @@ def test_the_zips_leave_out_boto3_and_chalices_local_server_and_the_app_zip_is_s
     site = layer.SITE
     assert any(n.startswith(site + "jwt/") for n in names["layer-deployment.zip"])
     listing = names["layer-deployment.zip"]
-    assert any(n.startswith(site + "cryptography/") for n in listing)  # one crypto library, PyJWT[crypto]'s
+    assert any(n.startswith(site + "cryptography/hazmat/bindings/_rust") for n in listing)  # AES-GCM and PyJWT[crypto]: one crypto library
     assert not any(n.startswith(site + p) for n in listing for p in ("rsa/", "ecdsa/", "pyasn1/", "six.py"))
     assert app_zip.stat().st_size < MAX_APP_ZIP_BYTES
     assert app_zip.stat().st_size + layer_zip.stat().st_size < 10_000_000  # issue 12's target, boto3 left out
@@ -344,3 +352,43 @@ def test_the_two_template_parts_may_not_set_the_same_value() -> None:
     assert compose_template.merge({"a": {"b": 1}}, {"a": {"c": 2}}) == {"a": {"b": 1, "c": 2}}
     with pytest.raises(ValueError, match="a.b"):
         compose_template.merge({"a": {"b": 1}}, {"a": {"b": 2}})
+
+
+# ---- the KMS key: per-user data keys, the tables' encryption at rest ------------------------------
+
+
+def _key_statements(package: Package) -> dict[str, dict[str, Any]]:
+    return {s["Sid"]: s for s in package.props("MemoryKey")["KeyPolicy"]["Statement"]}
+
+
+def test_the_memory_key_rotates_and_only_the_api_and_consumer_roles_get_data_keys_with_a_user_context(package: Package) -> None:
+    key = package.resource("MemoryKey")
+    assert key["Type"] == "AWS::KMS::Key" and key["Properties"]["EnableKeyRotation"] is True
+    assert key["DeletionPolicy"] == "Retain"
+    statements = _key_statements(package)
+    names = {role: package.props(role)["RoleName"]["Fn::Sub"] for role in ("ApiHandlerRole", "HandleEventsStreamRole")}
+    arns = [{"Fn::Sub": "arn:${AWS::Partition}:iam::${AWS::AccountId}:role/" + name} for name in names.values()]
+    allow = statements["DataKeysForTheApiAndConsumerRolesWithAUserContext"]
+    assert allow["Effect"] == "Allow" and set(allow["Action"]) == {"kms:GenerateDataKey", "kms:Decrypt"}
+    assert allow["Condition"]["ArnEquals"]["aws:PrincipalArn"] == arns
+    assert allow["Condition"]["ForAllValues:StringEquals"] == {"kms:EncryptionContextKeys": ["user_id"]}
+    assert allow["Condition"]["Null"] == {"kms:EncryptionContext:user_id": "false"}
+    deny = statements["NobodyElseUnwrapsOrMakesDataKeys"]
+    assert deny["Effect"] == "Deny" and {"kms:Decrypt", "kms:GenerateDataKey"} <= set(deny["Action"])
+    assert deny["Condition"]["ArnNotEquals"]["aws:PrincipalArn"] == arns
+    no_context = statements["NoDataKeyWithoutAUserContext"]
+    assert no_context["Effect"] == "Deny" and no_context["Condition"]["Null"] == {"kms:EncryptionContext:user_id": "true"}
+    admin = statements["AccountAdministersTheKeyButCannotUseIt"]
+    assert not {"kms:Decrypt", "kms:GenerateDataKey", "kms:Encrypt", "kms:*"} & set(admin["Action"])
+    # Only DynamoDB itself (table encryption at rest) uses the key for anyone else, never a direct call.
+    tables = statements["TablesEncryptionAtRestThroughDynamoDB"]
+    assert tables["Condition"]["StringEquals"]["kms:ViaService"] == {"Fn::Sub": "dynamodb.${AWS::Region}.amazonaws.com"}
+
+
+def test_no_role_but_the_api_and_consumer_may_use_the_memory_key(package: Package) -> None:
+    for role in ("UserTokenRole",):
+        assert not any(a.startswith("kms:") for s in package.statements(role) for a in _actions(s))
+    for role in ("ApiHandlerRole", "HandleEventsStreamRole"):
+        [kms] = [s for s in package.statements(role) if any(a.startswith("kms:") for a in _actions(s))]
+        assert kms["Resource"] == _get_att("MemoryKey", "Arn")
+        assert kms["Condition"]["ForAllValues:StringEquals"] == {"kms:EncryptionContextKeys": ["user_id"]}

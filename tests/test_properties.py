@@ -87,7 +87,10 @@ class UserMemory(RuleBasedStateMachine):
         from chalicelib.bootstrap import build_stores, reset_stores
 
         self.clock = SteppedClock()
-        self.stores = build_stores(load_settings(_settings_env(issuer)), dynamodb, clock=self.clock)
+        import boto3
+
+        kms = boto3.client("kms", region_name="us-east-1")
+        self.stores = build_stores(load_settings(_settings_env(issuer)), dynamodb, clock=self.clock, kms_client=kms)
         reset_stores(self.stores)
         self._client_cm = Client(app, stage_name="local", project_dir=str(ROOT))
         self.client = self._client_cm.__enter__()
@@ -392,6 +395,7 @@ def shared_dynamodb(monkeypatch: pytest.MonkeyPatch, issuer: DevTokenIssuer) -> 
     import boto3
     from moto import mock_aws
 
+    from local.kms import create_key
     from local.tables import create_tables
 
     for key, value in _settings_env(issuer).items():
@@ -402,6 +406,7 @@ def shared_dynamodb(monkeypatch: pytest.MonkeyPatch, issuer: DevTokenIssuer) -> 
     with mock_aws():
         client = boto3.client("dynamodb", region_name="us-east-1")
         create_tables(client, NAMES)
+        create_key(boto3.client("kms", region_name="us-east-1"))
         yield client
     reset_settings()
 

@@ -215,7 +215,9 @@ def test_two_users_hammering_at_once_never_touch_each_other(stack: LiveStack, st
         posted = {body["id"] for status, body in block[25:] if status == 201}
         state = stored.user(user.id)
         assert state.entry_ids == set(mine[10:]) | posted and state.counters_match
-        assert not any(item.get("text") == "hijack" for item in state.raw_entries)
+        assert not any("text" in item for item in state.raw_entries)  # sealed at rest: no plaintext attribute
+        _, view = user.call("GET", "/v1/memory")  # so the other user's PATCHes are judged by what opens
+        assert len(view["items"]) == len(state.entry_ids) and not any(i["text"] == "hijack" for i in view["items"])
 
 
 @pytest.mark.parametrize("round_", range(ROUNDS))

@@ -15,15 +15,15 @@ from chalicelib.clock import Instant, instant
 from chalicelib.logs import get_logger
 from chalicelib.metrics import count
 from chalicelib.models import KINDS, MAX_WAITING_PROPOSALS, Entry, Source
-from chalicelib.storage import dynamo
 from chalicelib.storage.dynamo import TransactionCancelled, transact
-from chalicelib.storage.events import PENDING, AgentEvent, event_from_item
+from chalicelib.storage.events import PENDING, AgentEvent
 from chalicelib.text_rules import refusal_reason
 
 logger = get_logger("personal_memory.consumer")
 
 PROPOSED, REFUSED = "memory.proposed", "memory.proposal_refused"
 CAP_REASONS = {"session_cap": "session_proposals", "waiting_cap": "waiting_proposals"}
+KEY_RETRIES = 2  # a key destroyed between sealing and writing (a concurrent forget-all)
 
 
 def handle_batch(stores: Stores, records: list[Mapping[str, Any]]) -> dict[str, Any]:
@@ -77,7 +77,7 @@ def handle_record(stores: Stores, record: Mapping[str, Any]) -> str | None:
     image = (record.get("dynamodb") or {}).get("NewImage")
     if record.get("eventName") not in ("INSERT", "MODIFY") or not image:
         return None
-    event = event_from_item(dynamo.load(image))
+    event = stores.events.from_image(image)
     if event.type != "memory.propose" or event.status != PENDING:
         return None  # our own settle step, or another kind of event
     outcome = propose(stores, event)
@@ -95,6 +95,10 @@ def propose(stores: Stores, event: AgentEvent) -> str:
     if session.user_id is None:
         return _refuse(stores, event, "no_user", None, now)
     user_id = session.user_id
+    if event.user_id != user_id:  # posted before the session had its user: no text was kept to check
+        return _refuse(stores, event, "unknown_session", user_id, now)
+    if event.unreadable:  # sealed text that does not open for this user and event: never retried
+        return _refuse(stores, event, "unreadable", user_id, now)
     reason = refusal_reason(event.text or "") or (None if event.kind in KINDS else "invalid_kind")
     if reason:
         return _refuse(stores, event, reason, user_id, now)
@@ -111,26 +115,31 @@ def propose(stores: Stores, event: AgentEvent) -> str:
         updated_at=now.iso,
         agent=session.agent,
     )
-    actions = [
-        stores.events.settle(event.session_id, event.event_id, {"type": PROPOSED, "proposal_id": proposal.id}, now.iso),
-        stores.sessions.count_proposal(event.session_id),
-        stores.entries.take_waiting_slot(user_id),
-        stores.proposals.put_new(proposal),
-    ]
-    try:
-        transact(stores.client, actions)
-    except TransactionCancelled as exc:
-        if exc.failed(0):
-            return "duplicate"  # already handled by an earlier delivery
-        if exc.failed(1):
-            return _refuse(stores, event, "session_cap", user_id, now)
-        if exc.failed(2):
-            state = stores.entries.get_state(user_id)
-            over = state.enabled and state.waiting >= MAX_WAITING_PROPOSALS
-            return _refuse(stores, event, "waiting_cap" if over else "memory_off", user_id, now)
-        raise
-    count("ProposalsCreated")
-    return PROPOSED
+    for _ in range(KEY_RETRIES + 1):
+        actions = [
+            stores.events.settle(event.session_id, event.event_id, {"type": PROPOSED, "proposal_id": proposal.id}, now.iso),
+            stores.sessions.count_proposal(event.session_id),
+            stores.entries.take_waiting_slot(user_id),
+            stores.proposals.put_new(proposal),  # sealed here, under the user's current key
+        ]
+        guarded = stores.keyring.guard(actions)  # ... which must still be current when this lands
+        try:
+            transact(stores.client, guarded)
+        except TransactionCancelled as exc:
+            if exc.failed(0):
+                return "duplicate"  # already handled by an earlier delivery
+            if exc.failed(1):
+                return _refuse(stores, event, "session_cap", user_id, now)
+            if exc.failed(2):
+                state = stores.entries.get_state(user_id)
+                over = state.enabled and state.waiting >= MAX_WAITING_PROPOSALS
+                return _refuse(stores, event, "waiting_cap" if over else "memory_off", user_id, now)
+            if any(exc.failed(index) for index in range(len(actions), len(guarded))):
+                continue  # a forget-all destroyed the key meanwhile: seal again under the new one
+            raise
+        count("ProposalsCreated")
+        return PROPOSED
+    raise RuntimeError("the user's key changed during every attempt")  # the record fails and is retried
 
 
 def proposal_id(event: AgentEvent) -> str:

@@ -5,6 +5,7 @@ guards; reads only ever choose which error to report after a write was refused.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from chalicelib.bootstrap import Stores
@@ -31,6 +32,7 @@ if TYPE_CHECKING:  # request bodies are pydantic models; pydantic loads only whe
 
 LIMITS = {"entries": MAX_ACTIVE_ENTRIES, "proposals": MAX_WAITING_PROPOSALS, "bytes_per_entry": MAX_ENTRY_BYTES}
 _TRANSACTION_ACTIONS = 100
+_KEY_RETRIES = 2  # a key destroyed between sealing and writing (a concurrent forget-all): seal again
 
 
 def view(stores: Stores, user_id: str) -> dict[str, Any]:
@@ -90,7 +92,7 @@ def add(stores: Stores, user_id: str, body: NewEntryBody) -> Entry:
         updated_at=now.iso,
         expires_at=now.epoch + body.expires_in_days * DAY_SECONDS if body.expires_in_days else None,
     )
-    _insert_counted(stores, user_id, [stores.entries.put_new(entry)], now)
+    _insert_counted(stores, user_id, lambda: [stores.entries.put_new(entry)], now)
     return entry
 
 
@@ -131,14 +133,17 @@ def forget(stores: Stores, user_id: str, entry_id: str) -> None:
 
 
 def forget_all(stores: Stores, user_id: str) -> dict[str, int]:
-    """Delete every entry and waiting proposal, keep the switch, journal the counts only.
+    """Destroy the user's data key, delete every entry and waiting proposal, keep the switch, journal counts only.
 
-    The answer and the journal say what this call itself deleted: when several run at once, each
-    item is removed (and uncounted) by exactly one of them.
+    The key goes first: from then on no copy of the old text opens anywhere (crypto-shredding), even
+    if a deletion below fails and the user has to ask again. No text is opened here. The answer and
+    the journal say what this call itself deleted: when several run at once, each item is removed
+    (and uncounted) by exactly one of them.
     """
     now = instant(stores.clock)
-    _, entries = stores.entries.load(user_id)
-    proposals = stores.proposals.list(user_id)
+    stores.keyring.destroy(user_id)
+    _, entries = stores.entries.stored(user_id)
+    proposals = stores.proposals.stored(user_id)
     expired = {e.id for e in entries if e.is_expired(now.epoch)}
     removals = [("entry", e.id) for e in entries] + [("proposal", p.id) for p in proposals]
     deleted = _delete_counted(stores, user_id, removals)
@@ -159,10 +164,13 @@ def accept(stores: Stores, user_id: str, proposal_id: str, body: AcceptBody | No
     entry = proposal.with_changes(created_at=now.iso, updated_at=now.iso, expires_at=None)
     if body is not None:
         entry = corrected(entry, body, text, now)
-    actions = [
-        stores.proposals.delete_waiting(user_id, proposal_id),  # still waiting, or 404
-        stores.entries.put_new(entry),
-    ]
+
+    def actions() -> list[dict[str, Any]]:
+        return [
+            stores.proposals.delete_waiting(user_id, proposal_id),  # still waiting, or 404
+            stores.entries.put_new(entry),
+        ]
+
     _insert_counted(stores, user_id, actions, now, release_waiting=1, gone_index=0)
     return entry
 
@@ -185,25 +193,35 @@ def reject(stores: Stores, user_id: str, proposal_id: str) -> None:
 def _insert_counted(
     stores: Stores,
     user_id: str,
-    actions: list[dict[str, Any]],
+    build: Callable[[], list[dict[str, Any]]],
     now: Instant,
     *,
     release_waiting: int = 0,
     gone_index: int | None = None,
 ) -> None:
-    """Run `actions` with one more active entry counted; on a refusal, recount once and retry if that made room."""
-    for attempt in (1, 2):
-        slot = stores.entries.take_entry_slots(user_id, 1, release_waiting=release_waiting)
+    """Run `build()`'s actions with one more active entry counted; on a refusal, recount once and retry if that made room.
+
+    The text is sealed by `build()` and the transaction checks its key is still the user's: if a
+    concurrent forget-all destroyed it, the actions are built (sealed) again under the new key.
+    """
+    refusals, built = 0, build()
+    for _ in range(_KEY_RETRIES + 2):
+        actions = [*built, stores.entries.take_entry_slots(user_id, 1, release_waiting=release_waiting)]
+        guarded = stores.keyring.guard(actions)
         try:
-            transact(stores.client, [*actions, slot])
+            transact(stores.client, guarded)
             return
         except TransactionCancelled as exc:
+            if any(exc.failed(index) for index in range(len(actions), len(guarded))):
+                built = build()  # the key that sealed the text is gone: seal again
+                continue
             if gone_index is not None and exc.failed(gone_index):
                 raise NotFound("No such proposal.") from exc
             state = recount(stores, user_id, now)
             if not state.enabled:
                 raise MemoryOff() from exc
-            if attempt == 1 and state.active < MAX_ACTIVE_ENTRIES:
+            refusals += 1
+            if refusals == 1 and state.active < MAX_ACTIVE_ENTRIES:
                 continue  # the recount or a concurrent change made room: try again, once
             raise LimitReached(f"You have {MAX_ACTIVE_ENTRIES} entries, the most memory keeps.") from exc
     raise LimitReached(f"You have {MAX_ACTIVE_ENTRIES} entries, the most memory keeps.")
@@ -215,9 +233,10 @@ def recount(stores: Stores, user_id: str, now: Instant) -> MemoryState:
     The counter can only drift upwards (TTL deletes expired items without moving it), so this runs
     only where a too-high counter would hurt: a write refused at the cap, and forget-all. Cost: one
     Query of the user's partition, one UpdateItem when the counter was wrong, and one counted delete
-    per expired entry still stored. Returns the state as it is afterwards.
+    per expired entry still stored. Returns the state as it is afterwards. No text is opened: every
+    stored entry counts, whether or not its text opens here.
     """
-    state, entries = stores.entries.load(user_id, consistent=True)
+    state, entries = stores.entries.stored(user_id, consistent=True)
     active = state.active
     if state.active != len(entries) and stores.entries.correct_active(user_id, len(entries), state):
         active = len(entries)

@@ -15,8 +15,8 @@ from typing import Any
 
 from chalicelib.models import MAX_ACTIVE_ENTRIES, MAX_WAITING_PROPOSALS, Entry, MemoryState
 from chalicelib.storage import dynamo
-from chalicelib.storage.entry_items import EXPIRY_ATTRIBUTE, from_item, to_item
-from chalicelib.storage.text import seal_text
+from chalicelib.storage.entry_items import EXPIRY_ATTRIBUTE, StoredRef, from_item, ref_from_item, to_item
+from chalicelib.storage.text import TextSeal, UnreadableText
 
 STATE_KEY = "#state"
 ENTRY_PREFIX = "e#"
@@ -43,9 +43,10 @@ def _state_from_item(item: dict[str, Any] | None) -> MemoryState:
 
 
 class EntriesRepository:
-    def __init__(self, client: Any, table: str) -> None:
+    def __init__(self, client: Any, table: str, seal: TextSeal) -> None:
         self._client = client
         self.table = table
+        self.seal = seal
 
     def _key(self, user_id: str, sort_key: str) -> dict[str, Any]:
         return dynamo.dump({"user_id": user_id, "sk": sort_key})
@@ -61,8 +62,22 @@ class EntriesRepository:
             if item["sk"] == STATE_KEY:
                 state = item
             else:
-                entries.append(from_item(item))
+                try:
+                    entries.append(from_item(item, self.seal))
+                except UnreadableText:
+                    continue  # not openable here (moved, or its key destroyed): absent, like any missing id
         return _state_from_item(state), entries
+
+    def stored(self, user_id: str, *, consistent: bool = False) -> tuple[MemoryState, list[StoredRef]]:
+        """The state and every stored entry's id and expiry, without opening any text (no key needed)."""
+        state: dict[str, Any] | None = None
+        refs: list[StoredRef] = []
+        for item in dynamo.query_partition(self._client, self.table, "user_id", user_id, consistent=consistent):
+            if item["sk"] == STATE_KEY:
+                state = item
+            else:
+                refs.append(ref_from_item(item))
+        return _state_from_item(state), refs
 
     def correct_active(self, user_id: str, active: int, seen: MemoryState) -> bool:
         """Set `active` to a recounted value, only if no counted write moved the state since `seen` was read."""
@@ -129,7 +144,7 @@ class EntriesRepository:
         names: dict[str, str] = {}
         vals: dict[str, Any] = {"t": now_iso, "now": now_epoch}
         if text is not None:
-            for position, (attr, value) in enumerate(seal_text(user_id, text).items()):
+            for position, (attr, value) in enumerate(self.seal.seal_text(user_id, [entry_id], text).items()):
                 names[f"#x{position}"] = attr
                 vals[f"x{position}"] = value
                 sets.append(f"#x{position} = :x{position}")
@@ -167,7 +182,10 @@ class EntriesRepository:
         raw = self._client.get_item(
             TableName=self.table, Key=request["Key"], ConsistentRead=True
         ).get("Item")
-        return from_item(dynamo.load(raw)) if raw else None
+        try:
+            return from_item(dynamo.load(raw), self.seal) if raw else None
+        except UnreadableText:
+            return None
 
     # ---- transaction actions (services compose these so a cap and its write move together) ----
 
@@ -227,7 +245,7 @@ class EntriesRepository:
         return {
             "Put": {
                 "TableName": self.table,
-                "Item": dynamo.dump(to_item(entry, ENTRY_PREFIX + entry.id)),
+                "Item": dynamo.dump(to_item(entry, ENTRY_PREFIX + entry.id, self.seal)),
                 "ConditionExpression": "attribute_not_exists(sk)",
             }
         }

@@ -2,16 +2,17 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from chalicelib.models import Entry, Source
-from chalicelib.storage.text import open_text, seal_text
+from chalicelib.storage.text import TextSeal
 
 # The entries table's TTL attribute: DynamoDB removes an expired entry some time after this instant.
 EXPIRY_ATTRIBUTE = "expires_at"
 
 
-def to_item(entry: Entry, sort_key: str) -> dict[str, Any]:
+def to_item(entry: Entry, sort_key: str, seal: TextSeal) -> dict[str, Any]:
     item: dict[str, Any] = {
         "user_id": entry.user_id,
         "sk": sort_key,
@@ -29,16 +30,18 @@ def to_item(entry: Entry, sort_key: str) -> dict[str, Any]:
         "agent": entry.agent,
         "edited": entry.edited or None,  # stored only when true (None attributes are left out)
     }
-    item.update(seal_text(entry.user_id, entry.text))
+    item.update(seal.seal_text(entry.user_id, [entry.id], entry.text))
     return item
 
 
-def from_item(item: Mapping[str, Any]) -> Entry:
+def from_item(item: Mapping[str, Any], seal: TextSeal) -> Entry:
+    """The entry or proposal stored in `item`; UnreadableText when its text does not open here."""
     user_id = str(item["user_id"])
+    entry_id = str(item["id"])
     return Entry(
-        id=str(item["id"]),
+        id=entry_id,
         user_id=user_id,
-        text=open_text(user_id, item),
+        text=seal.open_text(user_id, [entry_id], item),
         kind=str(item["kind"]),
         pinned=bool(item.get("pinned", False)),
         tainted=bool(item.get("tainted", False)),
@@ -54,3 +57,18 @@ def from_item(item: Mapping[str, Any]) -> Entry:
         agent=item.get("agent"),
         edited=bool(item.get("edited", False)),
     )
+
+
+@dataclass(frozen=True)
+class StoredRef:
+    """An item's id and expiry, read without opening its text (forget-all and purges need no key)."""
+
+    id: str
+    expires_at: int | None
+
+    def is_expired(self, now_epoch: int) -> bool:
+        return self.expires_at is not None and self.expires_at <= now_epoch
+
+
+def ref_from_item(item: Mapping[str, Any]) -> StoredRef:
+    return StoredRef(id=str(item["id"]), expires_at=item.get(EXPIRY_ATTRIBUTE))

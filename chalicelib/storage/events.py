@@ -1,7 +1,8 @@
 """The events table: agent events posted by workers, per session, with their outcomes. Its stream feeds the consumer.
 
-A propose event holds its text only until the consumer has handled it; settling it removes the text
-in the same write that records the outcome.
+A propose event holds its text, sealed for the session's user, only until the consumer has handled
+it; settling it removes the text in the same write that records the outcome. An event posted to a
+session with no user (or none registered yet) stores no text at all: there is no key to seal it with.
 """
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from chalicelib.storage import dynamo
-from chalicelib.storage.text import TEXT_ATTRIBUTE, open_text, seal_text
+from chalicelib.storage.text import TEXT_ATTRIBUTE, TextSeal, UnreadableText
 
 PENDING, HANDLED = "pending", "handled"
 EVENT_TTL_SECONDS = 30 * 86_400
@@ -28,7 +29,8 @@ class AgentEvent:
     created_at: str
     tainted_at_post: bool
     user_id: str | None  # the session's user when it was posted (text is sealed for that user)
-    text: str | None = None  # only while pending
+    text: str | None = None  # only while pending, and only when opened
+    unreadable: bool = False  # its sealed text did not open for this session, event and user
 
     def public(self) -> dict[str, Any]:
         return {
@@ -42,9 +44,17 @@ class AgentEvent:
         }
 
 
-def event_from_item(item: Mapping[str, Any]) -> AgentEvent:
+def event_from_item(item: Mapping[str, Any], seal: TextSeal | None = None) -> AgentEvent:
+    """The event in `item`; its text is opened only when `seal` is given (the consumer's read)."""
     user_id = item.get("user_id")
-    has_text = TEXT_ATTRIBUTE in item
+    text, unreadable = None, False
+    if seal is not None and TEXT_ATTRIBUTE in item:
+        try:
+            if not user_id:  # text with no user to open it for was never written by us
+                raise UnreadableText("events")
+            text = seal.open_text(user_id, _item_parts(item), item)
+        except UnreadableText:
+            unreadable = True
     return AgentEvent(
         session_id=str(item["session_id"]),
         event_id=str(item["event_id"]),
@@ -56,14 +66,34 @@ def event_from_item(item: Mapping[str, Any]) -> AgentEvent:
         created_at=str(item.get("created_at", "")),
         tainted_at_post=bool(item.get("tainted_at_post", False)),
         user_id=user_id,
-        text=open_text(user_id or "", item) if has_text else None,
+        text=text,
+        unreadable=unreadable,
     )
 
 
+def _binary_decoded(image: Mapping[str, Any]) -> dict[str, Any]:
+    """Lambda's JSON event carries binary attributes (the sealed text) as base64 text; boto3 wants bytes."""
+    import base64
+
+    return {
+        name: {"B": base64.b64decode(value["B"])} if isinstance(value, Mapping) and isinstance(value.get("B"), str) else value
+        for name, value in image.items()
+    }
+
+
+def _item_parts(item: Mapping[str, Any]) -> list[str]:
+    return [str(item["session_id"]), str(item["event_id"])]
+
+
 class EventsRepository:
-    def __init__(self, client: Any, table: str) -> None:
+    def __init__(self, client: Any, table: str, seal: TextSeal) -> None:
         self._client = client
         self.table = table
+        self.seal = seal
+
+    def from_image(self, image: Mapping[str, Any]) -> AgentEvent:
+        """A stream record's NewImage (DynamoDB JSON) as an event with its text opened for the consumer's checks."""
+        return event_from_item(dynamo.load(_binary_decoded(image)), self.seal)
 
     def _key(self, session_id: str, event_id: str) -> dict[str, Any]:
         return dynamo.dump({"session_id": session_id, "event_id": event_id})
@@ -82,7 +112,8 @@ class EventsRepository:
             "user_id": event.user_id,
             "ttl": now_epoch + EVENT_TTL_SECONDS,
         }
-        item.update(seal_text(event.user_id or "", event.text or ""))
+        if event.user_id:
+            item.update(self.seal.seal_text(event.user_id, [event.session_id, event.event_id], event.text or ""))
         return dynamo.put_if_absent(self._client, self.table, item, "event_id")
 
     def list(self, session_id: str) -> list[AgentEvent]:
@@ -110,4 +141,4 @@ class EventsRepository:
         raw = self._client.get_item(
             TableName=self.table, Key=self._key(session_id, event_id), ConsistentRead=True
         ).get("Item")
-        return event_from_item(dynamo.load(raw)) if raw else None
+        return event_from_item(dynamo.load(raw), self.seal) if raw else None

@@ -5,36 +5,50 @@ from typing import Any
 
 from chalicelib.models import Entry
 from chalicelib.storage import dynamo
-from chalicelib.storage.entry_items import from_item, to_item
+from chalicelib.storage.entry_items import StoredRef, from_item, ref_from_item, to_item
+from chalicelib.storage.text import TextSeal, UnreadableText
 
 PROPOSAL_PREFIX = "p#"
 
 
 class ProposalsRepository:
-    def __init__(self, client: Any, table: str) -> None:
+    def __init__(self, client: Any, table: str, seal: TextSeal) -> None:
         self._client = client
         self.table = table
+        self.seal = seal
 
     def _key(self, user_id: str, proposal_id: str) -> dict[str, Any]:
         return dynamo.dump({"user_id": user_id, "sk": PROPOSAL_PREFIX + proposal_id})
 
     def list(self, user_id: str) -> list[Entry]:
-        return [
-            from_item(item)
-            for item in dynamo.query_partition(self._client, self.table, "user_id", user_id)
-        ]
+        found = []
+        for item in dynamo.query_partition(self._client, self.table, "user_id", user_id):
+            try:
+                found.append(from_item(item, self.seal))
+            except UnreadableText:
+                continue  # not openable here (moved, or its key destroyed): absent, like any missing id
+        return found
+
+    def stored(self, user_id: str) -> list[StoredRef]:
+        """Every waiting proposal's id, without opening any text (no key needed)."""
+        return [ref_from_item(item) for item in dynamo.query_partition(self._client, self.table, "user_id", user_id)]
 
     def get(self, user_id: str, proposal_id: str) -> Entry | None:
         raw = self._client.get_item(
             TableName=self.table, Key=self._key(user_id, proposal_id), ConsistentRead=True
         ).get("Item")
-        return from_item(dynamo.load(raw)) if raw else None
+        if not raw:
+            return None
+        try:
+            return from_item(dynamo.load(raw), self.seal)
+        except UnreadableText:
+            return None  # a 404 like any missing id
 
     def put_new(self, proposal: Entry) -> dict[str, Any]:
         return {
             "Put": {
                 "TableName": self.table,
-                "Item": dynamo.dump(to_item(proposal, PROPOSAL_PREFIX + proposal.id)),
+                "Item": dynamo.dump(to_item(proposal, PROPOSAL_PREFIX + proposal.id, self.seal)),
                 "ConditionExpression": "attribute_not_exists(sk)",
             }
         }

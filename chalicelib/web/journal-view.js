@@ -16,6 +16,8 @@ const REFUSALS = {
   too_long: "it was longer than 2000 bytes",
   invalid_kind: "its kind was not preference, fact or note",
   unknown_session: "the session was unknown",
+  unreadable: "its sealed text could not be opened for you",
+  invalid_text: "it held control characters",
 };
 const OPERATOR_ACTIONS = {
   read: "looked at your memory", get: "looked at your memory", list: "looked at your memory",
@@ -63,6 +65,10 @@ function journalSentence(row) {
         `${plural(Number(row.proposals) || 0, "waiting suggestion")}.`;
     case "keep.memory.proposal_refused":
       return `An agent's suggestion${session} was refused because ${refusalWords(row.reason)}.`;
+    case "keep.memory.key_created":
+      return "A new encryption key was made for your memory: only it can open what you store from now on.";
+    case "keep.memory.key_destroyed":
+      return "Your memory's encryption key was destroyed: nothing stored before, backups included, can be read again.";
     default: {
       const details = Object.entries(row)
         .filter(([k]) => k !== "at" && k !== "action")

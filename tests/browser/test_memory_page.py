@@ -255,19 +255,20 @@ def test_journal_tab_shows_context_and_settings_rows_without_text(page: Page, li
     expect(page.locator("#panel-journal")).to_be_visible()
     expect(page.locator("#panel-memory")).to_be_hidden()
     rows = page.locator("[data-testid=journal-row]")
-    expect(rows).to_have_count(3)
+    expect(rows).to_have_count(4)
     expect(rows.nth(0)).to_contain_text("Memory was turned off.")
     expect(rows.nth(1)).to_contain_text(
         f"The agent “helper” was given 1 entry from your memory (session {session_id})."
     )
-    expect(rows.nth(2)).to_contain_text("Memory was turned on.")
+    expect(rows.nth(2)).to_contain_text("A new encryption key was made for your memory")  # the first entry made it
+    expect(rows.nth(3)).to_contain_text("Memory was turned on.")
     assert "private note" not in page.locator("#journal").inner_text()
 
     status, journal, _ = live.request("GET", "/v1/memory/journal", token=token)
     assert status == 200, journal
     actions = [row["action"] for row in journal["items"]]
-    assert actions == ["keep.memory.settings", "keep.memory.context", "keep.memory.settings"]
-    assert [rows.nth(i).get_attribute("data-journal-action") for i in range(3)] == actions
+    assert actions == ["keep.memory.settings", "keep.memory.context", "keep.memory.key_created", "keep.memory.settings"]
+    assert [rows.nth(i).get_attribute("data-journal-action") for i in range(4)] == actions
 
     page.locator("#tab-memory").click()
     expect(page.locator("#panel-memory")).to_be_visible()

@@ -5,6 +5,7 @@ from datetime import UTC, datetime, timedelta
 
 from chalicelib.config import TableNames
 from local.dev_tokens import DevTokenIssuer
+from local.kms import LOCAL_ALIAS
 
 HOST_ARN = "arn:aws:iam::111122223333:role/memory-host"
 WORKER_ARN = "arn:aws:iam::111122223333:role/memory-worker"
@@ -18,6 +19,8 @@ def settings_env(names: TableNames, issuer: DevTokenIssuer) -> dict[str, str]:
         "JOURNAL_TABLE": names.journal,
         "SESSIONS_TABLE": names.sessions,
         "EVENTS_TABLE": names.events,
+        "KEYS_TABLE": names.keys,
+        "KMS_KEY_ID": LOCAL_ALIAS,
         "JWT_ISSUER": issuer.issuer,
         "JWT_AUDIENCE": issuer.audience,
         "JWT_JWKS": issuer.jwks_json(),

@@ -1,0 +1,119 @@
+"""Each user's data key: created by KMS on their first stored text, unwrapped on use, destroyed by forget-all.
+
+Sealing always reads the user's key row (one consistent GetItem, no KMS call when cached), and
+`guard` makes the write itself check that key is still current, so a key destroyed by another
+request or container is never used for new text. Opening trusts the cache for a key it
+has seen (at most `cache.MAX_AGE_SECONDS`), and otherwise asks the keys table which key is current.
+Key creation and destruction are journaled in the same transaction as the key row itself.
+"""
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any
+
+from chalicelib.clock import instant
+from chalicelib.crypto.cache import KeyCache
+from chalicelib.crypto.kms import Kms
+from chalicelib.crypto.sealing import KEY_ID_BYTES, key_id_of
+from chalicelib.storage.dynamo import TransactionCancelled, transact
+from chalicelib.storage.journal import JournalRepository
+from chalicelib.storage.keys import KeysRepository, StoredKey
+from chalicelib.storage.text import TEXT_ATTRIBUTE
+
+KEY_CREATED, KEY_DESTROYED = "keep.memory.key_created", "keep.memory.key_destroyed"
+
+
+class KeyUnavailable(RuntimeError):
+    """Two first writes and a destruction raced past every retry: the caller may try again."""
+
+
+class Keyring:
+    def __init__(
+        self,
+        client: object,
+        keys: KeysRepository,
+        journal: JournalRepository,
+        kms: Kms,
+        clock: Callable[[], datetime],
+        cache: KeyCache | None = None,
+    ) -> None:
+        self._client = client
+        self.keys = keys
+        self.journal = journal
+        self.kms = kms
+        self.clock = clock
+        self.cache = cache if cache is not None else KeyCache()
+
+    def sealing_key(self, user_id: str) -> tuple[bytes, bytes]:
+        """(key id, key) to seal new text with: the user's current key, created now if they have none."""
+        for _ in range(3):
+            stored = self.keys.get(user_id)
+            if stored is not None:
+                return stored.key_id, self._unwrapped(stored)
+            created = self._create(user_id)
+            if created is not None:
+                return created
+        raise KeyUnavailable("the user's key changed during every attempt")
+
+    def opening_key(self, user_id: str, key_id: bytes) -> bytes | None:
+        """The key named `key_id` if it is still the user's key; None once it was destroyed (or never was)."""
+        cached = self.cache.get(user_id, key_id)
+        if cached is not None:
+            return cached
+        stored = self.keys.get(user_id)
+        if stored is None or stored.key_id != key_id:
+            return None
+        return self._unwrapped(stored)
+
+    def guard(self, actions: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """`actions` followed by one check per key that sealed text in their Puts: that key is still current.
+
+        Sealing reads the key row first, but a forget-all may destroy the key between that read and the
+        write; this makes such a write fail (the caller seals again under the new key) instead of
+        storing text no key opens. The checks come last, so the actions keep their indices.
+        """
+        checks: dict[tuple[str, bytes], dict[str, Any]] = {}
+        for action in actions:
+            item = action.get("Put", {}).get("Item", {})
+            if TEXT_ATTRIBUTE in item:
+                user_id, key_id = item["user_id"]["S"], key_id_of(bytes(item[TEXT_ATTRIBUTE]["B"]))
+                checks[(user_id, key_id)] = self.keys.is_current(user_id, key_id)
+        return [*actions, *checks.values()]
+
+    def destroy(self, user_id: str) -> bool:
+        """Delete the user's wrapped key and journal it; False when they had none. The next write makes a new one."""
+        now = instant(self.clock)
+        self.cache.drop(user_id)
+        try:
+            transact(self._client, [self.keys.delete_existing(user_id), self.journal.record(user_id, KEY_DESTROYED, now.iso, {})])
+        except TransactionCancelled as exc:
+            if exc.failed(0):
+                return False
+            raise
+        finally:
+            self.cache.drop(user_id)  # also what a sealing racing this call may have put back
+        return True
+
+    def _unwrapped(self, stored: StoredKey) -> bytes:
+        cached = self.cache.get(stored.user_id, stored.key_id)
+        if cached is not None:
+            return cached
+        key = self.kms.unwrap(stored.user_id, stored.wrapped)
+        self.cache.put(stored.user_id, stored.key_id, key)
+        return key
+
+    def _create(self, user_id: str) -> tuple[bytes, bytes] | None:
+        """A new key stored with its journal row; None if another request stored one first (use theirs)."""
+        now = instant(self.clock)
+        new = self.kms.generate(user_id)
+        stored = StoredKey(user_id=user_id, key_id=os.urandom(KEY_ID_BYTES), wrapped=new.wrapped, created_at=now.iso)
+        try:
+            transact(self._client, [self.keys.put_new(stored), self.journal.record(user_id, KEY_CREATED, now.iso, {})])
+        except TransactionCancelled as exc:
+            if exc.failed(0):
+                return None
+            raise
+        self.cache.put(user_id, stored.key_id, new.plaintext)
+        return stored.key_id, new.plaintext
