@@ -14,6 +14,7 @@ from chalicelib.storage.entries import EntriesRepository
 from chalicelib.storage.events import EventsRepository
 from chalicelib.storage.journal import JournalRepository
 from chalicelib.storage.proposals import ProposalsRepository
+from chalicelib.storage.retries import guarded
 from chalicelib.storage.sessions import SessionsRepository
 
 
@@ -32,6 +33,7 @@ class Stores:
 
 def build_stores(settings: Settings, client: Any, clock: Callable[[], datetime] = utc_now) -> Stores:
     tables = settings.tables
+    client = guarded(client)  # exhausted retries become Unavailable here, at the storage boundary
     return Stores(
         client=client,
         entries=EntriesRepository(client, tables.entries),

@@ -24,7 +24,7 @@ def json_response(body: Any, status: int = 200) -> Response:
 
 
 def error_response(error: ServiceError) -> Response:
-    return Response(body=json.dumps(error.body()), status_code=error.status, headers=JSON_HEADERS)
+    return Response(body=json.dumps(error.body()), status_code=error.status, headers={**JSON_HEADERS, **error.headers()})
 
 
 def contract_errors(view: Callable[..., Any]) -> Callable[..., Any]:

@@ -126,17 +126,10 @@ def forget(stores: Stores, user_id: str, entry_id: str) -> None:
 
 
 def forget_all(stores: Stores, user_id: str) -> dict[str, int]:
-    """Delete every entry and waiting proposal, keep the switch, journal the counts only."""
-    now = instant(stores.clock)
-    _, entries = stores.entries.load(user_id)
-    proposals = stores.proposals.list(user_id)
-    live = sum(1 for e in entries if not e.is_expired(now.epoch))
-    removals = [("entry", e.id) for e in entries] + [("proposal", p.id) for p in proposals]
-    _delete_counted(stores, user_id, removals)
-    stores.journal.append(
-        user_id, "keep.memory.forget_all", now.iso, {"entries": live, "proposals": len(proposals)}
-    )
-    return {"deleted": live + len(proposals)}
+    """Delete every entry and waiting proposal, keep the switch, journal the counts only (see forget_all.py)."""
+    from chalicelib.services.forget_all import forget_all as forget_everything
+
+    return forget_everything(stores, user_id)
 
 
 def accept(stores: Stores, user_id: str, proposal_id: str) -> Entry:

@@ -1,0 +1,21 @@
+"""What must hold in storage after any request, fault or refusal: the state item's counters equal the stored items."""
+from __future__ import annotations
+
+from typing import Any
+
+
+def stored_counts(stores: Any, user_id: str) -> dict[str, int]:
+    """The counters as stored beside the entries and proposals actually stored (expired entries count until purged)."""
+    state, entries = stores.entries.load(user_id)
+    return {
+        "active": state.active,
+        "entries": len(entries),
+        "waiting": state.waiting,
+        "proposals": len(stores.proposals.list(user_id)),
+    }
+
+
+def assert_counters_match(stores: Any, user_id: str) -> dict[str, int]:
+    counts = stored_counts(stores, user_id)
+    assert counts["active"] == counts["entries"] and counts["waiting"] == counts["proposals"], counts
+    return counts
