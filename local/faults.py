@@ -42,6 +42,7 @@ RANDOM_ERRORS = (
     "TransactionConflict", "InternalServerError", "Timeout",
 )
 _TARGET_PREFIX = {"dynamodb": "com.amazonaws.dynamodb.v20120810#", "kms": "com.amazonaws.kms#"}
+_NOWHERE = "http://fault-injected.invalid/"
 _ATTEMPT = re.compile(r"attempt=(\d+)")
 
 
@@ -56,6 +57,7 @@ class FaultRule:
     every: int = 1  # every Nth matching call fails (1 = all of them), unless rate is set
     rate: float | None = None  # this share of matching calls fails, drawn from the injector's seeded generator
     times: int | None = None  # stop after this many failures
+    after: int = 0  # let the first `after` matching calls through untouched
     errors: tuple[str, ...] = ()  # with rate: pick the error at random among these (seeded)
     matched: int = 0
     fired: int = 0
@@ -160,17 +162,24 @@ class FaultInjector:
                 self.calls.append(Call(service, operation, tables, attempt, fault))
         if fault is None:
             return None
-        return _answer(fault, service, operation, body, request, self._random)
+        answer = _answer(fault, service, operation, body, request, self._random)
+        # botocore asks every before-send handler, not just the first: moto's in-process stubber
+        # (mock_aws) would still apply the request. It only serves AWS host names, so pointing this
+        # one attempt elsewhere keeps a faulted call from reaching it; our answer is the one used.
+        request.url = _NOWHERE
+        return answer
 
     def _choose(self, service: str, operation: str, tables: tuple[str, ...]) -> str | None:
         for rule in self.rules:
             if not rule.applies(service, operation, tables):
                 continue
             rule.matched += 1
+            if rule.matched <= rule.after:
+                continue
             if rule.rate is not None:
                 hit = self._random.random() < rule.rate
             else:
-                hit = rule.matched % max(1, rule.every) == 0
+                hit = (rule.matched - rule.after) % max(1, rule.every) == 0
             if hit:
                 rule.fired += 1
                 return self._random.choice(rule.errors) if rule.errors else rule.error

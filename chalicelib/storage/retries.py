@@ -41,7 +41,7 @@ sleep: Callable[[float], None] = time.sleep  # tests replace it to count backoff
 def client_config(**extra: Any) -> Any:
     from botocore.config import Config
 
-    return Config(retries={"max_attempts": MAX_ATTEMPTS, "mode": "standard"}, connect_timeout=5, read_timeout=10, **extra)
+    return Config(retries={"total_max_attempts": MAX_ATTEMPTS, "mode": "standard"}, connect_timeout=5, read_timeout=10, **extra)
 
 
 def _error(exc: BaseException) -> dict[str, Any]:
