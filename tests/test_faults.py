@@ -13,6 +13,7 @@ import pytest
 from local.faults import FaultInjector, from_environment
 from tests.support.invariants import assert_counters_match
 from tests.support.proposals import add_proposal
+from tests.test_openapi import check
 
 ENTRIES, PROPOSALS, JOURNAL = "t-entries", "t-proposals", "t-journal"
 
@@ -154,6 +155,7 @@ def test_when_retries_run_out_the_answer_is_503_and_nothing_changed(
     faults.add(error=fault)  # every DynamoDB call fails from here on
     status, answer, headers = _call(api, method, path.format(**ids), "alice", body)
     _assert_unavailable(status, answer, headers)
+    check(method, path.replace("{entry}", "{id}").replace("{proposal}", "{id}"), status, answer)  # as openapi.yaml says
     faults.clear()
     assert _snapshot(stores, "alice") == before
     assert_counters_match(stores, "alice")
@@ -194,6 +196,7 @@ def test_forget_all_interrupted_midway_says_so_and_a_retry_finishes_it(api: Any,
     faults.add(error="InternalServerError", operation="TransactWriteItems", after=1)
     status, body, headers = _call(api, "DELETE", "/v1/memory", "alice")
     _assert_unavailable(status, body, headers)
+    check("DELETE", "/v1/memory", status, body)
     assert body["deleted"] == CHUNK
     counts = assert_counters_match(stores, "alice")
     assert counts["entries"] + counts["proposals"] == 160 - CHUNK

@@ -10,6 +10,7 @@ from local.faults import FaultInjector
 from tests.support.iam import calling_as
 from tests.support.invariants import assert_counters_match
 from tests.support.stack import OPERATOR_ARN
+from tests.test_openapi import check
 
 ENTRIES, PROPOSALS, JOURNAL = "t-entries", "t-proposals", "t-journal"
 
@@ -45,6 +46,7 @@ def test_an_operator_access_whose_journal_write_is_refused_does_not_happen(
     status, body, headers = _operator(client, method, path.format(id=alice["id"]))
     assert (status, body["code"]) == (503, "unavailable") and int(headers["Retry-After"]) >= 1
     assert "doctor" not in json.dumps(body) and "items" not in body
+    check(method, path.split("?")[0], status, body)
     # Nothing of alice's memory was read or touched once the journal had refused the access.
     touched = [c for c in faults.seen() if ENTRIES in c.tables or PROPOSALS in c.tables]
     assert all(JOURNAL in c.tables for c in touched), touched  # only a transaction that holds the journal row
