@@ -86,6 +86,14 @@ class LocalStack:
 
         reset_client()
         reset_stores()
+        from local.faults import from_environment
+
+        # MEMORY_FAULT_RATE / MEMORY_FAULT_SEED: that share of the app's DynamoDB calls fails (inert unset).
+        self.faults = from_environment()
+        if self.faults is not None:
+            from chalicelib.storage.dynamo import get_client
+
+            self.faults.attach(get_client())
 
     def _create_tables(self) -> None:
         import boto3

@@ -262,8 +262,9 @@ MUTATIONS: tuple[Mutation, ...] = (
         "exhausted_retries_are_500",
         "AWS's refusal after retries leaks out as a botocore error: a 500, not 503 unavailable",
         (FAULTS,),
-        (Edit("chalicelib/storage/retries.py", "                if is_retryable(exc):\n                    raise Unavailable() from exc\n",
-              ""),),
+        (Edit("chalicelib/storage/retries.py",
+              '                    counts["unavailable"] += 1\n                    raise Unavailable() from exc\n',
+              '                    counts["unavailable"] += 1\n'),),
     ),
     Mutation(
         "no_retry_after",

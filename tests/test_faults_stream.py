@@ -176,3 +176,22 @@ def test_a_session_marked_untrusted_after_posting_but_before_handling_yields_a_t
     assert proposal.tainted is True  # taint at handling time counts
     status, entry = api.call("POST", f"/v1/memory/{proposal.id}/accept", "alice")
     assert status == 201 and entry["tainted"] is True
+
+
+def test_a_post_of_events_refused_midway_stores_none_and_its_retry_stores_each_once(
+    api: Any, agents: Any, stores: Any, faults: FaultInjector, client: Any
+) -> None:
+    api.turn_on("alice")
+    agents.register("s", "alice")
+    _post(client, "s", {"id": "old", "text": "posted before"})
+    body = {"events": [{"type": "memory.propose", "kind": "note", "id": i, "text": f"fact {i}"} for i in ("old", "a", "b", "a")]}
+    faults.add(error="ThrottlingException", operation="TransactWriteItems", table="t-events")
+    status, answer = iam_call(client, "POST", "/v1/sessions/s/events", WORKER_ARN, body)
+    assert (status, answer["code"]) == (503, "unavailable")
+    faults.clear()
+    assert sorted(e.event_id for e in stores.events.list("s")) == ["old"]  # all or nothing
+    status, answer = iam_call(client, "POST", "/v1/sessions/s/events", WORKER_ARN, body)
+    assert (status, answer) == (202, {"accepted": 2, "received": 4})
+    assert sorted(e.event_id for e in stores.events.list("s")) == ["a", "b", "old"]
+    agents.stream.drain()
+    _assert_each_event_once(stores, "alice", "s", proposed=3, refused=0)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import random
 import time
+from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
@@ -36,6 +37,7 @@ RETRYABLE_CODES = frozenset(
 )
 
 sleep: Callable[[float], None] = time.sleep  # tests replace it to count backoffs without waiting
+counts: Counter[str] = Counter()  # conflict retries and Unavailable answers so far (figures for the chaos run)
 
 
 def client_config(**extra: Any) -> Any:
@@ -97,9 +99,11 @@ class GuardedClient:
                 return method(*args, **kwargs)
             except Exception as exc:
                 if is_conflict(exc) and attempt < CONFLICT_ATTEMPTS:
+                    counts["conflict_retries"] += 1
                     sleep(_backoff(attempt))
                     continue
                 if is_retryable(exc):
+                    counts["unavailable"] += 1
                     raise Unavailable() from exc
                 raise
         raise Unavailable()  # not reached: the last attempt returns or raises
