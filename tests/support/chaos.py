@@ -88,8 +88,9 @@ class Http:
 class Worker:
     """One thread of the workload: its own users, sessions and seeded choices."""
 
-    def __init__(self, http: Http, seed: int, index: int, users: int) -> None:
+    def __init__(self, http: Http, seed: int, index: int, users: int, pump: Any = None) -> None:
         self.http, self.rng, self.tag = http, random.Random(seed * 1000 + index), f"s{seed}w{index}"
+        self.pump = pump  # sequential runs drive the stream pump themselves, so a seed replays exactly
         self.models = [UserModel(f"chaos-{self.tag}-u{n}") for n in range(users)]
         self.texts: list[str] = []  # every text we sent, to look for in logs and the journal
         self.errors: list[str] = []  # the workload's own crashes: each one fails the run
@@ -222,7 +223,9 @@ class Worker:
             events.append({"id": event_id, "type": "memory.propose", "text": text, "kind": "note"})
         call = self.http.iam("POST", f"/v1/sessions/{session}/events", "/v1/sessions/{session_id}/events", "worker", {"events": events})
         if call.status == 202:
-            posted.extend(e["id"] for e in events if e["id"] not in posted)
+            posted.extend(dict.fromkeys(e["id"] for e in events if e["id"] not in posted))
+        if self.pump is not None and self.rng.random() < 0.7:  # otherwise left pending for a while
+            self.pump.drain(timeout=60)
 
     def _context(self, m: UserModel) -> None:
         if m.sessions:
@@ -263,8 +266,29 @@ class _Tee(io.TextIOBase):
         return None
 
 
-def run(seed: int, steps: int, rate: float = 0.05, workers: int = 2, users: int = 3) -> dict[str, Any]:
+class _Backoff:
+    """botocore's and our retry sleeps, recorded and shortened: the answers do not depend on how long they wait."""
+
+    def __init__(self) -> None:
+        self.seconds = 0.0
+        self.count = 0
+
+    def sleep(self, seconds: float) -> None:
+        self.seconds += seconds
+        self.count += 1
+        time.sleep(min(seconds, 0.002))
+
+
+def run(seed: int, steps: int, rate: float = 0.05, workers: int = 1, users: int = 3, real_sleeps: bool = False) -> dict[str, Any]:
+    import botocore.endpoint
+
+    from chalicelib.storage import retries
     from tests.support.chaos_checks import check_all
+
+    backoff = _Backoff()
+    if not real_sleeps:
+        botocore.endpoint.time = backoff  # type: ignore[attr-defined] # it uses time only to sleep between retries
+        retries.sleep = backoff.sleep
 
     os.environ.update({"MEMORY_FAULT_RATE": str(rate), "MEMORY_FAULT_SEED": str(seed)})
     tee_out, tee_err = _Tee(sys.stdout), _Tee(sys.stderr)
@@ -277,20 +301,31 @@ def run(seed: int, steps: int, rate: float = 0.05, workers: int = 2, users: int 
         with tempfile.TemporaryDirectory(prefix="chaos-") as scratch:
             stack = LocalStack(port=0, credentials_file=Path(scratch) / "credentials.json").start()
             try:
+                dead_letters: list[dict[str, Any]] = []
+                # The pump's give-up hook is the local stand-in for the deployed dead-letter queue.
+                stack.pump._on_give_up = lambda record, reason: dead_letters.append(record)
                 http = Http(stack.url, stack.principals, stack.issuer.mint)
-                crew = [Worker(http, seed, n, users) for n in range(workers)]
+                sequential = workers == 1
+                if sequential:  # one caller and the pump in its thread: nothing concurrent, a seed replays exactly
+                    stack.pump.stop()
+                crew = [Worker(http, seed, n, users, stack.pump if sequential else None) for n in range(workers)]
                 threads = [threading.Thread(target=w.run, args=(steps // workers,)) for w in crew]
                 for thread in threads:
                     thread.start()
                 for thread in threads:
                     thread.join()
                 workload_seconds = time.monotonic() - started
-                report = check_all(stack, http, crew, tee_out.buffer_text.getvalue() + tee_err.buffer_text.getvalue())
+                def logs() -> str:
+                    return tee_out.buffer_text.getvalue() + tee_err.buffer_text.getvalue()
+
+                report = check_all(stack, http, crew, logs, dead_letters)
             finally:
                 stack.stop()
     finally:
         sys.stdout, sys.stderr = real_out, real_err
     report.update(seed=seed, steps=steps, rate=rate, workers=workers, workload_seconds=round(workload_seconds, 1))
+    if not real_sleeps:
+        report.update(backoffs=backoff.count, backoff_seconds_skipped=round(backoff.seconds, 1))
     return report
 
 
@@ -299,9 +334,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--n", type=int, default=300, help="workload steps (each one or a few requests)")
     parser.add_argument("--rate", type=float, default=0.05)
-    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--workers", type=int, default=1, help="1: sequential and exactly reproducible; more: concurrent users")
+    parser.add_argument("--real-sleeps", action="store_true", help="wait out every retry backoff in full")
     args = parser.parse_args(argv)
-    report = run(args.seed, args.n, args.rate, args.workers)
+    report = run(args.seed, args.n, args.rate, args.workers, real_sleeps=args.real_sleeps)
     print(json.dumps(report, indent=2, sort_keys=True))
     return 0 if not report["violations"] else 1
 
