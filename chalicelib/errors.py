@@ -66,7 +66,7 @@ class CredentialRefused(ServiceError):
 class Unavailable(ServiceError):
     """AWS kept refusing (throttling, conflicts, internal errors, timeouts) after bounded retries; nothing was changed."""
 
-    code, status, default_message = "unavailable", 503, "The service is busy: nothing was changed, try again in a moment."
+    code, status, default_message = "unavailable", 503, "The service is busy: try again in a moment."
     retry_after_seconds = 2
 
     def headers(self) -> dict[str, str]:

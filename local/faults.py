@@ -33,10 +33,14 @@ ERRORS: dict[str, tuple[int, str]] = {
     "TransactionConflict": (400, "TransactionConflictException"),
     "InternalServerError": (500, "InternalServerError"),
     "Timeout": (0, "ReadTimeoutError"),
+    # The write is applied, then its answer is lost (a 500 instead of the 200): botocore retries it.
+    "LostResponse": (500, "InternalServerError"),
     # KMS's own throttling and internal error shapes.
     "KMSThrottling": (400, "ThrottlingException"),
     "KMSInternal": (500, "KMSInternalException"),
 }
+# LostResponse is left out of the random mix: once retries also run out, a lost answer to an applied
+# write is as ambiguous here as on AWS (the 503 cannot know), and the chaos invariants are exact.
 RANDOM_ERRORS = (
     "ThrottlingException", "ProvisionedThroughputExceededException", "RequestLimitExceeded",
     "TransactionConflict", "InternalServerError", "Timeout",
@@ -99,6 +103,9 @@ class FaultInjector:
         self._lock = threading.Lock()
         self._attached: list[tuple[Any, str]] = []
         self.totals: Counter[str] = Counter()
+        # TransactWriteItems' ClientRequestTokens whose transaction was applied: AWS answers a repeat
+        # of one (within 10 minutes) with success and applies nothing; moto ignores the token.
+        self._applied_tokens: set[str] = set()
 
     # ---- wiring -------------------------------------------------------------------------------
 
@@ -160,6 +167,13 @@ class FaultInjector:
                 self.totals[f"fault:{fault}"] += 1
             if len(self.calls) < self.keep_calls:
                 self.calls.append(Call(service, operation, tables, attempt, fault))
+        token = body.get("ClientRequestToken") if operation == "TransactWriteItems" else None
+        if fault is None and token in self._applied_tokens:
+            return _success(request)  # AWS's idempotency: the repeat of an applied transaction succeeds
+        if fault == "LostResponse":
+            if _send_for_real(event_name, request).status_code == 200 and token:
+                with self._lock:
+                    self._applied_tokens.add(token)
         if fault is None:
             return None
         answer = _answer(fault, service, operation, body, request, self._random)
@@ -236,6 +250,25 @@ def _answer(fault: str, service: str, operation: str, body: dict[str, Any], requ
         }
     headers = {"Content-Type": "application/x-amz-json-1.0", "x-amzn-RequestId": "fault-injected"}
     return AWSResponse(request.url, status, headers, _Raw(json.dumps(payload).encode()))
+
+
+def _send_for_real(event_name: str, request: Any) -> Any:
+    """Deliver the request as botocore would have: to moto's in-process stubber under mock_aws, else over HTTP."""
+    from moto.core.models import botocore_stubber
+
+    if botocore_stubber.enabled:
+        answer = botocore_stubber(event_name, request)
+        if answer is not None:
+            return answer
+    from botocore.httpsession import URLLib3Session
+
+    return URLLib3Session().send(request)
+
+
+def _success(request: Any) -> Any:
+    from botocore.awsrequest import AWSResponse
+
+    return AWSResponse(request.url, 200, {"Content-Type": "application/x-amz-json-1.0"}, _Raw(b"{}"))
 
 
 def _json_body(body: Any) -> dict[str, Any]:

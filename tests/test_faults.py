@@ -162,6 +162,19 @@ def test_when_retries_run_out_the_answer_is_503_and_nothing_changed(
     assert "tea" not in json.dumps(answer) and "cats" not in json.dumps(answer)
 
 
+def test_a_transaction_whose_answer_was_lost_is_retried_with_its_token_and_applied_once(
+    api: Any, stores: Any, faults: FaultInjector
+) -> None:
+    api.turn_on("alice")
+    faults.calls.clear()
+    faults.add(error="LostResponse", operation="TransactWriteItems", times=1)  # applied, then a 500
+    status, body, _ = _call(api, "POST", "/v1/memory", "alice", {"text": "likes green tea"})
+    assert status == 201, body
+    assert [c.fault for c in faults.seen("TransactWriteItems")] == ["LostResponse", None]
+    assert [e.id for e in stores.entries.load("alice")[1]] == [body["id"]]  # AWS's token made the retry a no-op
+    assert assert_counters_match(stores, "alice")["active"] == 1
+
+
 def test_conflicts_are_retried_a_bounded_number_of_times_with_jitter(api: Any, stores: Any, faults: FaultInjector) -> None:
     from chalicelib.storage.retries import CONFLICT_ATTEMPTS, CONFLICT_MAX_SECONDS
 
