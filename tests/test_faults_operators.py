@@ -1,4 +1,4 @@
-"""Operator routes under AWS faults: an access whose journal write is refused does not happen (503, nothing read or changed)."""
+"""Operator, host and worker routes under AWS faults: 503 and nothing changed; an operator access whose journal write is refused does not happen."""
 from __future__ import annotations
 
 import json
@@ -65,3 +65,39 @@ def test_an_operator_forget_retried_through_a_conflict_is_done_and_journaled_onc
     assert [r["operation"] for r in _access_rows(stores)] == ["forget"]
     assert api.call("GET", "/v1/memory", "alice")[1]["items"] == []
     assert assert_counters_match(stores, "alice")["active"] == 0
+
+
+def _host_or_worker(client: Any, arn: str, method: str, path: str, body: Any) -> tuple[int, Any, dict[str, str]]:
+    with calling_as(arn):
+        response = getattr(client.http, method.lower())(
+            path, headers={"Content-Type": "application/json"}, body=json.dumps(body) if body is not None else None
+        )
+    text = response.body.decode() if isinstance(response.body, bytes) else response.body
+    return response.status_code, (json.loads(text) if text else None), dict(response.headers)
+
+
+AGENT_ROUTES = [
+    ("host", "PUT", "/v1/sessions/new", "/v1/sessions/{session_id}", {"user_id": "alice", "thread_id": "t", "agent": "a", "manifest": {"memory": True}}),
+    ("host", "POST", "/v1/sessions/s/untrusted", "/v1/sessions/{session_id}/untrusted", None),
+    ("host", "GET", "/v1/sessions/s/memory", "/v1/sessions/{session_id}/memory", None),
+    ("worker", "POST", "/v1/sessions/s/events", "/v1/sessions/{session_id}/events", {"events": [{"id": "e9", "type": "memory.propose", "text": "t", "kind": "note"}]}),
+    ("worker", "GET", "/v1/sessions/s/events", "/v1/sessions/{session_id}/events", None),
+]
+
+
+@pytest.mark.parametrize("caller, method, path, template, body", AGENT_ROUTES, ids=[f"{r[1]} {r[3]}" for r in AGENT_ROUTES])
+def test_host_and_worker_routes_answer_503_and_change_nothing_when_aws_keeps_refusing(
+    client: Any, stores: Any, api: Any, agents: Any, alice: Any, faults: FaultInjector,
+    caller: str, method: str, path: str, template: str, body: Any,
+) -> None:
+    from tests.support.stack import HOST_ARN, WORKER_ARN
+
+    agents.register("s", "alice")
+    before = (stores.sessions.get("s"), stores.sessions.get("new"), stores.events.list("s"), [r.public() for r in stores.journal.all("alice")])
+    faults.add(error="ThrottlingException")
+    status, answer, headers = _host_or_worker(client, HOST_ARN if caller == "host" else WORKER_ARN, method, path, body)
+    assert (status, answer["code"]) == (503, "unavailable") and int(headers["Retry-After"]) >= 1
+    check(method, template, status, answer)
+    faults.clear()
+    after = (stores.sessions.get("s"), stores.sessions.get("new"), stores.events.list("s"), [r.public() for r in stores.journal.all("alice")])
+    assert after == before  # a context that could not be journaled was not given either
