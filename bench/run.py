@@ -33,6 +33,8 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from bench import local_stack_bench  # noqa: E402
+
 RESULTS = ROOT / "bench" / "results" / "bench.json"
 PACKAGE_DIR = ROOT / "build" / "package"
 WRITE_OPERATIONS = frozenset({"PutItem", "UpdateItem", "DeleteItem", "TransactWriteItems", "BatchWriteItem"})
@@ -169,6 +171,9 @@ def open_stack() -> Iterator[Stack]:
         "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_DEFAULT_REGION": "us-east-1",
         "AWS_ACCOUNT_ID_ENDPOINT_MODE": "disabled", "AWS_ENDPOINT_URL": None, "AWS_PROFILE": None,
     }
+    from local import embedded_aws
+
+    embedded_aws.install()  # moto as the local stack and the tests run it: serialized (local/embedded_aws.py)
     with warnings.catch_warnings(), _environ({**fake, **settings_env(names, issuer)}), mock_aws():
         # The test client lets IAM routes through with a warning per request (NOTES.md); the bench knows.
         warnings.filterwarnings("ignore", message=".*not a supported in local mode.*")
@@ -235,8 +240,8 @@ def entry_text(i: int) -> str:
 def seed_user(stack: Stack, user: str, entries: int, proposals: int = 0) -> None:
     """Memory on, `entries` entries and `proposals` waiting proposals, with the state item's counters to match.
 
-    Written with BatchWriteItem rather than the service's transactions: moto deep-copies every table a
-    transaction touches, so seeding hundreds of entries that way would take minutes and measure nothing.
+    Written with BatchWriteItem rather than the service's transactions: seeding is neither counted nor timed,
+    and one BatchWriteItem per 25 items is the quickest way to fill a partition.
     """
     from chalicelib.clock import instant
     from chalicelib.models import Entry, Source, new_id
@@ -656,6 +661,12 @@ def credentials_figures() -> list[Figure]:
     return figures
 
 
+def local_figures(results: list[Any]) -> list[Figure]:
+    """bench/local_stack_bench.py's (name, value, limit, detail) results as Figures."""
+    return [Figure(name, value, detail=detail) if limit is None else at_most(name, value, limit, **detail)
+            for name, value, limit, detail in results]
+
+
 # ---- main ---------------------------------------------------------------------------------------------------
 
 
@@ -673,8 +684,14 @@ def run_all(args: argparse.Namespace, emit: Callable[[Figure], None]) -> list[Fi
             add(count_figures(count_operations(stack, args.batch)))
             add(get_memory_ratio(stack, args.entries, args.proposals, args.reps))
             add(context_history_ratio(stack, args.entries, args.journal_rows, args.reps))
+            add(local_figures(local_stack_bench.cap_path_counts(stack, seed_user)))
         add(consumer_throughput(args.batch, args.batches, args.reps))
+        add(local_figures(local_stack_bench.serialization_cost()))
+        add(local_figures(local_stack_bench.memory_figures(args.rss_requests)))
     add(import_ratio(args.import_reps))
+    from bench.auth_cost import auth_figures  # the token check's cold and warm cost (reported only)
+
+    add(auth_figures(Figure, args.import_reps))
     add(package_size())
     add(credentials_figures())
     return figures
@@ -689,6 +706,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--entries", type=int, default=200)
     parser.add_argument("--proposals", type=int, default=50)
     parser.add_argument("--journal-rows", type=int, default=10_000)
+    parser.add_argument("--rss-requests", type=int, default=5000, help="requests in the local stack's memory workload")
     parser.add_argument("--strict", action="store_true", help="exit 1 when a target is missed")
     args = parser.parse_args(argv)
     out = sys.stdout

@@ -111,6 +111,7 @@ class MemoryState:
     enabled: bool = False
     active: int = 0
     waiting: int = 0
+    revision: int = 0  # moves with every counted write: a recount may correct only what it saw
 
 
 @dataclass(frozen=True)

@@ -4,19 +4,24 @@
   `requestContext.identity.userArn`; a bad signature is 403 before the app runs.
 - Authorizer refusals answer in the contract's `{"code", "message"}` shape (deployed, gateway
   responses in the template do the same).
-- `POST /dev/token` signs a user in locally; the deployed app has no such route.
+- `POST /dev/token` signs a user in locally, `POST /dev/clock {"advance_seconds"}` moves the dev
+  clock, `POST /dev/ttl-sweep` runs TTL's deletion now; the deployed app has none of these routes.
 """
 from __future__ import annotations
 
 import json
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 from chalice.local import ChaliceRequestHandler, ForbiddenError, LocalGateway, NotAuthorizedError
 
+from chalicelib.models import iso
+from local.dev_clock import DevClock
 from local.sigv4 import LocalPrincipal, SignatureRejected, verify_request
+from local.ttl_sweeper import TtlSweeper
 
 JSON = {"Content-Type": "application/json"}
 _USER_ID = re.compile(r"^[A-Za-z0-9._@-]{1,64}$")
@@ -31,17 +36,68 @@ def _error(status: int, code: str, message: str) -> dict[str, Any]:
     }
 
 
+def _ok(document: dict[str, Any]) -> dict[str, Any]:
+    return {"statusCode": 200, "headers": dict(JSON), "multiValueHeaders": {}, "body": json.dumps(document)}
+
+
+def _json_object(body: bytes | None) -> dict[str, Any]:
+    try:
+        document = json.loads(body or b"{}")
+    except ValueError:
+        return {}
+    return document if isinstance(document, dict) else {}
+
+
+@dataclass(frozen=True)
+class DevRoutes:
+    """The launcher's own routes (never the app's): sign-in, the dev clock, TTL's deletion on demand."""
+
+    mint: Callable[[str], str]
+    clock: DevClock
+    sweeper: TtlSweeper
+
+    def handle(self, route: str, method: str, body: bytes | None) -> dict[str, Any] | None:
+        handlers = {"/dev/token": self._token, "/dev/clock": self._advance, "/dev/ttl-sweep": self._sweep}
+        handler = handlers.get(route)
+        if handler is None:
+            return None
+        if method != "POST":
+            return _error(405, "invalid_request", "Use POST.")
+        return handler(_json_object(body))
+
+    def _token(self, document: dict[str, Any]) -> dict[str, Any]:
+        user_id = document.get("user_id")
+        if not isinstance(user_id, str) or not _USER_ID.fullmatch(user_id):
+            return _error(400, "invalid_request", "user_id: 1-64 letters, digits or . _ @ -")
+        return _ok({"token": self.mint(user_id)})
+
+    def _advance(self, document: dict[str, Any]) -> dict[str, Any]:
+        seconds = document.get("advance_seconds")
+        if isinstance(seconds, bool) or not isinstance(seconds, int | float):
+            return _error(400, "invalid_request", "advance_seconds: a number of seconds, 0 or more.")
+        try:
+            now = self.clock.advance(float(seconds))
+        except ValueError as exc:
+            return _error(400, "invalid_request", str(exc))
+        return _ok({"now": iso(now)})
+
+    def _sweep(self, document: dict[str, Any]) -> dict[str, Any]:
+        del document
+        return _ok({"deleted": self.sweeper.sweep(lag_seconds=0)})
+
+
 class MemoryGateway(LocalGateway):
-    def __init__(self, app_object: Any, config: Any, principals: dict[str, LocalPrincipal], mint: Callable[[str], str]) -> None:
+    def __init__(self, app_object: Any, config: Any, principals: dict[str, LocalPrincipal], dev: DevRoutes) -> None:
         super().__init__(app_object, config)
         self._principals = principals
-        self._mint = mint
+        self._dev = dev
         self._signer_arn: str | None = None
 
     def handle_request(self, method: str, path: str, headers: dict[str, str], body: bytes | None) -> dict[str, Any]:
         route, _, query = path.partition("?")
-        if route == "/dev/token":
-            return self._dev_token(method, body)
+        answered = self._dev.handle(route, method, body)
+        if answered is not None:
+            return answered
         from chalice.app import IAMAuthorizer
 
         entry = self._route_entry(method, route)
@@ -78,23 +134,12 @@ class MemoryGateway(LocalGateway):
             event["requestContext"]["identity"]["userArn"] = self._signer_arn
         return event
 
-    def _dev_token(self, method: str, body: bytes | None) -> dict[str, Any]:
-        if method != "POST":
-            return _error(405, "invalid_request", "Use POST.")
-        try:
-            user_id = json.loads(body or b"{}").get("user_id")
-        except (ValueError, AttributeError):
-            user_id = None
-        if not isinstance(user_id, str) or not _USER_ID.fullmatch(user_id):
-            return _error(400, "invalid_request", "user_id: 1-64 letters, digits or . _ @ -")
-        return {"statusCode": 200, "headers": dict(JSON), "multiValueHeaders": {}, "body": json.dumps({"token": self._mint(user_id)})}
-
 
 class MemoryRequestHandler(ChaliceRequestHandler):
     """Chalice's request handler with our gateway, and no access log (paths carry ids; keep stderr quiet)."""
 
-    def __init__(self, request: Any, client_address: Any, server: Any, app_object: Any, config: Any, principals: Any = None, mint: Any = None) -> None:
-        self.local_gateway = MemoryGateway(app_object, config, principals, mint)
+    def __init__(self, request: Any, client_address: Any, server: Any, app_object: Any, config: Any, principals: Any = None, dev: Any = None) -> None:
+        self.local_gateway = MemoryGateway(app_object, config, principals, dev)
         BaseHTTPRequestHandler.__init__(self, request, client_address, server)
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name

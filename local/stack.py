@@ -1,10 +1,14 @@
 """The whole product on one machine, no cloud account: moto on 127.0.0.1, the tables, the stream pump, the API and page.
 
 Used by `make run` (local/run.py), `make demo`, and the tests that need the real HTTP server.
+moto is made serializable and bounded first (local/embedded_aws.py); one dev clock
+(local/dev_clock.py) drives the app, the stream's timestamps and the TTL sweeper
+(local/ttl_sweeper.py); `.local/stack.json` (beside the credentials file) names the endpoints.
 """
 from __future__ import annotations
 
 import functools
+import json
 import logging
 import os
 import threading
@@ -12,8 +16,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from chalicelib.config import TableNames, reset_settings
+from chalicelib.config import TableNames, get_settings, reset_settings
+from local import embedded_aws
+from local.dev_clock import DevClock
 from local.dev_tokens import DevTokenIssuer
+from local.ttl_sweeper import TtlSweeper
 
 ROOT = Path(__file__).resolve().parent.parent
 CREDENTIALS_FILE = ROOT / ".local" / "credentials.json"
@@ -38,13 +45,30 @@ def _Server(*args: Any, **kwargs: Any) -> Any:
     return _server_class()(*args, **kwargs)
 
 
+def _load_lazy_modules() -> None:
+    """Load app.py's lazy modules before the threaded server starts.
+
+    A Lambda container serves one request at a time, so app.py defers its imports
+    (chalicelib/lazy.py). The local server is threaded, and Python 3.11's LazyLoader is not
+    thread-safe: two first requests at once saw a half-loaded module (AttributeError, a 500).
+    """
+    import importlib
+    from types import ModuleType
+
+    app_module = importlib.import_module("app")
+    for value in vars(app_module).values():
+        if isinstance(value, ModuleType) and value.__name__.startswith("chalicelib."):
+            vars(value)  # any attribute access runs a lazy module's code
+
+
 @dataclass
 class LocalStack:
     host: str = "127.0.0.1"
     port: int = 8000
     credentials_file: Path = CREDENTIALS_FILE
     issuer: DevTokenIssuer = field(default_factory=DevTokenIssuer)
-    _threads: list[Any] = field(default_factory=list)
+    clock: DevClock = field(default_factory=DevClock)
+    ttl_lag_seconds: int = 60
 
     @property
     def url(self) -> str:
@@ -54,6 +78,9 @@ class LocalStack:
         from moto.server import ThreadedMotoServer
 
         logging.getLogger("werkzeug").setLevel(logging.ERROR)
+        embedded_aws.install()
+        embedded_aws.set_clock(self.clock)
+        self.sweeper = TtlSweeper(self.clock, lag_seconds=self.ttl_lag_seconds)
         self._moto = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
         self._moto.start()
         moto_host, moto_port = self._moto.get_host_and_port()
@@ -62,7 +89,30 @@ class LocalStack:
         self._create_tables()
         self._start_api()
         self._start_pump()
+        self.sweeper.start()
+        self._write_stack_file()
         return self
+
+    @property
+    def stack_file(self) -> Path:
+        return self.credentials_file.parent / "stack.json"
+
+    def _write_stack_file(self) -> None:
+        """What a person needs to look at the raw tables with the AWS CLI or boto3 (README)."""
+        description = {
+            "api": self.url,
+            "dynamodb_endpoint": self.moto_url,
+            "dynamodbstreams_endpoint": self.moto_url,
+            "kms_endpoint": self.moto_url,
+            "region": "us-east-1",
+            "aws_access_key_id": "local",
+            "aws_secret_access_key": "local",
+            "tables": {name: getattr(TABLES, name) for name in ("entries", "proposals", "journal", "sessions", "events")},
+            "events_stream_arn": self.stream_arn,
+            "credentials_file": str(self.credentials_file),
+        }
+        self.stack_file.parent.mkdir(parents=True, exist_ok=True)
+        self.stack_file.write_text(json.dumps(description, indent=2) + "\n")
 
     def _set_environment(self) -> None:
         from local.sigv4 import generate_principals, write_credentials
@@ -81,18 +131,16 @@ class LocalStack:
         }
         os.environ.update(env)
         reset_settings()
-        from chalicelib.bootstrap import reset_stores
-        from chalicelib.storage.dynamo import reset_client
+        from chalicelib.bootstrap import build_stores, reset_stores
+        from chalicelib.storage.dynamo import get_client, reset_client
 
         reset_client()
-        reset_stores()
+        reset_stores(build_stores(get_settings(), get_client(), clock=self.clock))
         from local.faults import from_environment
 
         # MEMORY_FAULT_RATE / MEMORY_FAULT_SEED: that share of the app's DynamoDB calls fails (inert unset).
         self.faults = from_environment()
         if self.faults is not None:
-            from chalicelib.storage.dynamo import get_client
-
             self.faults.attach(get_client())
 
     def _create_tables(self) -> None:
@@ -107,16 +155,18 @@ class LocalStack:
         from chalice.cli import CLIFactory
         from chalice.local import CustomLocalChalice, LocalChalice, LocalDevServer
 
-        from local.gateway import MemoryRequestHandler
+        from local.gateway import DevRoutes, MemoryRequestHandler
 
         config = CLIFactory(str(ROOT), environ=os.environ).create_config_obj(chalice_stage_name=STAGE)
         self.app = config.chalice_app
+        _load_lazy_modules()
         if not isinstance(self.app, LocalChalice):
             # As `chalice local` does: the current request becomes thread-local, so concurrent
             # requests on the threaded server never see each other's request.
             CustomLocalChalice.__bases__ = (LocalChalice, type(self.app))
             self.app.__class__ = CustomLocalChalice
-        handler = functools.partial(MemoryRequestHandler, principals=self.principals, mint=self.issuer.mint)
+        dev = DevRoutes(mint=self.issuer.mint, clock=self.clock, sweeper=self.sweeper)
+        handler = functools.partial(MemoryRequestHandler, principals=self.principals, dev=dev)
         self._server = LocalDevServer(self.app, config, self.host, self.port, handler_cls=handler, server_cls=_Server)
         self.port = self._server.server.server_address[1]
         thread = threading.Thread(target=self._server.server.serve_forever, name="api", daemon=True)
@@ -142,6 +192,7 @@ class LocalStack:
         return self.issuer.mint(user_id)
 
     def stop(self) -> None:
+        self.sweeper.stop()
         self.pump.stop()
         self._server.server.shutdown()
         self._server.server.server_close()

@@ -258,6 +258,9 @@ class StreamPump:
         record["eventSource"] = raw.get("eventSource", "aws:dynamodb")
         record["awsRegion"] = self._region
         record["eventSourceARN"] = self._stream_arn
+        identity = raw.get("userIdentity")
+        if isinstance(identity, dict):  # the Streams API's {PrincipalId, Type}; Lambda's event: {principalId, type}
+            record["userIdentity"] = {"principalId": identity.get("PrincipalId"), "type": identity.get("Type")}
         dynamodb = dict(raw["dynamodb"])
         created = dynamodb.get("ApproximateCreationDateTime")
         if isinstance(created, datetime):

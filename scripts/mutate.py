@@ -278,12 +278,12 @@ MUTATIONS: tuple[Mutation, ...] = (
         (FAULTS,),
         (
             Edit("chalicelib/services/forget_all.py",
-                 '        actions.append(stores.journal.record(user_id, ACTION, now.iso, {"entries": live, "proposals": proposals}))\n',
+                 '        actions.append(stores.journal.add_counts(user_id, ACTION, now.iso, row_id, {"entries": live, "proposals": proposals}))\n',
                  ""),
             Edit("chalicelib/services/forget_all.py",
-                 '    if not journaled:  # nothing was stored: the request is still journaled, as a count of zero\n'
-                 '        stores.journal.append(user_id, ACTION, now.iso, {"entries": 0, "proposals": 0})\n',
-                 '    stores.journal.append(user_id, ACTION, now.iso, dict(deleted))\n'),
+                 '    if not deleted["transactions"]:  # nothing was left to delete: the request is still journaled, as a count of zero\n'
+                 '        stores.journal.append(user_id, ACTION, now.iso, {"entries": 0, "proposals": 0}, row_id=row_id)\n',
+                 '    stores.journal.append(user_id, ACTION, now.iso, {"entries": deleted["entries"], "proposals": deleted["proposals"]})\n'),
         ),
     ),
     Mutation(

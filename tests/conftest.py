@@ -40,7 +40,9 @@ def dynamodb(aws_credentials: None) -> Iterator[Any]:
     from moto import mock_aws
 
     from chalicelib.storage.retries import client_config
+    from local import embedded_aws
 
+    embedded_aws.install()  # one lock around moto, as DynamoDB serializes (threads in tests race too)
     with mock_aws():  # the app's own client configuration: standard retries, bounded attempts
         yield boto3.client("dynamodb", region_name="us-east-1", config=client_config())
 

@@ -14,9 +14,14 @@ BATCH = 10
 
 
 @pytest.fixture(scope="module")
-def counts() -> Iterator[dict[str, run.OpCount]]:
+def bench_stack() -> Iterator[run.Stack]:
     with run.open_stack() as stack:
-        yield run.count_operations(stack, batch_size=BATCH)
+        yield stack
+
+
+@pytest.fixture(scope="module")
+def counts(bench_stack: run.Stack) -> dict[str, run.OpCount]:
+    return run.count_operations(bench_stack, batch_size=BATCH)
 
 
 def test_the_counter_sees_each_call_by_operation_name() -> None:
@@ -58,3 +63,13 @@ def test_a_count_over_its_target_is_reported_missed() -> None:
     (figure,) = run.count_figures({"GET /v1/memory": run.OpCount(["Query", "Query", "GetItem"])})
     assert figure.met is False
     assert figure.line().endswith("(target: <= 2, MISSED)")
+
+
+def test_the_cap_path_is_two_calls_refused_and_repairs_a_counter_ttl_left_high(bench_stack: run.Stack) -> None:
+    from bench import local_stack_bench
+
+    full, after_ttl = local_stack_bench.cap_path_counts(bench_stack, run.seed_user)
+    state = bench_stack.stores.entries.get_state("cap-ttl")
+    assert full[3]["operations"] == ["TransactWriteItems", "Query"]
+    assert after_ttl[3]["operations"] == ["TransactWriteItems", "Query", "UpdateItem", "TransactWriteItems"]
+    assert state.active == 1  # the counter TTL had left at 200 was corrected, then the new entry counted

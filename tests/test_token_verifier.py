@@ -1,7 +1,7 @@
-"""The token verifier's own pieces: pure-Python RS256/ES256 checks, JWKS parsing, the cached JWKS URL, lazy imports.
+"""The token verifier's own pieces: RS256/ES256 checks, the compact-form checks, JWKS parsing, the cached JWKS URL, lazy imports.
 
-Tokens are signed by `cryptography` (local/dev_tokens.py), so the pure-Python verification is checked
-against an independent implementation. tests/test_auth.py covers the same refusals through the API.
+Tokens are signed by local/dev_tokens.py or by hand with `cryptography`; the verifier checks them
+with PyJWT. tests/test_auth.py covers the same refusals through the API.
 """
 from __future__ import annotations
 
@@ -20,11 +20,12 @@ from typing import Any
 import jwt
 import pytest
 from cryptography.hazmat.primitives import hashes
-from cryptography.hazmat.primitives.asymmetric import padding
+from cryptography.hazmat.primitives.asymmetric import ec, padding
 from cryptography.hazmat.primitives.asymmetric import rsa as crypto_rsa
 
-from chalicelib.auth import jwks, signatures
-from chalicelib.auth.tokens import ALGORITHMS, TokenVerifier
+from chalicelib.auth import compact, jwks
+from chalicelib.auth.jwks import ALGORITHMS
+from chalicelib.auth.tokens import TokenVerifier
 from chalicelib.config import JwtSettings
 from chalicelib.errors import Unauthorized
 from local.dev_tokens import LOCAL_AUDIENCE, LOCAL_ISSUER, DevTokenIssuer
@@ -69,11 +70,11 @@ def other() -> DevTokenIssuer:
     return DevTokenIssuer()
 
 
-# ---- signatures ---------------------------------------------------------------------------------
+# ---- signatures and algorithms ---------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("algorithm", ALGORITHMS)
-def test_tokens_signed_by_cryptography_verify_in_pure_python(issuer: DevTokenIssuer, algorithm: str) -> None:
+def test_valid_tokens_of_both_algorithms_verify(issuer: DevTokenIssuer, algorithm: str) -> None:
     assert _inline(issuer).user_id("Bearer " + issuer.mint("alice", algorithm=algorithm)) == "alice"
 
 
@@ -94,22 +95,18 @@ def test_a_token_naming_a_key_of_the_other_algorithm_is_refused(issuer: DevToken
     assert _refused(_inline(issuer), _sign(issuer, algorithm, kid))
 
 
-def test_an_rsa_key_never_checks_an_es256_token_nor_the_reverse(issuer: DevTokenIssuer) -> None:
-    rsa_key = signatures.RS256.from_jwk(_jwk(issuer, "local-rs"))
-    ec_key = signatures.ES256.from_jwk(_jwk(issuer, "local-es"))
-    with pytest.raises(jwt.InvalidKeyError):
-        signatures.verify(_sign(issuer, "ES256", "local-es"), rsa_key, "ES256")
-    with pytest.raises(jwt.InvalidKeyError):
-        signatures.verify(_sign(issuer, "RS256", "local-rs"), ec_key, "RS256")
-    with pytest.raises(jwt.InvalidAlgorithmError):  # the key's algorithm, not the header's, decides
-        signatures.verify(_sign(issuer, "ES256", "local-es"), rsa_key, "RS256")
+def test_the_set_holds_public_keys_of_the_right_type_only(issuer: DevTokenIssuer) -> None:
+    keys = jwks.parse_jwks(issuer.jwks())
+    rsa_key, ec_key = keys.find("local-rs", "RS256"), keys.find("local-es", "ES256")
+    assert rsa_key is not None and isinstance(rsa_key.key, crypto_rsa.RSAPublicKey)
+    assert ec_key is not None and isinstance(ec_key.key, ec.EllipticCurvePublicKey)
+    assert isinstance(ec_key.key.curve, ec.SECP256R1)
 
 
-def test_our_jws_knows_only_rs256_and_es256() -> None:
-    assert sorted(signatures.jws().get_algorithms()) == ["ES256", "RS256"]
-    for name in ("none", "HS256", "RS512", "ES384", "PS256", "EdDSA"):
-        with pytest.raises(NotImplementedError):
-            signatures.jws().get_algorithm_by_name(name)
+def _other_algorithm(issuer: DevTokenIssuer, algorithm: str) -> str:
+    """A token of another algorithm, signed with the trusted key of the same type, under its kid."""
+    key, kid = (issuer.ec_key, "local-es") if algorithm.startswith("ES") else (issuer.rsa_key, "local-rs")
+    return jwt.encode(_claims(), key, algorithm=algorithm, headers={"kid": kid})
 
 
 def test_an_rs256_header_over_a_sha512_pkcs1_signature_is_refused(issuer: DevTokenIssuer) -> None:
@@ -130,9 +127,75 @@ def test_an_es256_signature_in_der_form_is_refused(issuer: DevTokenIssuer) -> No
     assert _refused(_inline(issuer), f"{header}.{payload}.{_b64(der)}")
 
 
-def test_the_verifier_never_signs() -> None:
-    with pytest.raises(NotImplementedError):
-        signatures.RS256().sign(b"message", None)
+# ---- the compact form, before any parser ----------------------------------------------------------
+
+
+def _token(header: str, payload: str, signature: str = "c2ln") -> str:
+    return f"{_b64(header.encode())}.{_b64(payload.encode())}.{signature}"
+
+
+@pytest.mark.parametrize(("text", "depth"), [
+    ("{}", 1), ('{"a": [1, {"b": []}]}', 4), ('{"a": "[[[[{{{{"}', 1), ('{"a": "\\"[[[", "b": [[]]}', 3),
+    ('{"a": "\\\\", "b": [[]]}', 3), ("[" * 50 + "]" * 50, 50), ('"unterminated [[[', 3),
+])
+def test_json_depth_counts_brackets_outside_strings(text: str, depth: int) -> None:
+    assert compact.json_depth(text) == depth
+
+
+def test_the_depth_cap_is_exact() -> None:
+    at_cap = "[" * (compact.MAX_JSON_DEPTH - 1) + "]" * (compact.MAX_JSON_DEPTH - 1)
+    assert compact.header_of(_token('{"alg":"RS256","x":' + at_cap + "}", "{}"))["alg"] == "RS256"
+    with pytest.raises(compact.MalformedToken):
+        compact.header_of(_token('{"alg":"RS256","x":[' + at_cap + "]}", "{}"))
+    with pytest.raises(compact.MalformedToken):
+        compact.header_of(_token('{"alg":"RS256"}', '{"x":[' + at_cap + "]}"))
+
+
+def test_the_size_caps_are_exact() -> None:
+    def header(length: int) -> str:
+        # 3 bytes → 4 characters: a header of 3k bytes is a segment of exactly 4k characters
+        base = '{"alg":"RS256","p":""}'
+        return base[:-2] + "p" * (length // 4 * 3 - len(base)) + '"}'
+
+    assert len(_b64(header(compact.MAX_HEADER_CHARS).encode())) == compact.MAX_HEADER_CHARS
+    compact.header_of(_token(header(compact.MAX_HEADER_CHARS), "{}"))
+    with pytest.raises(compact.MalformedToken, match="header too large"):
+        compact.header_of(_token(header(compact.MAX_HEADER_CHARS + 4), "{}"))
+    prefix = _token('{"alg":"RS256"}', "{}")[:-len("c2ln")]
+    room = compact.MAX_TOKEN_CHARS - len(prefix)
+    assert room % 4 not in (0, 1)  # so both "A" * room and "A" * (room + 1) are canonical (zero bytes)
+    assert len(prefix + "A" * room) == compact.MAX_TOKEN_CHARS
+    compact.header_of(prefix + "A" * room)
+    with pytest.raises(compact.MalformedToken, match="token too large"):
+        compact.header_of(prefix + "A" * (room + 1))
+
+
+@pytest.mark.parametrize("segment", ["YQ", "YWI", "YWJj", "-_-_", "AAAA" * 10])
+def test_canonical_segments_decode(segment: str) -> None:
+    assert _b64(compact.canonical_b64url(segment)) == segment
+
+
+@pytest.mark.parametrize("segment", ["YQ==", "YQ=", "YR", "YWJ", "Y", "YW Jj", "+/+/", "YW\nJj", "", "YWJj."])
+def test_other_spellings_are_refused(segment: str) -> None:
+    with pytest.raises(compact.MalformedToken):
+        compact.canonical_b64url(segment)
+
+
+@pytest.mark.parametrize("token", [
+    pytest.param(_token('{"alg":"RS256"}', "{}") + ".", id="four-segments"),
+    pytest.param("a.b.c.d.e", id="jwe"),
+    pytest.param(_token('["alg"]', "{}"), id="header-not-an-object"),
+    pytest.param(_token('{"alg":7}', "{}"), id="alg-not-a-string"),
+    pytest.param(_token('{"alg":"RS256","kid":["k"]}', "{}"), id="kid-not-a-string"),
+    pytest.param(_token('{"alg":"RS256","b64":false,"crit":["b64"]}', "{}"), id="b64-false"),
+    pytest.param(_token('{"alg":"RS256"}', "[]"), id="payload-not-an-object"),
+    pytest.param(_token('{"alg":"RS256"}', '{"n":' + "9" * 5000 + "}"), id="integer-too-long"),
+    pytest.param(_b64(b'{"alg":"RS256","x":"\xff"}') + ".e30.c2ln", id="header-not-utf8"),
+    pytest.param(_token('{"alg":"RS256"}', "{}", signature=""), id="empty-signature"),
+])
+def test_malformed_compact_tokens_are_refused(token: str) -> None:
+    with pytest.raises(compact.MalformedToken):
+        compact.header_of(token)
 
 
 # ---- JWKS parsing -------------------------------------------------------------------------------
@@ -171,6 +234,13 @@ def _mutations() -> list[Any]:
         pytest.param("local-es", put("y", _b64(b"\x01" * 32)), id="ec-point-off-curve"),
         pytest.param("local-es", put("x", _b64(b"\x01" * 31)), id="ec-short-coordinate"),
         pytest.param("local-es", put("kid", 7), id="kid-not-a-string"),
+        pytest.param("local-rs", put("d", _b64(b"\x01" * 256)), id="rsa-private-member"),
+        pytest.param("local-es", put("d", _b64(b"\x01" * 32)), id="ec-private-member"),
+        pytest.param("local-rs", put("e", _b64(b"\x01\x00\x00")), id="rsa-even-exponent"),
+        pytest.param("local-rs", lambda k: {**k, "kty": "OKP", "crv": "Ed25519"}, id="kty-okp"),
+        pytest.param("local-rs", put("kty", ["RSA"]), id="kty-not-a-string"),
+        pytest.param("local-es", put("alg", {"ES256": 1}), id="alg-not-a-string"),
+        pytest.param("local-es", put("x", 12), id="ec-x-not-a-string"),
     ]
 
 
@@ -180,6 +250,21 @@ def test_unusable_jwks_entries_are_left_out(issuer: DevTokenIssuer, kid: str, mu
     mutated = jwks.parse_jwks({"keys": [mutate(_jwk(issuer, kid))]})
     assert mutated.find(kid, algorithm) is None and mutated.find(None, algorithm) is None
     assert jwks.parse_jwks({"keys": [_jwk(issuer, kid)]}).find(kid, algorithm) is not None  # unmutated: usable
+
+
+@pytest.mark.parametrize(("kid", "mutate"), _mutations())
+def test_one_unusable_entry_does_not_lose_the_others(issuer: DevTokenIssuer, kid: str, mutate: Any) -> None:
+    """PyJWKSet would raise ValueError for the whole set on some of these; each key is built on its own here."""
+    other_kid, other_algorithm = ("local-es", "ES256") if kid == "local-rs" else ("local-rs", "RS256")
+    keys = jwks.parse_jwks({"keys": [mutate(_jwk(issuer, kid)), _jwk(issuer, other_kid)]})
+    assert keys.find(other_kid, other_algorithm) is not None
+
+
+def test_pyjwksets_own_parsing_loses_the_whole_set_to_one_bad_key(issuer: DevTokenIssuer) -> None:
+    """Why the set is not parsed by PyJWKSet (the measured reason, kept honest if PyJWT changes)."""
+    off_curve = {**_jwk(issuer, "local-es"), "y": _b64(b"\x01" * 32)}
+    with pytest.raises(ValueError):
+        jwt.PyJWKSet([_jwk(issuer, "local-rs"), off_curve])
 
 
 def test_a_token_is_refused_when_its_key_is_marked_for_encryption(issuer: DevTokenIssuer) -> None:
@@ -209,7 +294,7 @@ def test_without_a_kid_only_a_sole_key_of_the_tokens_algorithm_is_used(issuer: D
 class _JwksServer:
     """A JWKS endpoint on 127.0.0.1 that counts its fetches and can change its answer."""
 
-    def __init__(self, document: dict[str, Any]) -> None:
+    def __init__(self, document: Any) -> None:
         self.document, self.status, self.fetches = document, 200, 0
         server = self
 
@@ -276,10 +361,23 @@ def test_unknown_kids_do_not_hammer_the_issuer(issuer: DevTokenIssuer, server: _
     pytest.param(lambda i: _b64(b'{"alg":"none","kid":"local-rs"}') + "." + _b64(json.dumps(_claims()).encode()) + ".", id="alg-none"),
     pytest.param(lambda i: jwt.encode(_claims(), "public-key-bytes", algorithm="HS256", headers={"kid": "local-rs"}), id="hs256"),
     pytest.param(lambda i: _sign(i, "RS256", "local-rs").replace(".", "!", 1), id="unparseable"),
+    *(pytest.param(lambda i, a=a: _other_algorithm(i, a), id=a) for a in ("RS384", "RS512", "PS256", "ES384", "ES512")),
+    pytest.param(lambda i: _b64(b'{"alg":"RS256","kid":"local-rs","x":' + b"[" * 5000 + b"]" * 5000 + b"}") + ".e30.c2ln", id="deep-header"),
+    pytest.param(lambda i: _sign(i, "RS256", "local-rs") + "==", id="padded-signature"),
 ])
 def test_tokens_of_other_algorithms_are_refused_before_any_key_is_fetched(issuer: DevTokenIssuer, server: _JwksServer, token: Any) -> None:
     assert _refused(_url_verifier(server.url), token(issuer))
     assert server.fetches == 0
+
+
+def test_a_bare_pyjwkclient_would_fetch_once_per_forged_kid(issuer: DevTokenIssuer, server: _JwksServer) -> None:
+    """Why RemoteJwks keeps its own refresh policy around PyJWKClient's fetch (the measured reason)."""
+    client = jwt.PyJWKClient(server.url, lifespan=3600)
+    assert client.get_signing_key("local-rs") is not None and server.fetches == 1
+    for n in range(5):
+        with pytest.raises(jwt.PyJWKClientError):
+            client.get_signing_key(f"forged-{n}")
+    assert server.fetches == 6
 
 
 def test_a_rotated_key_is_fetched_once_then_refreshes_wait_a_minute(issuer: DevTokenIssuer, server: _JwksServer) -> None:
@@ -341,8 +439,11 @@ def test_a_failing_issuer_means_401_not_an_error(issuer: DevTokenIssuer, server:
 # ---- import cost --------------------------------------------------------------------------------
 
 
+_WATCHED = ("jwt", "cryptography", "rsa", "ecdsa", "pyasn1", "six")
+
+
 def _modules_after(code: str, stdin: str = "") -> list[str]:
-    probe = code + "\nimport json, sys\nprint(json.dumps(sorted(m for m in ('jwt', 'rsa', 'ecdsa', 'cryptography') if m in sys.modules)))"
+    probe = code + f"\nimport json, sys\nprint(json.dumps(sorted(m for m in {_WATCHED!r} if m in sys.modules)))"
     run = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, input=stdin, capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stderr[-2000:]
     return json.loads(run.stdout.strip().splitlines()[-1])
@@ -352,8 +453,10 @@ def test_importing_the_verifier_loads_no_jwt_or_crypto_library() -> None:
     assert _modules_after("import chalicelib.auth.tokens") == []
 
 
-def test_an_rs256_token_never_loads_ecdsa_even_when_the_set_lists_ec_keys(issuer: DevTokenIssuer) -> None:
-    given = json.dumps({"jwks": issuer.jwks(), "token": issuer.mint("alice")})
+@pytest.mark.parametrize("algorithm", ALGORITHMS)
+def test_a_token_loads_pyjwt_and_cryptography_only(issuer: DevTokenIssuer, algorithm: str) -> None:
+    """One crypto library: checking a token of either algorithm needs neither python-rsa nor python-ecdsa."""
+    given = json.dumps({"jwks": issuer.jwks(), "token": issuer.mint("alice", algorithm=algorithm)})
     loaded = _modules_after(
         "import json, sys\n"
         "from chalicelib.auth.tokens import TokenVerifier\nfrom chalicelib.config import JwtSettings\n"
@@ -362,7 +465,7 @@ def test_an_rs256_token_never_loads_ecdsa_even_when_the_set_lists_ec_keys(issuer
         "assert TokenVerifier(settings).user_id('Bearer ' + given['token']) == 'alice'",
         stdin=given,
     )
-    assert "rsa" in loaded and "jwt" in loaded and "ecdsa" not in loaded
+    assert loaded == ["cryptography", "jwt"]
 
 
 def test_a_fresh_rsa_key_of_our_own_checks_too() -> None:
@@ -373,3 +476,12 @@ def test_a_fresh_rsa_key_of_our_own_checks_too() -> None:
     verifier = TokenVerifier(JwtSettings(LOCAL_ISSUER, LOCAL_AUDIENCE, jwks_url=None, jwks_inline={"keys": [jwk]}))
     token = jwt.encode(_claims(), private, algorithm="RS256", headers={"kid": "k3072"})
     assert verifier.user_id("Bearer " + token) == "alice"
+
+
+@pytest.mark.parametrize("document", [["keys"], {"keys": "none"}, {"keys": [{"kty": ["RSA"]}, "junk", 7]}])
+def test_a_url_serving_no_usable_jwks_refuses_tokens_and_is_not_refetched_per_token(issuer: DevTokenIssuer, document: Any) -> None:
+    with _JwksServer(document) as server:
+        verifier = _url_verifier(server.url)
+        for _ in range(5):
+            assert _refused(verifier, issuer.mint("alice"))
+        assert server.fetches == 1

@@ -1,36 +1,43 @@
 """The issuer's public keys (a JWKS, RFC 7517): which keys may check a token, and fetching them from a URL.
 
-Replaces PyJWT's PyJWKSet/PyJWKClient, which need `cryptography`. Only signature keys of the two
-accepted algorithms are kept (RSA → RS256, P-256 EC → ES256), selected by `kid` and by the token's
-algorithm together, so a key can only ever check tokens of its own algorithm. A remote set is cached
-per container, refreshed when it is old and once when a token names an unknown `kid` (a key rotation),
-never more often than once a minute, so a stream of forged `kid`s cannot hammer the issuer.
+Each key is built by PyJWT's own `PyJWK` (its `cryptography` key handling); `PyJWKClient` fetches a
+remote set. What is ours is only the policy around them:
+
+- Which keys count: signature public keys of the two accepted algorithms (RSA ≥ 2048 bits → RS256,
+  P-256 → ES256), selected by `kid` and by the token's algorithm together, so a key only ever checks
+  tokens of its own algorithm. Each key is built on its own: PyJWKSet lets one malformed key (a point
+  off the curve, bad base64) raise ValueError for the whole set, which would lock every user out.
+- When to fetch: PyJWKClient refetches on every unknown `kid` and forgets its keys when a fetch
+  fails, so here a remote set is cached per container, refreshed when old and once when a token
+  names an unknown `kid` (a key rotation), never more often than once a minute (a stream of forged
+  `kid`s cannot hammer the issuer), and a failed refresh keeps the keys already held.
 
 Loaded by `chalicelib.auth.tokens` on the first token it checks, never at import.
 """
 from __future__ import annotations
 
-import json
 import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from jwt.exceptions import InvalidKeyError
+from jwt import PyJWK, PyJWKClient, PyJWTError
 
-from chalicelib.auth.signatures import ALGORITHMS
 from chalicelib.logs import get_logger
 
-__all__ = ["InlineJwks", "JwksError", "KeySet", "KeySource", "PublicKey", "RemoteJwks", "fetch_jwks", "parse_jwks"]
+__all__ = ["ALGORITHMS", "InlineJwks", "JwksError", "KeySet", "KeySource", "PublicKey", "RemoteJwks", "fetch_jwks", "parse_jwks"]
 
-# The algorithm a key of each type checks; a key whose `alg` says otherwise is left out.
-_ALGORITHM_OF_KTY = {algorithm.kty: name for name, algorithm in ALGORITHMS.items()}
-FETCH_TIMEOUT_SECONDS = 3.0
-MAX_JWKS_BYTES = 512 * 1024  # an issuer's key set is a few KB; anything huge is not one
+ALGORITHMS = ("RS256", "ES256")
+# NIST's and RFC 8017's floor for RSA today; Cognito and every mainstream issuer use 2048 bits or more.
+MIN_RSA_BITS = 2048
+FETCH_TIMEOUT_SECONDS = 3
 LIFESPAN_SECONDS = 3600.0
 MIN_REFRESH_SECONDS = 60.0  # at most one fetch a minute while keys are held
 RETRY_SECONDS = 5.0  # after a failed fetch with no keys held: the issuer may be briefly down
+# The key type each algorithm needs, checked before PyJWK sees the key (it would infer HS256 for "oct").
+_KTY = {"RS256": "RSA", "ES256": "EC"}
+_ALGORITHM_OF_KTY = {kty: algorithm for algorithm, kty in _KTY.items()}
 
 
 class JwksError(ValueError):
@@ -39,100 +46,82 @@ class JwksError(ValueError):
 
 @dataclass(frozen=True)
 class PublicKey:
-    """One usable verification key: the algorithm it checks and the library's public key object."""
+    """One usable verification key: the algorithm it checks and the `cryptography` public key object."""
 
     kid: str | None
     algorithm: str
     key: Any
 
 
-@dataclass(frozen=True)
-class _Entry:
-    """A JWK that passed the cheap checks; its key object is built when a token first asks for it."""
-
-    kid: str | None
-    algorithm: str
-    jwk: Mapping[str, Any]
-
-
-class KeySet:
-    """The signature keys of one JWKS document.
-
-    Key objects are built on first use, so the library of an algorithm no token uses is never
-    loaded (an RS256 token never loads python-ecdsa, even when the set also lists EC keys). A key
-    whose material is malformed (missing members, too-small RSA, a point off the curve) is unusable.
-    """
-
-    def __init__(self, entries: list[_Entry]) -> None:
-        self._entries = tuple(entries)
-        self._built: dict[int, PublicKey | None] = {}
-        self.kids = frozenset(entry.kid for entry in self._entries)
-
-    def find(self, kid: str | None, algorithm: str) -> PublicKey | None:
-        """The key with this `kid` for this algorithm; without a `kid`, the set's only key for it, if one."""
-        candidates = [i for i, entry in enumerate(self._entries) if entry.algorithm == algorithm]
-        if kid is None:
-            return self._build(candidates[0]) if len(candidates) == 1 else None
-        return next((self._build(i) for i in candidates if self._entries[i].kid == kid), None)
-
-    def _build(self, index: int) -> PublicKey | None:
-        if index not in self._built:
-            entry = self._entries[index]
-            try:
-                key = ALGORITHMS[entry.algorithm].from_jwk(dict(entry.jwk))
-                self._built[index] = PublicKey(entry.kid, entry.algorithm, key)
-            except InvalidKeyError:
-                self._built[index] = None
-        return self._built[index]
-
-
-def _entry(jwk: Any) -> _Entry | None:
-    """The JWK if it is a signature key of one of our algorithms, else None."""
-    if not isinstance(jwk, dict):
+def _algorithm_of(jwk: Mapping[str, Any]) -> str | None:
+    """The algorithm a JWK may check if it is a public signature key of ours, else None (before any key is built)."""
+    kty = jwk.get("kty")
+    if not isinstance(kty, str):
         return None
-    algorithm = _ALGORITHM_OF_KTY.get(jwk.get("kty"))  # kty "oct" (a shared secret) and others: never
-    if algorithm is None:
+    algorithm = jwk.get("alg", _ALGORITHM_OF_KTY.get(kty))
+    if algorithm not in ALGORITHMS or _KTY[algorithm] != kty:
         return None
-    if jwk.get("use", "sig") != "sig" or jwk.get("alg", algorithm) != algorithm:
+    if algorithm == "ES256" and jwk.get("crv") != "P-256":
+        return None
+    if jwk.get("use", "sig") != "sig":
         return None
     key_ops = jwk.get("key_ops")
     if key_ops is not None and (not isinstance(key_ops, list) or "verify" not in key_ops):
         return None
-    kid = jwk.get("kid")
-    if kid is not None and not isinstance(kid, str):
+    if "d" in jwk or not isinstance(jwk.get("kid", ""), str):  # a private key has no place in a published set
         return None
-    return _Entry(kid=kid, algorithm=algorithm, jwk=jwk)
+    return algorithm
+
+
+def _build(jwk: Any) -> PublicKey | None:
+    """The JWK as a usable public key (PyJWK builds it), or None when it is not ours or its material is malformed."""
+    if not isinstance(jwk, dict):
+        return None
+    algorithm = _algorithm_of(jwk)
+    if algorithm is None:
+        return None
+    try:
+        built = PyJWK(jwk, algorithm)
+    except (PyJWTError, ValueError, TypeError, KeyError):  # bad base64, a point off the curve, an even exponent...
+        return None
+    if algorithm == "RS256" and built.key.key_size < MIN_RSA_BITS:
+        return None
+    return PublicKey(jwk.get("kid"), algorithm, built.key)
+
+
+class KeySet:
+    """The usable signature keys of one JWKS document."""
+
+    def __init__(self, keys: list[PublicKey]) -> None:
+        self._keys = tuple(keys)
+        self.kids = frozenset(key.kid for key in self._keys)
+
+    def find(self, kid: str | None, algorithm: str) -> PublicKey | None:
+        """The key with this `kid` for this algorithm; without a `kid`, the set's only key for it, if one."""
+        candidates = [key for key in self._keys if key.algorithm == algorithm]
+        if kid is None:
+            return candidates[0] if len(candidates) == 1 else None
+        return next((key for key in candidates if key.kid == kid), None)
 
 
 def parse_jwks(document: Any) -> KeySet:
-    """The signature keys of a `{"keys": [...]}` document; keys of other types, `use: enc`, another
-    `alg` or refused `key_ops` are left out, and malformed key material is never used."""
+    """The usable signature keys of a `{"keys": [...]}` document; keys of other types, `use: enc`, another
+    `alg`, refused `key_ops`, private members or malformed material are left out."""
     if not isinstance(document, Mapping) or not isinstance(document.get("keys"), list):
         raise JwksError("not a JWKS document")
-    return KeySet([entry for entry in map(_entry, document["keys"]) if entry is not None])
+    return KeySet([key for key in map(_build, document["keys"]) if key is not None])
 
 
 def fetch_jwks(url: str, timeout: float = FETCH_TIMEOUT_SECONDS) -> KeySet:
-    """GET the JWKS at `url` (https, or http for a local issuer) and parse it; JwksError on any failure."""
-    import urllib.error
-    import urllib.request
-
-    if not url.startswith(("https://", "http://")):
+    """GET the JWKS at `url` (https, or http for a local issuer) with PyJWKClient and parse it; JwksError on any failure."""
+    if not url.startswith(("https://", "http://")):  # urllib would also open file:// and ftp://
         raise JwksError("JWKS URL must be http(s)")
-    request = urllib.request.Request(url, headers={"Accept": "application/json"})
+    client = PyJWKClient(url, cache_jwk_set=False, timeout=int(timeout), headers={"Accept": "application/json"})
     try:
-        with urllib.request.urlopen(request, timeout=timeout) as response:  # noqa: S310 - scheme checked above
-            if response.status != 200:
-                raise JwksError(f"JWKS answered {response.status}")
-            body = response.read(MAX_JWKS_BYTES + 1)
-    except (urllib.error.URLError, OSError, ValueError) as exc:
+        document = client.fetch_data()
+    except (PyJWTError, OSError, ValueError, RecursionError) as exc:  # unreachable, HTTP error, not JSON
         raise JwksError(f"JWKS fetch failed: {type(exc).__name__}") from exc
-    if len(body) > MAX_JWKS_BYTES:
-        raise JwksError("JWKS too large")
-    try:
-        return parse_jwks(json.loads(body))
-    except ValueError as exc:
-        raise JwksError("JWKS is not JSON") from exc
+    return parse_jwks(document)
 
 
 class KeySource(Protocol):

@@ -1,29 +1,30 @@
 """Verifies users' OIDC tokens against the configured issuer, audience and JWKS.
 
-Only RS256 and ES256 are accepted: the header's `alg` is checked before any key is looked up, so
-`alg: none` and HS256 tokens "signed" with the public key are refused before a key is used, and the
-key is chosen by `kid` *and* algorithm, so an RSA key never checks an ES256 token nor the reverse.
-Signatures are checked by `chalicelib.auth.signatures` (pure Python, no `cryptography`); PyJWT
-checks the claims. PyJWT, python-rsa and python-ecdsa are loaded on the first token, not at import:
-importing this module stays cheap for the functions that never see a token.
+Only RS256 and ES256 are accepted. Before PyJWT or any key sees a token, `chalicelib.auth.compact`
+refuses oversized, deeply nested or non-canonical ones; then the header's `alg` is checked before any
+key is looked up, so `alg: none` and HS256 tokens "signed" with the public key are refused before a
+key is used, and the key is chosen by `kid` *and* algorithm, so an RSA key never checks an ES256
+token nor the reverse. PyJWT (with `cryptography`) checks the signature and the claims in one pass.
+PyJWT and cryptography are loaded on the first token, not at import: importing this module stays
+cheap for the functions that never see a token.
 """
 from __future__ import annotations
 
 import threading
 from typing import TYPE_CHECKING, Any
 
+from chalicelib.auth.compact import header_of
 from chalicelib.config import JwtSettings
 from chalicelib.errors import Unauthorized
 
 if TYPE_CHECKING:
     from chalicelib.auth.jwks import KeySource
 
-ALGORITHMS = ("RS256", "ES256")
 LEEWAY_SECONDS = 30
 MAX_SUBJECT_LENGTH = 128
-# Claims PyJWT checks once the signature holds; the audience is ours (Cognito access tokens have none).
-_CLAIM_OPTIONS = {
-    "verify_signature": False,  # already verified by signatures.verify, with our algorithms only
+# What PyJWT checks once the signature holds; the audience is ours (Cognito access tokens have none).
+_OPTIONS = {
+    "verify_signature": True,
     "verify_exp": True, "verify_nbf": True, "verify_iat": True, "verify_iss": True,
     "verify_sub": True, "verify_jti": True, "verify_aud": False,
     "require": ["exp", "iss", "sub"],
@@ -66,21 +67,22 @@ class TokenVerifier:
     def _claims(self, token: str) -> dict[str, Any]:
         import jwt
 
-        from chalicelib.auth import jwks, signatures
+        from chalicelib.auth import jwks
 
         try:
-            header = signatures.jws().get_unverified_header(token)
-            algorithm = header.get("alg")
+            header = header_of(token)  # size, depth and canonical base64url, before any parser recurses
+            algorithm = header["alg"]
             # Before any key is touched: `none`, HS256 and everything else stop here.
-            if algorithm not in ALGORITHMS:
+            if algorithm not in jwks.ALGORITHMS:
                 raise Unauthorized()
             key = self._key_source().key(header.get("kid"), algorithm)
             if key is None or key.algorithm != algorithm:
                 raise Unauthorized()
-            signatures.verify(token, key.key, key.algorithm)
-            # The same token again, now for its claims only: the signature above already holds.
+            # `algorithms` is the key's own: PyJWT refuses a header naming any other, and a key object
+            # of the wrong type for it (an RSA key for ES256) is refused by PyJWT's prepare_key.
             claims: dict[str, Any] = jwt.PyJWT().decode(
-                token, options=_CLAIM_OPTIONS, issuer=self._settings.issuer, leeway=LEEWAY_SECONDS,
+                token, key.key, algorithms=[key.algorithm], options=_OPTIONS,
+                issuer=self._settings.issuer, leeway=LEEWAY_SECONDS,
             )
         except (jwt.PyJWTError, jwks.JwksError, ValueError, KeyError, TypeError) as exc:
             raise Unauthorized() from exc

@@ -16,6 +16,7 @@ from chalicelib.models import (
     MAX_ENTRY_BYTES,
     MAX_WAITING_PROPOSALS,
     Entry,
+    MemoryState,
     Source,
     display_order,
     is_id,
@@ -170,7 +171,7 @@ def _insert_counted(
     release_waiting: int = 0,
     gone_index: int | None = None,
 ) -> None:
-    """Run `actions` with one more active entry counted; on a full cap, purge expired entries once and retry."""
+    """Run `actions` with one more active entry counted; on a refusal, recount once and retry if that made room."""
     for attempt in (1, 2):
         slot = stores.entries.take_entry_slots(user_id, 1, release_waiting=release_waiting)
         try:
@@ -179,36 +180,49 @@ def _insert_counted(
         except TransactionCancelled as exc:
             if gone_index is not None and exc.failed(gone_index):
                 raise NotFound("No such proposal.") from exc
-            state = stores.entries.get_state(user_id)
+            state = recount(stores, user_id, now)
             if not state.enabled:
                 raise MemoryOff() from exc
-            if state.active < MAX_ACTIVE_ENTRIES or (attempt == 1 and _purge_expired(stores, user_id, now)):
-                continue  # a concurrent change freed room, or expired entries were purged: try again
+            if attempt == 1 and state.active < MAX_ACTIVE_ENTRIES:
+                continue  # the recount or a concurrent change made room: try again, once
             raise LimitReached(f"You have {MAX_ACTIVE_ENTRIES} entries, the most memory keeps.") from exc
     raise LimitReached(f"You have {MAX_ACTIVE_ENTRIES} entries, the most memory keeps.")
 
 
-def _purge_expired(stores: Stores, user_id: str, now: Instant) -> bool:
-    """Delete expired entries still stored (TTL lags), so they stop counting. True if any went."""
-    _, entries = stores.entries.load(user_id)
+def recount(stores: Stores, user_id: str, now: Instant) -> MemoryState:
+    """Make the entry counter true again: one consistent Query, a conditional correction, and the purge of expired entries.
+
+    The counter can only drift upwards (TTL deletes expired items without moving it), so this runs
+    only where a too-high counter would hurt: a write refused at the cap, and forget-all. Cost: one
+    Query of the user's partition, one UpdateItem when the counter was wrong, and one counted delete
+    per expired entry still stored. Returns the state as it is afterwards.
+    """
+    state, entries = stores.entries.load(user_id, consistent=True)
+    active = state.active
+    if state.active != len(entries) and stores.entries.correct_active(user_id, len(entries), state):
+        active = len(entries)
     expired = [("entry", e.id) for e in entries if e.is_expired(now.epoch)]
-    _delete_counted(stores, user_id, expired)
-    return bool(expired)
+    purged = _delete_counted(stores, user_id, expired)
+    return MemoryState(enabled=state.enabled, active=active - len(purged), waiting=state.waiting)
 
 
-def _delete_counted(stores: Stores, user_id: str, removals: list[tuple[str, str]]) -> None:
-    """Delete entries/proposals in transactions that move the counters by exactly what was deleted."""
+def _delete_counted(stores: Stores, user_id: str, removals: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """Delete entries/proposals in transactions that move the counters by exactly what was deleted; returns what this call deleted."""
+    deleted: list[tuple[str, str]] = []
     chunk = _TRANSACTION_ACTIONS - 1
     for start in range(0, len(removals), chunk):
         part = removals[start : start + chunk]
         try:
             _delete_chunk(stores, user_id, part)
+            deleted.extend(part)
         except TransactionCancelled:
             for one in part:  # something in the chunk went meanwhile: settle item by item
                 try:
                     _delete_chunk(stores, user_id, [one])
+                    deleted.append(one)
                 except TransactionCancelled:
                     pass  # already gone, and already uncounted by whoever removed it
+    return deleted
 
 
 def _delete_chunk(stores: Stores, user_id: str, part: list[tuple[str, str]]) -> None:

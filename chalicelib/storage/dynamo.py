@@ -93,7 +93,9 @@ def query_all(client: Any, **kwargs: Any) -> Iterator[Item]:
         kwargs["ExclusiveStartKey"] = last
 
 
-def query_partition(client: Any, table: str, key_name: str, key_value: str, *, newest_first: bool = False) -> Iterator[Item]:
+def query_partition(
+    client: Any, table: str, key_name: str, key_value: str, *, newest_first: bool = False, consistent: bool = False
+) -> Iterator[Item]:
     """Every item of one partition (the only read shape on a request path: no Scan anywhere)."""
     return query_all(
         client,
@@ -101,6 +103,7 @@ def query_partition(client: Any, table: str, key_name: str, key_value: str, *, n
         KeyConditionExpression=f"{key_name} = :k",
         ExpressionAttributeValues=values(k=key_value),
         ScanIndexForward=not newest_first,
+        ConsistentRead=consistent,
     )
 
 

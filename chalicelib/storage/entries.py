@@ -2,6 +2,12 @@
 
 The counters are the caps' source of truth: every write that adds or removes an entry or a proposal
 moves a counter in the same transaction, under a condition, so the caps hold under concurrency.
+
+`active` counts the entry items stored, expired ones included, so it can only ever be too high:
+DynamoDB's TTL deletes expired items behind the app's back and moves no counter. A write refused
+at the cap therefore recounts (`recount`: one consistent Query of the partition) and corrects the
+counter under a condition on `revision`, which every counted write moves: the correction lands
+only if no counted write happened since the state item was read, so it can never undercount.
 """
 from __future__ import annotations
 
@@ -27,7 +33,11 @@ def _state_from_item(item: dict[str, Any] | None) -> MemoryState:
         enabled=bool(item.get("enabled", False)),
         active=int(item.get("active", 0)),
         waiting=int(item.get("waiting", 0)),
+        revision=int(item.get("revision", 0)),
     )
+
+# Every counted write moves the revision with its counters (see `correct_active`).
+_NEXT_REVISION = "revision = if_not_exists(revision, :zero) + :one"
 
 
 class EntriesRepository:
@@ -40,16 +50,35 @@ class EntriesRepository:
 
     # ---- reads -------------------------------------------------------------------------------
 
-    def load(self, user_id: str) -> tuple[MemoryState, list[Entry]]:
+    def load(self, user_id: str, *, consistent: bool = False) -> tuple[MemoryState, list[Entry]]:
         """The state and every stored entry (expired ones included: callers filter) in one Query."""
         state: dict[str, Any] | None = None
         entries: list[Entry] = []
-        for item in dynamo.query_partition(self._client, self.table, "user_id", user_id):
+        # "#state" sorts before "e#…": the Query reads the state item first, then the entries.
+        for item in dynamo.query_partition(self._client, self.table, "user_id", user_id, consistent=consistent):
             if item["sk"] == STATE_KEY:
                 state = item
             else:
                 entries.append(from_item(item))
         return _state_from_item(state), entries
+
+    def correct_active(self, user_id: str, active: int, seen: MemoryState) -> bool:
+        """Set `active` to a recounted value, only if no counted write moved the state since `seen` was read."""
+        # revision = :seen: the recount's Query read the state item first and the entries after it;
+        # any counted write in between (or since) moved the revision, and then this changes nothing.
+        # A TTL deletion in between only makes the recount too high, which the next refusal fixes.
+        condition = "revision = :seen" if seen.revision else "attribute_not_exists(revision)"
+        vals: dict[str, Any] = {"a": active, "zero": 0, "one": 1}
+        if seen.revision:
+            vals["seen"] = seen.revision
+        return dynamo.update_if(
+            self._client,
+            TableName=self.table,
+            Key=self._key(user_id, STATE_KEY),
+            UpdateExpression=f"SET active = :a, {_NEXT_REVISION}",
+            ConditionExpression=f"attribute_exists(sk) AND {condition}",
+            ExpressionAttributeValues=dynamo.values(**vals),
+        ) is not None
 
     def get_state(self, user_id: str) -> MemoryState:
         raw = self._client.get_item(
@@ -129,12 +158,12 @@ class EntriesRepository:
             "Update": {
                 "TableName": self.table,
                 "Key": self._key(user_id, STATE_KEY),
-                "UpdateExpression": "SET active = active + :n, waiting = waiting - :w",
+                "UpdateExpression": f"SET active = active + :n, waiting = waiting - :w, {_NEXT_REVISION}",
                 # enabled = true: nothing is added while memory is off (no state item = never on).
                 # active <= cap - n: the cap holds however many requests race for the last slots.
                 "ConditionExpression": "enabled = :on AND active <= :room",
                 "ExpressionAttributeValues": dynamo.values(
-                    n=count, w=release_waiting, on=True, room=MAX_ACTIVE_ENTRIES - count
+                    n=count, w=release_waiting, on=True, room=MAX_ACTIVE_ENTRIES - count, zero=0, one=1
                 ),
             }
         }
@@ -145,9 +174,9 @@ class EntriesRepository:
             "Update": {
                 "TableName": self.table,
                 "Key": self._key(user_id, STATE_KEY),
-                "UpdateExpression": "SET waiting = waiting + :one",
+                "UpdateExpression": f"SET waiting = waiting + :one, {_NEXT_REVISION}",
                 "ConditionExpression": "enabled = :on AND waiting < :cap",
-                "ExpressionAttributeValues": dynamo.values(one=1, on=True, cap=MAX_WAITING_PROPOSALS),
+                "ExpressionAttributeValues": dynamo.values(one=1, on=True, cap=MAX_WAITING_PROPOSALS, zero=0),
             }
         }
 
@@ -157,9 +186,9 @@ class EntriesRepository:
             "Update": {
                 "TableName": self.table,
                 "Key": self._key(user_id, STATE_KEY),
-                "UpdateExpression": "SET active = active - :a, waiting = waiting - :w",
+                "UpdateExpression": f"SET active = active - :a, waiting = waiting - :w, {_NEXT_REVISION}",
                 "ConditionExpression": "attribute_exists(sk)",
-                "ExpressionAttributeValues": dynamo.values(a=active, w=waiting),
+                "ExpressionAttributeValues": dynamo.values(a=active, w=waiting, zero=0, one=1),
             }
         }
 

@@ -21,6 +21,9 @@ ALLOWED_DETAILS = frozenset(
 )
 
 
+# Counts a multi-transaction operation adds to its row (see `add_counts`), read back into its details.
+COUNT_PREFIX = "n_"
+
 # A row's sort key: its ISO time and a short random suffix (see `record`).
 _SORT_KEY = re.compile(r"\d{4}-\d{2}-\d{2}T[0-9:.]{8,15}Z#[0-9a-f]{1,32}")
 
@@ -54,6 +57,25 @@ class JournalRepository:
         }
         return {"Put": {"TableName": self.table, "Item": dynamo.dump(item)}}
 
+    def add_counts(self, user_id: str, action: str, now_iso: str, row_id: str, counts: Mapping[str, int]) -> dict[str, Any]:
+        """An Update action adding `counts` to one row (created on first use): an operation done in
+        several transactions keeps one row that always says exactly what its committed parts did."""
+        names = {"#a": "action", "#t": "at", "#d": "details"}
+        adds = []
+        for position, key in enumerate(sorted(k for k in counts if k in ALLOWED_DETAILS)):
+            names[f"#c{position}"] = COUNT_PREFIX + key
+            adds.append(f"#c{position} :c{position}")
+        vals = {f"c{position}": counts[key] for position, key in enumerate(sorted(k for k in counts if k in ALLOWED_DETAILS))}
+        return {
+            "Update": {
+                "TableName": self.table,
+                "Key": dynamo.dump({"user_id": user_id, "sk": f"{now_iso}#{row_id}"}),
+                "UpdateExpression": "SET #a = :a, #t = :t, #d = if_not_exists(#d, :d) ADD " + ", ".join(adds),
+                "ExpressionAttributeNames": names,
+                "ExpressionAttributeValues": dynamo.values(a=action, t=now_iso, d="{}", **vals),
+            }
+        }
+
     def append(
         self, user_id: str, action: str, now_iso: str, details: Mapping[str, Any], row_id: str | None = None
     ) -> None:
@@ -85,7 +107,9 @@ class JournalRepository:
 
 
 def _row(item: Mapping[str, Any]) -> JournalRecord:
-    return JournalRecord(at=str(item["at"]), action=str(item["action"]), details=json.loads(item.get("details", "{}")))
+    details = json.loads(item.get("details", "{}"))
+    details.update({key[len(COUNT_PREFIX):]: int(value) for key, value in item.items() if key.startswith(COUNT_PREFIX)})
+    return JournalRecord(at=str(item["at"]), action=str(item["action"]), details=details)
 
 
 def _encode_cursor(sort_key: str) -> str:

@@ -1,0 +1,102 @@
+"""Makes the embedded moto keep the promises of the AWS services it stands in for (NOTES.md lists where it does not).
+
+- **Serializable.** DynamoDB runs each request, a TransactWriteItems included, as one isolated
+  step. moto 5.2.5 does not: `transact_write_items` deep-copies the tables it touches and puts the
+  copies back when an action fails, so a concurrent request's writes can be undone or brought back.
+  `install()` puts one lock around every request moto handles (server mode and `mock_aws()` alike:
+  both go through `BaseResponse._dispatch`), so requests into the embedded backends run one at a
+  time, as DynamoDB's own serialization makes them look. Under that lock a transaction no longer
+  needs moto's whole-table copies: local/moto_transactions.py checks every condition first and
+  then writes, keeping only the touched items to undo. The cost is measured in `make bench`.
+- **Bounded.** DynamoDB Streams shard iterators expire 15 minutes after they are handed out; moto
+  keeps every iterator for ever, and each holds the shard and table it was taken on, including
+  the copies a cancelled transaction discards. The iterator store keeps the newest
+  `MAX_SHARD_ITERATORS` only (a poller that asks for a fresh one per read, as ours does, never
+  needs more).
+
+- **One clock.** `set_clock(clock)` stamps new stream records (`ApproximateCreationDateTime`) with
+  the local stack's dev clock, so the stream, the app and the TTL sweeper agree on the time.
+
+`lock()` is the same lock, for code that touches moto's backends directly (the TTL sweeper).
+"""
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
+
+__all__ = ["install", "installed", "lock", "set_clock", "MAX_SHARD_ITERATORS"]
+
+MAX_SHARD_ITERATORS = 256
+
+_LOCK = threading.RLock()
+_installed = False
+_clock: Callable[[], datetime] | None = None
+
+
+def lock() -> threading.RLock:
+    """The one lock every request into the embedded backends holds while it runs."""
+    return _LOCK
+
+
+def installed() -> bool:
+    return _installed
+
+
+def set_clock(clock: Callable[[], datetime] | None) -> None:
+    """Stamp new stream records with `clock` (None: moto's own real time)."""
+    global _clock
+    _clock = clock
+
+
+class _BoundedIterators(OrderedDict):  # type: ignore[type-arg]
+    """moto's shard-iterator store, keeping only the newest MAX_SHARD_ITERATORS (AWS: 15-minute expiry)."""
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        super().__setitem__(key, value)
+        while len(self) > MAX_SHARD_ITERATORS:
+            self.popitem(last=False)
+
+
+def install() -> None:
+    """Patch moto once per process (idempotent). Must run before moto serves its first request."""
+    global _installed
+    with _LOCK:
+        if _installed:
+            return
+        from moto.core.responses import BaseResponse
+        from moto.dynamodb.models import DynamoDBBackend
+        from moto.dynamodb.models.table import StreamRecord
+        from moto.dynamodbstreams.models import DynamoDBStreamsBackend
+
+        dispatch = BaseResponse._dispatch
+
+        def serialized_dispatch(self: Any, *args: Any, **kwargs: Any) -> Any:
+            with _LOCK:
+                return dispatch(self, *args, **kwargs)
+
+        BaseResponse._dispatch = serialized_dispatch  # type: ignore[method-assign]
+
+        from local.moto_transactions import transact_write_items
+
+        DynamoDBBackend.transact_write_items = transact_write_items  # type: ignore[method-assign,assignment]
+
+        streams_init = DynamoDBStreamsBackend.__init__
+
+        def bounded_init(self: Any, *args: Any, **kwargs: Any) -> None:
+            streams_init(self, *args, **kwargs)
+            self.shard_iterators = _BoundedIterators(self.shard_iterators)
+
+        DynamoDBStreamsBackend.__init__ = bounded_init  # type: ignore[method-assign]
+
+        record_init = StreamRecord.__init__
+
+        def clocked_init(self: Any, *args: Any, **kwargs: Any) -> None:
+            record_init(self, *args, **kwargs)
+            if _clock is not None:  # moto's own stamps are naive UTC datetimes
+                self.record["dynamodb"]["ApproximateCreationDateTime"] = _clock().astimezone(UTC).replace(tzinfo=None)
+
+        StreamRecord.__init__ = clocked_init  # type: ignore[method-assign]
+        _installed = True

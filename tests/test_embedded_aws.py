@@ -1,0 +1,186 @@
+"""The embedded moto keeps DynamoDB's promises: isolated all-or-nothing transactions, TTL with its stream records, bounds."""
+from __future__ import annotations
+
+import threading
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+from botocore.exceptions import ClientError
+
+from local import embedded_aws
+from local.dev_clock import DevClock
+from local.stream_pump import StreamPump, create_streams_client
+from local.ttl_sweeper import TTL_IDENTITY, TtlSweeper
+
+
+def _put(table: str, pk: str, sk: str, **extra: Any) -> dict[str, Any]:
+    item = {"user_id": {"S": pk}, "sk": {"S": sk}, **extra}
+    return {"Put": {"TableName": table, "Item": item, "ConditionExpression": "attribute_not_exists(sk)"}}
+
+
+def _items(dynamodb: Any, table: str, pk: str) -> set[str]:
+    page = dynamodb.query(TableName=table, KeyConditionExpression="user_id = :u", ExpressionAttributeValues={":u": {"S": pk}})
+    return {item["sk"]["S"] for item in page["Items"]}
+
+
+def test_a_cancelled_transaction_writes_nothing_and_reports_every_action(dynamodb: Any, tables: dict[str, str], table_names: Any) -> None:
+    entries = table_names.entries
+    dynamodb.put_item(TableName=entries, Item={"user_id": {"S": "u"}, "sk": {"S": "taken"}})
+    with pytest.raises(ClientError) as refused:
+        dynamodb.transact_write_items(TransactItems=[_put(entries, "u", "new"), _put(entries, "u", "taken")])
+    reasons = [r["Code"] for r in refused.value.response["CancellationReasons"]]
+    assert reasons == ["None", "ConditionalCheckFailed"]
+    assert _items(dynamodb, entries, "u") == {"taken"}  # the first Put did not happen
+
+
+def test_a_transaction_touching_one_item_twice_is_refused_whole(dynamodb: Any, tables: dict[str, str], table_names: Any) -> None:
+    entries = table_names.entries
+    with pytest.raises(ClientError) as refused:
+        dynamodb.transact_write_items(TransactItems=[_put(entries, "u", "a"), _put(entries, "u", "a")])
+    assert refused.value.response["Error"]["Code"] == "ValidationException"
+    assert _items(dynamodb, entries, "u") == set()
+
+
+def test_a_committed_transaction_writes_every_action_and_its_stream_records(dynamodb: Any, tables: dict[str, str], table_names: Any) -> None:
+    events = table_names.events
+    put = {"Put": {"TableName": events, "Item": {"session_id": {"S": "s"}, "event_id": {"S": "e1"}}}}
+    second = {"Put": {"TableName": events, "Item": {"session_id": {"S": "s"}, "event_id": {"S": "e2"}}}}
+    dynamodb.transact_write_items(TransactItems=[put, second])
+    records: list[dict[str, Any]] = []
+    StreamPump(create_streams_client(), tables["events_stream"], lambda b: records.extend(b["Records"])).drain()
+    assert [r["eventName"] for r in records] == ["INSERT", "INSERT"]
+
+
+def test_refused_transactions_racing_with_writes_never_undo_or_resurrect_them(dynamodb: Any, tables: dict[str, str], table_names: Any) -> None:
+    """moto as shipped puts whole-table copies back on a refusal: here 40 refusals race 40 writes and 40 deletes."""
+    entries = table_names.entries
+    dynamodb.put_item(TableName=entries, Item={"user_id": {"S": "u"}, "sk": {"S": "taken"}})
+    for n in range(40):
+        dynamodb.put_item(TableName=entries, Item={"user_id": {"S": "u"}, "sk": {"S": f"old{n}"}})
+    barrier = threading.Barrier(120)
+    errors: list[str] = []
+
+    def refuse(n: int) -> None:
+        barrier.wait()
+        try:
+            dynamodb.transact_write_items(TransactItems=[_put(entries, "u", f"ghost{n}"), _put(entries, "u", "taken")])
+        except ClientError as exc:
+            errors.append(exc.response["Error"]["Code"])
+
+    def write(n: int) -> None:
+        barrier.wait()
+        dynamodb.transact_write_items(TransactItems=[_put(entries, "u", f"new{n}")])
+
+    def delete(n: int) -> None:
+        barrier.wait()
+        dynamodb.delete_item(TableName=entries, Key={"user_id": {"S": "u"}, "sk": {"S": f"old{n}"}})
+
+    threads = [threading.Thread(target=f, args=(n,)) for n in range(40) for f in (refuse, write, delete)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == ["TransactionCanceledException"] * 40
+    assert _items(dynamodb, entries, "u") == {"taken"} | {f"new{n}" for n in range(40)}
+
+
+def test_moto_keeps_a_bounded_number_of_shard_iterators(dynamodb: Any, tables: dict[str, str]) -> None:
+    from moto.dynamodbstreams.models import dynamodbstreams_backends
+
+    streams = create_streams_client()
+    shard = streams.describe_stream(StreamArn=tables["events_stream"])["StreamDescription"]["Shards"][0]["ShardId"]
+    for _ in range(embedded_aws.MAX_SHARD_ITERATORS + 200):
+        streams.get_shard_iterator(StreamArn=tables["events_stream"], ShardId=shard, ShardIteratorType="TRIM_HORIZON")
+    held = sum(len(backend.shard_iterators) for regions in dynamodbstreams_backends.values() for backend in regions.values())
+    assert held <= embedded_aws.MAX_SHARD_ITERATORS
+
+
+# ---- TTL -------------------------------------------------------------------------------------------------
+
+
+def _event(session: str, event_id: str, ttl: Any) -> dict[str, Any]:
+    item = {"session_id": {"S": session}, "event_id": {"S": event_id}, "type": {"S": "memory.other"}}
+    if ttl is not None:
+        item["ttl"] = ttl
+    return item
+
+
+def test_ttl_deletes_expired_items_after_its_lag_and_streams_them_as_dynamodb_does(dynamodb: Any, tables: dict[str, str], table_names: Any) -> None:
+    clock = DevClock()
+    now = clock.epoch()
+    rows = {
+        "expired-long-ago": {"N": str(now - 3600)},
+        "expired-just-now": {"N": str(now - 5)},
+        "not-yet": {"N": str(now + 3600)},
+        "no-ttl": None,
+        "not-a-number": {"S": str(now - 3600)},
+        "older-than-five-years": {"N": str(now - 6 * 365 * 86_400)},
+    }
+    for event_id, ttl in rows.items():
+        dynamodb.put_item(TableName=table_names.events, Item=_event("s", event_id, ttl))
+    records: list[dict[str, Any]] = []
+    pump = StreamPump(create_streams_client(), tables["events_stream"], lambda b: records.extend(b["Records"]))
+    pump.drain()
+    records.clear()
+    sweeper = TtlSweeper(clock, lag_seconds=60)
+
+    assert sweeper.sweep() == 1  # only the item past the lag
+    assert sweeper.sweep(lag_seconds=0) == 1  # POST /dev/ttl-sweep: everything expired now
+    clock.advance(7200)
+    assert sweeper.sweep(lag_seconds=0) == 1  # "not-yet" is expired on the moved clock
+    left = {i["event_id"]["S"] for i in dynamodb.query(
+        TableName=table_names.events, KeyConditionExpression="session_id = :s", ExpressionAttributeValues={":s": {"S": "s"}}
+    )["Items"]}
+    assert left == {"no-ttl", "not-a-number", "older-than-five-years"}
+
+    pump.drain()
+    assert [r["eventName"] for r in records] == ["REMOVE"] * 3
+    assert all(r["userIdentity"] == {"principalId": "dynamodb.amazonaws.com", "type": "Service"} for r in records)
+    assert TTL_IDENTITY == {"PrincipalId": "dynamodb.amazonaws.com", "Type": "Service"}
+
+
+def test_the_consumer_ignores_ttl_removals(dynamodb: Any, tables: dict[str, str], table_names: Any, stores: Any) -> None:
+    from chalicelib.services.consumer import handle_batch
+
+    clock = DevClock()
+    dynamodb.put_item(TableName=table_names.events, Item=_event("s", "old", {"N": str(clock.epoch() - 10)}))
+    records: list[dict[str, Any]] = []
+    pump = StreamPump(create_streams_client(), tables["events_stream"], lambda b: records.extend(b["Records"]))
+    pump.drain()
+    TtlSweeper(clock).sweep(lag_seconds=0)
+    pump.drain()
+    removal = [r for r in records if r["eventName"] == "REMOVE"]
+    assert len(removal) == 1 and handle_batch(stores, removal) == {"batchItemFailures": []}
+
+
+def test_the_stream_keeps_24_hours_of_records_and_the_pump_reads_on(dynamodb: Any, tables: dict[str, str], table_names: Any) -> None:
+    clock = DevClock()
+    embedded_aws.set_clock(clock)
+    try:
+        records: list[dict[str, Any]] = []
+        pump = StreamPump(create_streams_client(), tables["events_stream"], lambda b: records.extend(b["Records"]))
+        dynamodb.put_item(TableName=table_names.events, Item=_event("s", "day-one", None))
+        pump.drain()
+        stamped = datetime.fromtimestamp(records[0]["dynamodb"]["ApproximateCreationDateTime"], UTC)
+        assert abs(stamped - clock()) < timedelta(seconds=5)  # stamped by the dev clock
+        clock.advance(25 * 3600)
+        TtlSweeper(clock).sweep()
+        dynamodb.put_item(TableName=table_names.events, Item=_event("s", "day-two", None))
+        pump.drain()
+        assert [r["dynamodb"]["NewImage"]["event_id"]["S"] for r in records] == ["day-one", "day-two"]
+        fresh: list[dict[str, Any]] = []
+        StreamPump(create_streams_client(), tables["events_stream"], lambda b: fresh.extend(b["Records"])).drain()
+        assert [r["dynamodb"]["NewImage"]["event_id"]["S"] for r in fresh] == ["day-two"]  # day one was trimmed
+    finally:
+        embedded_aws.set_clock(None)
+
+
+def test_the_dev_clock_only_moves_forward() -> None:
+    clock = DevClock()
+    before = clock()
+    with pytest.raises(ValueError):
+        clock.advance(-1)
+    moved = clock.advance(86_400)
+    assert moved - before >= timedelta(seconds=86_400)
+    assert clock() >= moved - timedelta(seconds=1)
