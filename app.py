@@ -15,18 +15,20 @@ from chalicelib.web_api import (
     query_int,
     refuse_token,
     required_query,
+    tagged_response,
     user_id_of,
 )
 
 if TYPE_CHECKING:
     from chalicelib import bootstrap, config
     from chalicelib.auth import callers, tokens
-    from chalicelib.services import agents, consumer, memory, operators
+    from chalicelib.services import agents, consumer, freshness, memory, operators
 else:  # each Lambda function loads only what its handlers touch (see chalicelib/lazy.py)
     bootstrap, config = lazy_module("chalicelib.bootstrap"), lazy_module("chalicelib.config")
     callers, tokens = lazy_module("chalicelib.auth.callers"), lazy_module("chalicelib.auth.tokens")
     agents, consumer = lazy_module("chalicelib.services.agents"), lazy_module("chalicelib.services.consumer")
     memory, operators = lazy_module("chalicelib.services.memory"), lazy_module("chalicelib.services.operators")
+    freshness = lazy_module("chalicelib.services.freshness")
 
 
 def get_stores() -> bootstrap.Stores:
@@ -67,6 +69,10 @@ def _body() -> bytes | None:
     return app.current_request.raw_body
 
 
+def _if_none_match() -> str | None:
+    return (app.current_request.headers or {}).get("if-none-match")
+
+
 def _caller(kind: str) -> str:
     """The IAM caller's ARN if it is in the stage's list for `kind`; 403 for anyone else."""
     return callers.require(get_settings(), app.current_request.context, kind)
@@ -99,7 +105,8 @@ def page_config() -> Response:
 @app.route("/v1/memory", methods=["GET"], authorizer=user_token, content_types=ANY_BODY)
 @contract_errors
 def get_memory():  # type: ignore[no-untyped-def]
-    return json_response(memory.view(get_stores(), _user()))
+    body, etag = freshness.view(get_stores(), _user(), freshness.MEMORY, _if_none_match())
+    return tagged_response(body, etag)
 
 
 @app.route("/v1/memory/settings", methods=["PUT"], authorizer=user_token, content_types=ANY_BODY)
@@ -145,7 +152,11 @@ def delete_all():  # type: ignore[no-untyped-def]
 @app.route("/v1/memory/{id}/accept", methods=["POST"], authorizer=user_token, content_types=ANY_BODY)
 @contract_errors
 def accept_proposal(id):  # type: ignore[no-untyped-def]
-    return json_response(memory.accept(get_stores(), _user(), id).public(), 201)
+    from chalicelib.schemas import AcceptBody, parse_body  # pydantic loads on first use, not at cold start
+
+    raw = _body()
+    body = parse_body(AcceptBody, raw) if raw else None  # no body: accepted as proposed
+    return json_response(memory.accept(get_stores(), _user(), id, body).public(), 201)
 
 
 @app.route("/v1/memory/{id}/reject", methods=["POST"], authorizer=user_token, content_types=ANY_BODY)
@@ -173,7 +184,8 @@ def get_export():  # type: ignore[no-untyped-def]
 @app.route("/v1/inbox", methods=["GET"], authorizer=user_token, content_types=ANY_BODY)
 @contract_errors
 def get_inbox():  # type: ignore[no-untyped-def]
-    return json_response(memory.inbox(get_stores(), _user()))
+    body, etag = freshness.view(get_stores(), _user(), freshness.INBOX, _if_none_match())
+    return tagged_response(body, etag)
 
 
 # ---- hosts and workers (IAM) ------------------------------------------------------------------

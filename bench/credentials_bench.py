@@ -12,6 +12,11 @@ of its lines. Its recall and false-positive rate, overall and per shape and beni
 printed next to ours and stored under "compare". gitleaks is a Go binary this environment cannot
 install (not on PyPI; npm's 'gitleaks' is an unrelated package), so its figures are quoted from issue 3.
 
+Then issue 13's figures (bench/credentials_evasion.py): recall on every disguise (invisible
+characters, homoglyphs, full-width, breaks) and every new shape, false alarms in the hard benign
+categories and over the whole corpus, the typical note and hard inputs (with their cost at 2000 ÷
+1000 characters), each beside the same figure for the detector before issue 13.
+
 Prints one line per figure and writes them to bench/results/credentials.json.
 
 Run from the repository root: .venv/bin/python bench/credentials_bench.py
@@ -36,6 +41,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from bench import credentials_evasion  # noqa: E402
 from chalicelib.credentials import find_credential  # noqa: E402
 from tests.credential_corpus import SHAPES, Case, negative_cases, positive_cases  # noqa: E402
 
@@ -232,6 +238,12 @@ def main() -> None:
     ]
 
     print("\n".join(lines), flush=True)
+    # Issue 13: disguises, new shapes, hard benign notes and linear cost, before and after that work.
+    after = credentials_evasion.detection_figures(find_credential) | credentials_evasion.timing_figures(find_credential)
+    before = credentials_evasion.before_figures()
+    figures |= after | {"issue13_before": before}
+    figures["issue13_targets_missed"] = sum(credentials_evasion.summary(after).values())
+    print("\n".join(credentials_evasion.lines(before, after)), flush=True)
     figures["compare"] = compare()
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps(figures, indent=2, ensure_ascii=False) + "\n")

@@ -377,6 +377,8 @@ def count_operations(stack: Stack, batch_size: int = 100) -> dict[str, OpCount]:
     counted("PATCH /v1/memory/{id}", user_call("PATCH", f"/v1/memory/{entry['id']}", {"pinned": True}), 200)
     seed_user(stack, user, entries=5, proposals=3)
     counted("GET /v1/memory", user_call("GET", "/v1/memory"), 200)
+    for route in ("/v1/memory", "/v1/inbox"):  # a page's poll while nothing changed (issue 14)
+        counted(f"GET {route}, unchanged (If-None-Match: 304)", _conditional_get(api, user, route), 304)
     counted("DELETE /v1/memory/{id}", user_call("DELETE", f"/v1/memory/{entry['id']}"), 204)
     proposal = add_proposal(stack.stores, user, "The user's cat is called Miso.")
     counted("POST /v1/memory/{id}/accept", user_call("POST", f"/v1/memory/{proposal.id}/accept"), 201)
@@ -402,9 +404,23 @@ def count_operations(stack: Stack, batch_size: int = 100) -> dict[str, OpCount]:
     return counts
 
 
+def _conditional_get(api: Any, user: str, route: str) -> Callable[[], tuple[int, Any]]:
+    """A GET that sends back the ETag of the answer before it (that first GET is not counted)."""
+    first = api.client.http.get(route, headers=api.headers(user))
+    etag = {key.lower(): value for key, value in first.headers.items()}["etag"]
+
+    def again() -> tuple[int, Any]:
+        response = api.client.http.get(route, headers={**api.headers(user), "If-None-Match": etag})
+        return response.status_code, None
+
+    return again
+
+
 # What each count must stay within (issue 7): ("calls" | "writes", limit). Others are reported.
 COUNT_TARGETS: dict[str, tuple[str, float]] = {
     "GET /v1/memory": ("calls", 2),
+    "GET /v1/memory, unchanged (If-None-Match: 304)": ("calls", 1),
+    "GET /v1/inbox, unchanged (If-None-Match: 304)": ("calls", 1),
     "GET /v1/sessions/{id}/memory (context)": ("calls", 3),
     "POST /v1/memory": ("writes", 1),
     "consumer: one memory.propose": ("calls", 3),
@@ -641,7 +657,9 @@ def package_size() -> list[Figure]:
 
 
 CREDENTIALS_SUMMARY = ("recall.overall", "fpr.overall", "time_us.typical_note", "time_us.long_benign_note",
-                       "time_us.adversarial_worst", "time.adversarial_worst_input", "time.adversarial_worst_ratio_to_typical")
+                       "time_us.adversarial_worst", "time.adversarial_worst_input", "time.adversarial_worst_ratio_to_typical",
+                       "recall.disguise.overall", "fpr.whole_corpus", "time.hard_input_worst_growth_2000_over_1000",
+                       "issue13_targets_missed")
 
 
 def credentials_figures() -> list[Figure]:

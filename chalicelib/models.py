@@ -73,6 +73,8 @@ class Entry:
     created_at: str
     updated_at: str
     expires_at: int | None = None  # epoch seconds; also the table's TTL attribute
+    agent: str | None = None  # the proposing session's agent (None for the user's own entries)
+    edited: bool = False  # the user changed the text or kind after it was proposed or first saved
 
     def is_expired(self, now_epoch: int) -> bool:
         return self.expires_at is not None and self.expires_at <= now_epoch
@@ -89,6 +91,8 @@ class Entry:
             "created_at": self.created_at,
             "updated_at": self.updated_at,
             "expires_at": iso_from_epoch(self.expires_at) if self.expires_at is not None else None,
+            "agent": self.agent,
+            "edited": self.edited,
         }
 
     def context_item(self) -> dict[str, Any]:
@@ -111,7 +115,7 @@ class MemoryState:
     enabled: bool = False
     active: int = 0
     waiting: int = 0
-    revision: int = 0  # moves with every counted write: a recount may correct only what it saw
+    version: int = 0  # bumped by every write that changes what GET /v1/memory or /v1/inbox shows
 
 
 @dataclass(frozen=True)

@@ -7,15 +7,21 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Literal, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, ValidationError
 
 from chalicelib.errors import InvalidRequest
+from chalicelib.identifiers import check_identifier
 from chalicelib.models import MAX_EXPIRY_DAYS, MIN_EXPIRY_DAYS
 
 Kind = Literal["preference", "fact", "note"]
 ExpiryDays = StrictInt
+
+
+def _identifier(field: str) -> Any:
+    """An id or name that is stored and shown: chalicelib/identifiers.py's shape, never a credential."""
+    return Annotated[StrictStr, AfterValidator(lambda value: check_identifier(value, field))]
 
 
 class _Body(BaseModel):
@@ -37,6 +43,16 @@ class EntryChangesBody(_Body):
     """`expires_in_days: null` removes the expiry; a field left out is left alone (see model_fields_set)."""
 
     text: StrictStr | None = None
+    kind: Kind | None = None
+    pinned: StrictBool | None = None
+    expires_in_days: ExpiryDays | None = Field(default=None, ge=MIN_EXPIRY_DAYS, le=MAX_EXPIRY_DAYS)
+
+
+class AcceptBody(_Body):
+    """Corrections made while accepting a proposal; every field is optional (no body accepts it as proposed)."""
+
+    text: StrictStr | None = None
+    kind: Kind | None = None
     pinned: StrictBool | None = None
     expires_in_days: ExpiryDays | None = Field(default=None, ge=MIN_EXPIRY_DAYS, le=MAX_EXPIRY_DAYS)
 
@@ -47,19 +63,19 @@ class SessionManifest(_Body):
 
 class SessionBody(_Body):
     user_id: StrictStr | None = Field(default=None, min_length=1, max_length=128)
-    thread_id: StrictStr | None = Field(default=None, min_length=1, max_length=256)
-    agent: StrictStr = Field(min_length=1, max_length=128)
+    thread_id: _identifier("thread_id") | None = None
+    agent: _identifier("agent")
     manifest: SessionManifest = SessionManifest()
 
 
 class ProposeEvent(_Body):
     """Bounded at the door; emptiness, length, kind and credentials are the consumer's refusals."""
 
-    id: StrictStr = Field(min_length=1, max_length=128, pattern=r"^[A-Za-z0-9._:\-]+$")
+    id: _identifier("id")
     type: Literal["memory.propose"]
     text: StrictStr = Field(max_length=8000)
     kind: StrictStr = Field(default="note", max_length=64)
-    message_id: StrictStr | None = Field(default=None, min_length=1, max_length=256)
+    message_id: _identifier("message_id") | None = None
 
 
 class EventsBody(_Body):

@@ -3,13 +3,20 @@ from __future__ import annotations
 
 from chalicelib.errors import CredentialRefused, InvalidRequest
 from chalicelib.models import MAX_ENTRY_BYTES
+from chalicelib.normalize import bad_control, is_blank
 
 
 def refusal_reason(text: str) -> str | None:
-    """`empty`, `too_long`, `credential:<shape>`, or None when the (trimmed) text may be kept."""
+    """`empty`, `invalid_text`, `too_long`, `credential:<shape>`, or None when the (trimmed) text may be kept.
+
+    Empty means nothing visible: white space, zero-width and other invisible characters only.
+    Control characters other than tab and newline (NUL, escape, a lone CR) are `invalid_text`.
+    """
     clean = text.strip()
-    if not clean:
+    if is_blank(clean):
         return "empty"
+    if bad_control(clean):
+        return "invalid_text"
     if len(clean.encode("utf-8")) > MAX_ENTRY_BYTES:
         return "too_long"
     from chalicelib.credentials import find_credential  # its patterns compile on first use, not at cold start
@@ -27,6 +34,8 @@ def accepted_text(text: str) -> str:
         return text.strip()
     if reason == "empty":
         raise InvalidRequest("The text is empty.", field="text")
+    if reason == "invalid_text":
+        raise InvalidRequest("The text holds control characters (only tab and newline are allowed).", field="text")
     if reason == "too_long":
         raise InvalidRequest(f"The text is longer than {MAX_ENTRY_BYTES} bytes (UTF-8).", field="text")
     raise CredentialRefused(reason.split(":", 1)[1])

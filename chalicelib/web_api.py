@@ -23,6 +23,15 @@ def json_response(body: Any, status: int = 200) -> Response:
     return Response(body=json.dumps(body), status_code=status, headers=JSON_HEADERS)
 
 
+def tagged_response(body: Any, etag: str) -> Response:
+    """200 with its ETag, or 304 (no body) when `body` is None: the client's copy is current."""
+    headers = {**JSON_HEADERS, "ETag": etag}
+    if body is None:
+        headers.pop("Content-Type")
+        return Response(body="", status_code=304, headers=headers)
+    return Response(body=json.dumps(body), status_code=200, headers=headers)
+
+
 def error_response(error: ServiceError) -> Response:
     return Response(body=json.dumps(error.body()), status_code=error.status, headers={**JSON_HEADERS, **error.headers()})
 

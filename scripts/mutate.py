@@ -301,6 +301,45 @@ MUTATIONS: tuple[Mutation, ...] = (
               '    _journal(stores, user_id, operator, "read", request_id)\n    result = memory.view(stores, user_id)\n',
               '    result = memory.view(stores, user_id)\n    _journal(stores, user_id, operator, "read", request_id)\n'),),
     ),
+    Mutation(
+        "edit_keeps_the_etag",
+        "PATCH changes an entry without moving the view version: a polling page keeps getting 304",
+        ("tests/test_freshness.py",),
+        (Edit("chalicelib/storage/entries.py", '[{"Update": request}, self.bump_version(user_id)]', '[{"Update": request}]'),),
+    ),
+    Mutation(
+        "corrections_skip_the_text_rules",
+        "text corrected while accepting is stored without the credential and length checks",
+        ("tests/test_corrections.py",),
+        (Edit("chalicelib/services/memory.py",
+              "    text = accepted_text(body.text) if body is not None and body.text is not None else None\n",
+              "    text = body.text.strip() if body is not None and body.text is not None else None\n"),),
+    ),
+    # issue 13: the credential check reads text as a person sees it, and no field skips the rules
+    Mutation(
+        "credentials_read_as_typed",
+        "the credential check reads the raw text: a zero-width space or a Cyrillic letter hides a token",
+        ("tests/test_credentials_routes.py",),
+        (Edit("chalicelib/credentials/__init__.py", "    view = readable(text)\n", "    view = text\n"),),
+    ),
+    Mutation(
+        "split_tokens_not_rejoined",
+        "a token split by a space or a line break is read in pieces",
+        ("tests/test_credentials_routes.py",),
+        (Edit("chalicelib/credentials/__init__.py", "    joined = rejoined(view)\n", "    joined = None\n"),),
+    ),
+    Mutation(
+        "ids_may_hold_credentials",
+        "message_id, thread_id and agent are checked for shape but not for credentials",
+        ("tests/test_credentials_routes.py",),
+        (Edit("chalicelib/identifiers.py", "    shape = find_credential(value)\n    if shape:\n", "    shape = find_credential(value)\n    if shape and False:\n"),),
+    ),
+    Mutation(
+        "prompt_block_leaves_variation_selectors",
+        "the prompt block escapes format characters only: variation selectors and fillers pass unseen",
+        ("tests/sdk/test_sdk_prompt_hidden.py",),
+        (Edit("sdk/personal_memory_sdk/prompt.py", " or _invisible(ord(ch)):", ":"),),
+    ),
 )
 
 

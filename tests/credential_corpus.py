@@ -392,7 +392,7 @@ def _secret_value(rng: random.Random) -> str:
 
 
 def _opaque_token(rng: random.Random) -> str:
-    return rng.choice([_s(rng, ALNUM, rng.randint(32, 64)), "ya29." + _s(rng, B64URL, rng.randint(60, 120)),
+    return rng.choice([_s(rng, ALNUM, rng.randint(32, 64)), "ory_at_" + _s(rng, B64URL, rng.randint(60, 120)),
                        "EAA" + _s(rng, ALNUM, rng.randint(90, 180)), _s(rng, HEX, 40),
                        _b64(rng.randbytes(30), url=True)])
 

@@ -36,6 +36,11 @@ def test_get_memory_reads_in_at_most_two_calls(counts: dict[str, run.OpCount]) -
     assert counts["GET /v1/memory"].writes == 0
 
 
+def test_an_unchanged_poll_is_a_304_for_one_get_item(counts: dict[str, run.OpCount]) -> None:
+    for route in ("/v1/memory", "/v1/inbox"):
+        assert counts[f"GET {route}, unchanged (If-None-Match: 304)"].operations == ["GetItem"]
+
+
 def test_context_fetch_is_at_most_three_calls_including_its_journal_write(counts: dict[str, run.OpCount]) -> None:
     context = counts["GET /v1/sessions/{id}/memory (context)"]
     assert context.calls <= 3

@@ -117,6 +117,13 @@ def test_every_object_schema_refuses_unknown_fields() -> None:
     assert open_ones == ["/DevTokenRequest"]
 
 
+def test_the_asset_names_are_the_pages_allow_list() -> None:
+    from chalicelib.web import ASSET_NAMES
+
+    (name,) = spec()["paths"]["/assets/{name}"]["get"]["parameters"]
+    assert set(name["schema"]["enum"]) == set(ASSET_NAMES)
+
+
 def test_error_codes_match_the_service() -> None:
     from chalicelib import errors
 
@@ -187,6 +194,24 @@ def test_proposal_decisions_match_the_spec(api: Any, stores: Any) -> None:
     assert user(api, "POST", f"/v1/memory/{third.id}/accept", "bob", template=accept)[0] == 404
     api.call("PUT", "/v1/memory/settings", "alice", {"enabled": False})
     assert user(api, "POST", f"/v1/memory/{third.id}/accept", "alice", template=accept)[1]["code"] == "memory_off"
+
+
+def test_etags_corrections_and_kind_changes_match_the_spec(api: Any, stores: Any) -> None:
+    api.turn_on("alice")
+    entry = api.add("alice", "Walks at noon")
+    assert user(api, "PATCH", f"/v1/memory/{entry['id']}", "alice", {"kind": "fact"}, template="/v1/memory/{id}")[1]["edited"]
+    proposal = add_proposal(stores, "alice", "Likes jaz")
+    accept = "/v1/memory/{id}/accept"
+    path = f"/v1/memory/{proposal.id}/accept"
+    assert user(api, "POST", path, "alice", {"text": " "}, template=accept)[0] == 400
+    assert user(api, "POST", path, "alice", {"text": PEM}, template=accept)[0] == 422
+    assert user(api, "POST", path, "alice", {"text": "Likes jazz", "kind": "preference"}, template=accept)[1]["edited"]
+    for route in ("/v1/memory", "/v1/inbox"):
+        first = api.client.http.get(route, headers=api.headers("alice"))
+        etag = {k.lower(): v for k, v in first.headers.items()}["etag"]
+        again = api.client.http.get(route, headers={**api.headers("alice"), "If-None-Match": etag})
+        check("GET", route, again.status_code, again.body)
+        assert again.status_code == 304
 
 
 def test_the_caps_answer_in_the_spec(api: Any, stores: Any) -> None:

@@ -18,8 +18,10 @@ def test_added_entry_has_the_contract_shape(api: Any) -> None:
     api.turn_on("alice")
     entry = api.add("alice", "  prefers window seats  ", kind="preference", pinned=True, expires_in_days=30)
     assert set(entry) == {
-        "id", "text", "kind", "pinned", "tainted", "origin", "source", "created_at", "updated_at", "expires_at"
+        "id", "text", "kind", "pinned", "tainted", "origin", "source", "created_at", "updated_at", "expires_at",
+        "agent", "edited",
     }
+    assert (entry["agent"], entry["edited"]) == (None, False)
     assert entry["text"] == "prefers window seats"
     assert (entry["kind"], entry["pinned"], entry["tainted"], entry["origin"]) == ("preference", True, False, "user")
     assert entry["source"] == {} and entry["expires_at"].endswith("Z")

@@ -54,7 +54,7 @@ def test_empty_and_too_long_text_are_400_without_the_text(api: Any, on: Any) -> 
 
 
 def test_patch_validates_too(api: Any, on: Any) -> None:
-    for body in ({"text": ""}, {"kind": "fact"}, {"expires_in_days": 0}, {"pinned": None, "x": 1}):
+    for body in ({"text": ""}, {"kind": "mood"}, {"expires_in_days": 0}, {"pinned": None, "x": 1}):
         status, answer = api.call("PATCH", f"/v1/memory/{on['id']}", "alice", body)
         assert status == 400, body
     _, view = api.call("GET", "/v1/memory", "alice")

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from chalicelib.web import ASSET_NAMES, content_security_policy, load_asset
+from chalicelib.web import ASSET_NAMES, SCRIPT_MODULES, content_security_policy, load_asset
 
 WEB_DIR = Path(__file__).resolve().parent.parent / "chalicelib" / "web"
 
@@ -62,15 +62,16 @@ def _scan_index() -> _PageScan:
 
 
 def _app_js() -> str:
-    return load_asset("app.js")[0].decode("utf-8")
+    """Every script module of the page, one after another (the rules below hold for all of them)."""
+    return "\n".join(load_asset(name)[0].decode("utf-8") for name in SCRIPT_MODULES)
 
 
 @pytest.mark.parametrize(
     ("name", "content_type"),
     [
         ("index.html", "text/html; charset=utf-8"),
-        ("app.js", "text/javascript; charset=utf-8"),
         ("app.css", "text/css; charset=utf-8"),
+        *((name, "text/javascript; charset=utf-8") for name in SCRIPT_MODULES),
     ],
 )
 def test_each_asset_is_served_with_its_content_type(name: str, content_type: str) -> None:
@@ -93,8 +94,33 @@ def test_names_outside_the_allow_list_are_refused(name: str) -> None:
         load_asset(name)
 
 
-def test_allow_list_names_only_the_three_assets() -> None:
-    assert set(ASSET_NAMES) == {"index.html", "app.js", "app.css"}
+def test_allow_list_names_the_page_the_styles_and_exactly_the_script_modules_on_disk() -> None:
+    assert set(ASSET_NAMES) == {"index.html", "app.css", *SCRIPT_MODULES}
+    assert set(SCRIPT_MODULES) == {path.name for path in WEB_DIR.glob("*.js")}
+
+
+_IMPORT = re.compile(r"""^import\s[^;]*?from\s+["']([^"']+)["'];""", re.MULTILINE | re.DOTALL)
+
+
+def test_modules_import_only_allow_listed_siblings_and_app_js_reaches_them_all() -> None:
+    graph = {name: _IMPORT.findall(load_asset(name)[0].decode("utf-8")) for name in SCRIPT_MODULES}
+    for name, targets in graph.items():
+        for target in targets:
+            assert target.startswith("./") and target[2:] in SCRIPT_MODULES, f"{name} imports {target}"
+    seen, todo = set(), ["app.js"]
+    while todo:
+        name = todo.pop()
+        if name not in seen:
+            seen.add(name)
+            todo.extend(t[2:] for t in graph[name])
+    assert seen == set(SCRIPT_MODULES)
+
+
+def test_each_module_stays_small_and_says_why_it_exists() -> None:
+    for name in SCRIPT_MODULES:
+        text = load_asset(name)[0].decode("utf-8")
+        assert text.startswith("/*"), f"{name} has no opening comment"
+        assert len(text.splitlines()) <= 250, f"{name} is {len(text.splitlines())} lines"
 
 
 def test_index_has_no_inline_script() -> None:
@@ -113,7 +139,7 @@ def test_index_has_no_inline_styles_or_event_handlers() -> None:
 
 def test_index_refers_to_assets_relatively_and_to_no_remote_origin() -> None:
     scan = _scan_index()
-    assert [s.get("src") for s in scan.scripts] == ["assets/app.js"]
+    assert [(s.get("src"), s.get("type")) for s in scan.scripts] == [("assets/app.js", "module")]
     assert "assets/app.css" in scan.urls
     for url in scan.urls:
         # Relative (so a stage prefix such as /api/ works), a fragment, or an empty data: icon.
@@ -152,8 +178,10 @@ def test_css_loads_nothing_remote() -> None:
 
 
 @pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
-def test_app_js_parses() -> None:
-    result = subprocess.run(["node", "--check", str(WEB_DIR / "app.js")], capture_output=True, text=True)
+@pytest.mark.parametrize("name", SCRIPT_MODULES)
+def test_each_module_parses_as_an_es_module(name: str) -> None:
+    source = (WEB_DIR / name).read_text()
+    result = subprocess.run(["node", "--input-type=module", "--check"], input=source, capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
 
 

@@ -5,6 +5,9 @@ Each rule is a literal-prefixed regex with bounded (mostly possessive) quantifie
 linear on any input; small Python checks (checks.py) then tell a random secret from a placeholder,
 a word, a digest or a reference to a secret kept elsewhere. Only a fixed shape name leaves this
 package. The rules run in a fixed order, most specific first, and the first shape found is named.
+
+The rules read the text as a person sees it (chalicelib/normalize.py): invisible characters
+removed, NFKC, look-alike letters unmasked; where a break splits a token, first with it rejoined.
 """
 
 from __future__ import annotations
@@ -12,16 +15,19 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from chalicelib.credentials.assignments import find_assignment
+from chalicelib.credentials.commands import find_command_password
 from chalicelib.credentials.http_auth import find_auth_header, find_url_password
 from chalicelib.credentials.keys import find_aws_key, find_azure_key, find_jwt, find_private_key
+from chalicelib.credentials.seeds import find_seed_phrase
 from chalicelib.credentials.tokens import find_token
+from chalicelib.normalize import readable, rejoined
 
 __all__ = ["find_credential"]
 
 # Each detector takes the text and its same-length lower-case copy and returns a shape name or None.
 _DETECTORS: tuple[Callable[[str, str], str | None], ...] = (
     find_private_key, find_token, find_jwt, find_aws_key, find_azure_key,
-    find_url_password, find_auth_header, find_assignment,
+    find_url_password, find_auth_header, find_command_password, find_assignment, find_seed_phrase,
 )
 
 
@@ -40,9 +46,14 @@ def find_credential(text: str) -> str | None:
     """
     if not text:
         return None
-    low = _lower_same_length(text)
+    view = readable(text)
+    joined = rejoined(view)
+    views = [(v, _lower_same_length(v)) for v in ((joined, view) if joined is not None else (view,))]
+    # Each rule reads every view before the next rule runs, so the most specific shape is named:
+    # 'token is ghp_abc\ndef…' is a GitHub token (rejoined), not a short secret (as typed).
     for detect in _DETECTORS:
-        shape = detect(text, low)
-        if shape:
-            return shape
+        for seen, low in views:
+            shape = detect(seen, low)
+            if shape:
+                return shape
     return None

@@ -35,8 +35,12 @@ _SECRET_KEYS = (
     "api schlüssel", "geheimschlüssel", "clave api", "clave de api", "clave secreta", "chave de api",
     "chave api", "chiave api", "токен", "ключ api", "api ключ", "api-ключ", "секретный ключ",
     "apiキー", "api キー", "トークン", "シークレット", "アクセスキー", "密钥", "令牌", "api 키", "토큰",
+    "application key", "application_key", "application-key", "app-key",
 )
-_KINDS = (("password_assignment", _PASSWORD_KEYS), ("secret_assignment", _SECRET_KEYS))
+# Words that name a password without saying so ("login for the bank: hunter2Xy!9"): a value
+# counts only when it is strong (three kinds of character) and not an address.
+_LOGIN_KEYS = ("login", "log-in", "logon", "sign-in", "signin", "credentials", "creds")
+_KINDS = (("password_assignment", _PASSWORD_KEYS), ("secret_assignment", _SECRET_KEYS), ("login_password", _LOGIN_KEYS))
 _KEY_RIGHT = re.compile(r"[A-Za-z0-9_.\-а-яё]{0,40}+")
 _KEY_WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+|[а-яё]+")
 _VERBS = r"is|was|est|ist|es|era|é|è|är|er|lautet|jest|equals|sind|—|–|-"
@@ -64,6 +68,8 @@ _SKIP_LAST = frozenset(
     "py js ts go rs java rb sh h c cc cpp html css xml csv log bak".split()
 )
 _VENDORS = (
+    ("datadog", "datadog_key"), ("dd_api_key", "datadog_key"), ("dd_app_key", "datadog_key"),
+    ("dd-api-key", "datadog_key"), ("dd_application_key", "datadog_key"), ("dd-application-key", "datadog_key"),
     ("heroku", "heroku_api_key"), ("twilio", "twilio_key"), ("mailgun", "mailgun_key"),
     ("sendgrid", "sendgrid_key"), ("openai", "openai_api_key"), ("anthropic", "anthropic_api_key"),
     ("stripe", "stripe_secret_key"), ("slack", "slack_token"), ("github", "github_token"),
@@ -148,15 +154,17 @@ def _assignment_at(
         verdict = memo[memo_key] = _value_is_secret(kind, v, raw, strict, quoted)
     if not verdict:
         return None
-    if kind == "password_assignment":
-        return kind
+    if kind != "secret_assignment":
+        return "password_assignment"
     window = low[max(0, left - 40): value.start()]
     return next((shape for vendor, shape in _VENDORS if vendor in window), kind)
 
 
 def _value_is_secret(kind: str, v: str, raw: str, strict: bool, quoted: bool) -> bool:
-    if kind != "password_assignment":
+    if kind == "secret_assignment":
         return secret_value(v)
+    if kind == "login_password":
+        return password_value(v) and password_kinds(raw) >= 3 and "@" not in v and "/" not in v
     if not password_value(v):
         return False
     if not strict or quoted:

@@ -1,7 +1,8 @@
 """Keys found by their structure or their context rather than a vendor prefix.
 
-PEM/OpenSSH/PGP/PuTTY private keys (also squeezed onto one line with literal \\n), GCP
-service-account JSON, JWTs, AWS key pairs and Azure connection strings.
+PEM/OpenSSH/PGP/PuTTY private keys (also squeezed onto one line with literal \\n, with odd case or
+spacing in the header, or a key body without its header), GCP service-account JSON, JWTs, AWS key
+pairs, Azure connection strings and shared access signatures.
 """
 
 from __future__ import annotations
@@ -11,7 +12,16 @@ import re
 from chalicelib.credentials.checks import b64_json_header, is_wordy, looks_random, pathish
 
 # --- private keys -----------------------------------------------------------------------------
-_PEM_HEAD = re.compile(r"-{3,5}BEGIN ?[A-Z0-9 ]{0,24}PRIVATE KEY(?: BLOCK)?-{3,5}")
+# Any case and spacing: '-----begin rsa private key-----', '----- BEGIN PRIVATE  KEY -----'
+_PEM_HEAD = re.compile(r"(?i)-{3,5}[ \t]{0,3}BEGIN[ \t]{0,3}[A-Z0-9 \t]{0,24}PRIVATE[ \t]{0,3}KEY(?:[ \t]{0,3}BLOCK)?[ \t]{0,3}-{3,5}")
+# The first bytes of a private key's DER (PKCS#1 and PKCS#8 RSA, SEC1 and PKCS#8 EC, Ed25519,
+# encrypted PKCS#8) or of an OpenSSH key, as base64: a key body pasted without its header.
+_KEY_BODY = re.compile(
+    r"(?<![A-Za-z0-9+/])(?:MII[A-Za-z0-9+/]{3}IBA(?:AK|DANBgkqhkiG9w0BAQEFAASC)|MHcCAQEEI|MIGkAgEBBDA|MIHcAgEBBEI"
+    r"|MIG[A-Za-z0-9+/]AgEAMB[A-Za-z0-9+/]GByqGSM49AgEG|MC4CAQAwBQYDK2VwBCIEI|b3BlbnNzaC1rZXktdjE"
+    r"|MI[A-Za-z0-9+/]{1,7}(?:GCSqGSIb3DQEFDT|BgkqhkiG9w0BBQ0w))"
+)
+_KEY_BODY_PIECES = ("IBAA", "IBAD", "CAQ", "AgE", "b3Bl", "GCSqGSIb3DQ", "BgkqhkiG9w0BBQ0w")  # every anchor holds one
 _GCP_KEY_ID = re.compile(r"""["']private_key_id["']\s{0,4}:\s{0,4}["']([0-9a-fA-F]{40})["']""")
 _GCP_PEM = re.compile(r"""["']private_key["']\s{0,4}:\s{0,4}["']-{5}BEGIN[A-Z ]{0,24}-{5}""")
 _PUTTY = re.compile(r"Private-Lines: ?[0-9]{1,3}")
@@ -44,10 +54,13 @@ def find_private_key(text: str, low: str) -> str | None:
         m = _GCP_PEM.search(text)
         if m and _pem_body_random(text, m.end()):
             return "gcp_service_account"
-    if "PRIVATE KEY" in text:
+    if "private" in low and "begin" in low:
         for m in _PEM_HEAD.finditer(text):
             if _pem_body_random(text, m.end()):
                 return "private_key"
+    for m in _KEY_BODY.finditer(text) if any(piece in text for piece in _KEY_BODY_PIECES) else ():
+        if _pem_body_random(text, m.start()):
+            return "private_key"
     m = _PUTTY.search(text) if "PuTTY-User-Key-File-" in text else None
     if m and _pem_body_random(text, m.end()):
         return "private_key"
@@ -107,10 +120,20 @@ def find_aws_key(text: str, low: str) -> str | None:
 _AZURE = re.compile(r"(?i)(?:accountkey|sharedaccesskey)\s{0,3}=\s{0,3}([A-Za-z0-9+/]{20,200}+)={0,2}")
 
 
+# A shared access signature: the `sig` HMAC (base64, usually URL-encoded) beside the SAS fields.
+_SAS_SIG = re.compile(r"(?<![A-Za-z0-9_\-])sig=(?P<s>(?:[A-Za-z0-9+/]|%2[BbFf]){30,120}+)(?:%3[Dd]|=){0,2}")
+_SAS_FIELDS = re.compile(r"(?<![a-z])(?:sv|se|sp|spr|srt|ss|sr|st|skoid)=")
+
+
 def find_azure_key(text: str, low: str) -> str | None:
-    """An Azure storage or Service Bus connection string's account or shared access key."""
+    """An Azure storage or Service Bus connection string's account or shared access key, or a SAS token."""
     if "accountkey" in low or "sharedaccesskey" in low:
         for m in _AZURE.finditer(text):
             if looks_random(m.group(1), max_run=None):
                 return "azure_connection_string"
+    if "sig=" in text and _SAS_FIELDS.search(low):
+        for m in _SAS_SIG.finditer(text):
+            sig = m.group("s").replace("%2B", "+").replace("%2b", "+").replace("%2F", "/").replace("%2f", "/")
+            if len(sig) >= 40 and looks_random(sig, max_run=None):
+                return "azure_sas_token"
     return None

@@ -1,4 +1,4 @@
-"""Vendor tokens that announce themselves by a literal prefix: ghp_, sk-, xoxb-, AIza, SG., npm_...
+"""Vendor tokens that announce themselves by a literal prefix: ghp_, sk-, xoxb-, AIza, SG., hvs., ya29....
 
 Each rule is the prefix then a bounded body; a candidate counts when its random part looks
 generated, so 'ghp_xxxx...' placeholders and identifiers such as 'hf_AutoModelFor...' pass.
@@ -48,6 +48,10 @@ _TOKENS: tuple[tuple[str, str, re.Pattern[str], str], ...] = (
     ("shopify_token", "shp", _tok("shp(?:at|ca|pa|ss)_", r"(?P<b>[a-fA-F0-9]{32})", 6), _T),
     ("digitalocean_token", "_v1_", _tok("do[opr]_v1_", r"(?P<b>[a-f0-9]{64})", 7), _T),
     ("heroku_api_key", "HRKU-", _tok("HRKU-", r"(?P<b>[A-Za-z0-9_\-]{40,80}+)", 5), _T),
+    ("vault_token", "hv", _tok(r"hv[sbr]\.", r"(?P<b>[A-Za-z0-9_\-]{24,250}+)", 4), _T),
+    ("gcp_oauth_token", "ya29.", _tok(r"ya29\.", r"(?P<b>[A-Za-z0-9_\-]{30,2048}+)", 5), _T),
+    # Mailchimp: <32 hex>-<datacenter>, found from its '-us'
+    ("mailchimp_key", "-us", re.compile(r"-us(?<=(?<![A-Za-z0-9_\-])(?P<b>[0-9a-f]{32})-us)[0-9]{1,2}(?![A-Za-z0-9_\-])"), ""),
     ("private_key", "AGE-SECRET-KEY-1", _tok("AGE-SECRET-KEY-1", r"(?P<b>[0-9A-Z]{58})", 16), _T),
 )
 
@@ -81,7 +85,7 @@ def _token_ok(shape: str, m: re.Match[str], text: str, left: str) -> bool:
     if shape == "openai_api_key":
         if g["b"].startswith("ant-") or (not g["p"] and len(g["b"]) < 32) or is_wordy(g["b"]):
             return False
-    classes = 1 if shape in ("mailgun_key", "twilio_key", "private_key") else 2
+    classes = 1 if shape in ("mailgun_key", "mailchimp_key", "twilio_key", "private_key") else 2
     wordy = shape in _WORDY_PREFIXES and any(is_wordy(v) for k, v in g.items() if k in "bc" and v)
     return not wordy and all(looks_random(v, classes=classes) for k, v in g.items() if k in "bc" and v)
 

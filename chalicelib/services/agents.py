@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from chalicelib.bootstrap import Stores
 from chalicelib.clock import instant
 from chalicelib.errors import Conflict, NotFound
+from chalicelib.identifiers import check_identifier
 from chalicelib.models import Entry, Session, display_order
 from chalicelib.storage.dynamo import TransactionCancelled, transact
 from chalicelib.storage.events import PENDING, AgentEvent
@@ -23,6 +24,7 @@ CONTEXT_MAX_TEXT_BYTES = 4096
 
 def register_session(stores: Stores, session_id: str, body: SessionBody) -> Session:
     """Create the session; the same body again changes nothing; anything different is a 409."""
+    check_identifier(session_id, "session_id")  # over 2048 bytes DynamoDB would refuse the key with a 500
     now = instant(stores.clock)
     wanted = Session(
         session_id=session_id,
@@ -46,6 +48,7 @@ def register_session(stores: Stores, session_id: str, body: SessionBody) -> Sess
 
 
 def mark_untrusted(stores: Stores, session_id: str) -> Session:
+    check_identifier(session_id, "session_id")  # over 2048 bytes DynamoDB would refuse the key with a 500
     session = stores.sessions.mark_tainted(session_id)
     if session is None:
         raise NotFound("No such session.")
@@ -72,6 +75,7 @@ def select_context(entries: list[Entry]) -> list[Entry]:
 
 def context(stores: Stores, session_id: str) -> dict[str, Any]:
     """The memory an agent may see in this session; journaled as a count whenever the user's memory is read."""
+    check_identifier(session_id, "session_id")  # over 2048 bytes DynamoDB would refuse the key with a 500
     session = stores.sessions.get(session_id)
     if session is None:
         raise NotFound("No such session.")
@@ -93,6 +97,7 @@ def context(stores: Stores, session_id: str) -> dict[str, Any]:
 
 def post_events(stores: Stores, session_id: str, body: EventsBody) -> dict[str, Any]:
     """Store each new event (a worker's id seen before is skipped); the stream consumer does the rest."""
+    check_identifier(session_id, "session_id")  # over 2048 bytes DynamoDB would refuse the key with a 500
     session = stores.sessions.get(session_id)
     now = instant(stores.clock)
     new: dict[str, AgentEvent] = {}
@@ -133,5 +138,6 @@ def _store_all_or_none(stores: Stores, events: list[AgentEvent], now_epoch: int)
 
 
 def list_events(stores: Stores, session_id: str) -> dict[str, Any]:
+    check_identifier(session_id, "session_id")  # over 2048 bytes DynamoDB would refuse the key with a 500
     events = sorted(stores.events.list(session_id), key=lambda e: (e.created_at, e.event_id))
     return {"events": [e.public() for e in events]}

@@ -75,6 +75,7 @@ def propose(stores: Stores, event: AgentEvent) -> str:
         source=Source(session_id=event.session_id, thread_id=session.thread_id, message_id=event.message_id),
         created_at=now.iso,
         updated_at=now.iso,
+        agent=session.agent,
     )
     actions = [
         stores.events.settle(event.session_id, event.event_id, {"type": PROPOSED, "proposal_id": proposal.id}, now.iso),

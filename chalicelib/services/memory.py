@@ -22,32 +22,35 @@ from chalicelib.models import (
     is_id,
     new_id,
 )
+from chalicelib.services.corrections import corrected
 from chalicelib.storage.dynamo import TransactionCancelled, transact
 from chalicelib.text_rules import accepted_text
 
 if TYPE_CHECKING:  # request bodies are pydantic models; pydantic loads only when a body is parsed
-    from chalicelib.schemas import EntryChangesBody, NewEntryBody
+    from chalicelib.schemas import AcceptBody, EntryChangesBody, NewEntryBody
 
 LIMITS = {"entries": MAX_ACTIVE_ENTRIES, "proposals": MAX_WAITING_PROPOSALS, "bytes_per_entry": MAX_ENTRY_BYTES}
 _TRANSACTION_ACTIONS = 100
 
 
-def live_entries(stores: Stores, user_id: str, now: Instant) -> tuple[bool, list[Entry]]:
-    state, entries = stores.entries.load(user_id)
-    return state.enabled, display_order([e for e in entries if not e.is_expired(now.epoch)])
-
-
 def view(stores: Stores, user_id: str) -> dict[str, Any]:
     """`{enabled, items, proposals, limits}`: two Queries, one per table."""
+    return view_and_version(stores, user_id)[0]
+
+
+def view_and_version(stores: Stores, user_id: str) -> tuple[dict[str, Any], int]:
+    """The view and the state item's view version, read by the same Query as the entries (for the ETag)."""
     now = instant(stores.clock)
-    enabled, entries = live_entries(stores, user_id, now)
+    state, stored = stores.entries.load(user_id)
+    entries = display_order([e for e in stored if not e.is_expired(now.epoch)])
     proposals = display_order(stores.proposals.list(user_id))
-    return {
-        "enabled": enabled,
+    body = {
+        "enabled": state.enabled,
         "items": [e.public() for e in entries],
         "proposals": [p.public() for p in proposals],
         "limits": LIMITS,
     }
+    return body, state.version
 
 
 def inbox(stores: Stores, user_id: str) -> dict[str, Any]:
@@ -104,6 +107,7 @@ def edit(stores: Stores, user_id: str, entry_id: str, body: EntryChangesBody) ->
         now_epoch=now.epoch,
         now_iso=now.iso,
         text=text,
+        kind=body.kind if "kind" in given else None,
         pinned=body.pinned if "pinned" in given else None,
         expires_at=now.epoch + days * DAY_SECONDS if days else None,
         remove_expiry="expires_in_days" in given and days is None,
@@ -133,12 +137,16 @@ def forget_all(stores: Stores, user_id: str) -> dict[str, int]:
     return forget_everything(stores, user_id)
 
 
-def accept(stores: Stores, user_id: str, proposal_id: str) -> Entry:
+def accept(stores: Stores, user_id: str, proposal_id: str, body: AcceptBody | None = None) -> Entry:
+    """The proposal becomes an entry, with the user's corrections if any (origin, source and taint stay)."""
+    text = accepted_text(body.text) if body is not None and body.text is not None else None
     proposal = stores.proposals.get(user_id, proposal_id) if is_id(proposal_id) else None
     if proposal is None:
         raise NotFound("No such proposal.")
     now = instant(stores.clock)
     entry = proposal.with_changes(created_at=now.iso, updated_at=now.iso, expires_at=None)
+    if body is not None:
+        entry = corrected(entry, body, text, now)
     actions = [
         stores.proposals.delete_waiting(user_id, proposal_id),  # still waiting, or 404
         stores.entries.put_new(entry),

@@ -6,8 +6,8 @@ moves a counter in the same transaction, under a condition, so the caps hold und
 `active` counts the entry items stored, expired ones included, so it can only ever be too high:
 DynamoDB's TTL deletes expired items behind the app's back and moves no counter. A write refused
 at the cap therefore recounts (`recount`: one consistent Query of the partition) and corrects the
-counter under a condition on `revision`, which every counted write moves: the correction lands
-only if no counted write happened since the state item was read, so it can never undercount.
+counter under a condition on the view version, which every counted write moves: the correction
+lands only if no counted write happened since the state item was read, so it can never undercount.
 """
 from __future__ import annotations
 
@@ -25,6 +25,11 @@ ENTRY_PREFIX = "e#"
 # days, so every read and conditional write checks the instant itself instead of trusting TTL.
 _LIVE = f"(attribute_not_exists({EXPIRY_ATTRIBUTE}) OR {EXPIRY_ATTRIBUTE} > :now)"
 
+# The state item's view version: every write that changes what GET /v1/memory or /v1/inbox shows
+# moves it in the same transaction, so an ETag built from it answers 304 after one GetItem.
+VERSION = "view_version"
+_BUMP = f"{VERSION} = if_not_exists({VERSION}, :zero) + :one"
+
 
 def _state_from_item(item: dict[str, Any] | None) -> MemoryState:
     if not item:
@@ -33,11 +38,8 @@ def _state_from_item(item: dict[str, Any] | None) -> MemoryState:
         enabled=bool(item.get("enabled", False)),
         active=int(item.get("active", 0)),
         waiting=int(item.get("waiting", 0)),
-        revision=int(item.get("revision", 0)),
+        version=int(item.get(VERSION, 0)),
     )
-
-# Every counted write moves the revision with its counters (see `correct_active`).
-_NEXT_REVISION = "revision = if_not_exists(revision, :zero) + :one"
 
 
 class EntriesRepository:
@@ -64,18 +66,18 @@ class EntriesRepository:
 
     def correct_active(self, user_id: str, active: int, seen: MemoryState) -> bool:
         """Set `active` to a recounted value, only if no counted write moved the state since `seen` was read."""
-        # revision = :seen: the recount's Query read the state item first and the entries after it;
-        # any counted write in between (or since) moved the revision, and then this changes nothing.
-        # A TTL deletion in between only makes the recount too high, which the next refusal fixes.
-        condition = "revision = :seen" if seen.revision else "attribute_not_exists(revision)"
+        # view_version = :seen: the recount's Query read the state item first and the entries after
+        # it; any counted write in between (or since) moved the version, and then this changes
+        # nothing. A TTL deletion in between only makes the recount too high: the next refusal fixes it.
+        condition = f"{VERSION} = :seen" if seen.version else f"attribute_not_exists({VERSION})"
         vals: dict[str, Any] = {"a": active, "zero": 0, "one": 1}
-        if seen.revision:
-            vals["seen"] = seen.revision
+        if seen.version:
+            vals["seen"] = seen.version
         return dynamo.update_if(
             self._client,
             TableName=self.table,
             Key=self._key(user_id, STATE_KEY),
-            UpdateExpression=f"SET active = :a, {_NEXT_REVISION}",
+            UpdateExpression=f"SET active = :a, {_BUMP}",
             ConditionExpression=f"attribute_exists(sk) AND {condition}",
             ExpressionAttributeValues=dynamo.values(**vals),
         ) is not None
@@ -99,11 +101,12 @@ class EntriesRepository:
                 "Key": self._key(user_id, STATE_KEY),
                 "UpdateExpression": (
                     "SET enabled = :e, updated_at = :t, "
-                    "active = if_not_exists(active, :zero), waiting = if_not_exists(waiting, :zero)"
+                    "active = if_not_exists(active, :zero), waiting = if_not_exists(waiting, :zero), "
+                    + _BUMP
                 ),
                 "ConditionExpression": changes,
                 "ExpressionAttributeValues": dynamo.values(
-                    e=enabled, t=now_iso, zero=0, **({"off": False} if enabled else {"on": True})
+                    e=enabled, t=now_iso, zero=0, one=1, **({"off": False} if enabled else {"on": True})
                 ),
             }
         }
@@ -116,11 +119,12 @@ class EntriesRepository:
         now_epoch: int,
         now_iso: str,
         text: str | None = None,
+        kind: str | None = None,
         pinned: bool | None = None,
         expires_at: int | None = None,
         remove_expiry: bool = False,
     ) -> Entry | None:
-        """Change a live entry in one conditional UpdateItem; None when it is missing or expired."""
+        """Change a live entry and bump the view version in one transaction; None when it is missing or expired."""
         sets = ["updated_at = :t"]
         names: dict[str, str] = {}
         vals: dict[str, Any] = {"t": now_iso, "now": now_epoch}
@@ -129,6 +133,13 @@ class EntriesRepository:
                 names[f"#x{position}"] = attr
                 vals[f"x{position}"] = value
                 sets.append(f"#x{position} = :x{position}")
+        if kind is not None:
+            names["#kind"] = "kind"
+            sets.append("#kind = :k")
+            vals["k"] = kind
+        if text is not None or kind is not None:
+            sets.append("edited = :ed")  # the user changed what was said: the page shows it
+            vals["ed"] = True
         if pinned is not None:
             sets.append("pinned = :p")
             vals["p"] = pinned
@@ -147,10 +158,30 @@ class EntriesRepository:
         }
         if names:
             request["ExpressionAttributeNames"] = names
-        item = dynamo.update_if(self._client, **request)
-        return from_item(item) if item else None
+        try:
+            dynamo.transact(self._client, [{"Update": request}, self.bump_version(user_id)])
+        except dynamo.TransactionCancelled as exc:
+            if exc.failed(0):
+                return None
+            raise
+        raw = self._client.get_item(
+            TableName=self.table, Key=request["Key"], ConsistentRead=True
+        ).get("Item")
+        return from_item(dynamo.load(raw)) if raw else None
 
     # ---- transaction actions (services compose these so a cap and its write move together) ----
+
+    def bump_version(self, user_id: str) -> dict[str, Any]:
+        """Move the view version (for a write that changes what the user sees but no counter)."""
+        return {
+            "Update": {
+                "TableName": self.table,
+                "Key": self._key(user_id, STATE_KEY),
+                "UpdateExpression": "SET " + _BUMP,
+                "ConditionExpression": "attribute_exists(sk)",
+                "ExpressionAttributeValues": dynamo.values(zero=0, one=1),
+            }
+        }
 
     def take_entry_slots(self, user_id: str, count: int = 1, *, release_waiting: int = 0) -> dict[str, Any]:
         """Count `count` more active entries, only while memory is on and the cap leaves room."""
@@ -158,7 +189,7 @@ class EntriesRepository:
             "Update": {
                 "TableName": self.table,
                 "Key": self._key(user_id, STATE_KEY),
-                "UpdateExpression": f"SET active = active + :n, waiting = waiting - :w, {_NEXT_REVISION}",
+                "UpdateExpression": "SET active = active + :n, waiting = waiting - :w, " + _BUMP,
                 # enabled = true: nothing is added while memory is off (no state item = never on).
                 # active <= cap - n: the cap holds however many requests race for the last slots.
                 "ConditionExpression": "enabled = :on AND active <= :room",
@@ -174,9 +205,9 @@ class EntriesRepository:
             "Update": {
                 "TableName": self.table,
                 "Key": self._key(user_id, STATE_KEY),
-                "UpdateExpression": f"SET waiting = waiting + :one, {_NEXT_REVISION}",
+                "UpdateExpression": "SET waiting = waiting + :one, " + _BUMP,
                 "ConditionExpression": "enabled = :on AND waiting < :cap",
-                "ExpressionAttributeValues": dynamo.values(one=1, on=True, cap=MAX_WAITING_PROPOSALS, zero=0),
+                "ExpressionAttributeValues": dynamo.values(one=1, zero=0, on=True, cap=MAX_WAITING_PROPOSALS),
             }
         }
 
@@ -186,7 +217,7 @@ class EntriesRepository:
             "Update": {
                 "TableName": self.table,
                 "Key": self._key(user_id, STATE_KEY),
-                "UpdateExpression": f"SET active = active - :a, waiting = waiting - :w, {_NEXT_REVISION}",
+                "UpdateExpression": "SET active = active - :a, waiting = waiting - :w, " + _BUMP,
                 "ConditionExpression": "attribute_exists(sk)",
                 "ExpressionAttributeValues": dynamo.values(a=active, w=waiting, zero=0, one=1),
             }

@@ -26,6 +26,8 @@ def to_item(entry: Entry, sort_key: str) -> dict[str, Any]:
         "created_at": entry.created_at,
         "updated_at": entry.updated_at,
         EXPIRY_ATTRIBUTE: entry.expires_at,
+        "agent": entry.agent,
+        "edited": entry.edited or None,  # stored only when true (None attributes are left out)
     }
     item.update(seal_text(entry.user_id, entry.text))
     return item
@@ -49,4 +51,6 @@ def from_item(item: Mapping[str, Any]) -> Entry:
         created_at=str(item["created_at"]),
         updated_at=str(item["updated_at"]),
         expires_at=item.get(EXPIRY_ATTRIBUTE),
+        agent=item.get("agent"),
+        edited=bool(item.get("edited", False)),
     )

@@ -5,16 +5,38 @@ from __future__ import annotations
 from pathlib import Path
 from urllib.parse import urlsplit
 
-__all__ = ["ASSET_NAMES", "load_asset", "content_security_policy"]
+__all__ = ["ASSET_NAMES", "SCRIPT_MODULES", "load_asset", "content_security_policy"]
 
 _HERE = Path(__file__).resolve().parent
 
 # The only files this module will ever read: a fixed allow-list, so no request path can reach
 # anything else in the package (no "../", no absolute paths, no other extensions).
+# The page's ES modules (app.js imports the others by relative URL, so they all live under /assets/).
+SCRIPT_MODULES = (
+    "app.js",
+    "add-form.js",
+    "api.js",
+    "dialogs.js",
+    "dom.js",
+    "entries-view.js",
+    "filter.js",
+    "item.js",
+    "journal-view.js",
+    "live.js",
+    "memory.js",
+    "proposals-view.js",
+    "session.js",
+    "status.js",
+    "store.js",
+    "tabs.js",
+    "undo.js",
+    "words.js",
+)
+
 ASSET_NAMES: dict[str, str] = {
     "index.html": "text/html; charset=utf-8",
-    "app.js": "text/javascript; charset=utf-8",
     "app.css": "text/css; charset=utf-8",
+    **{name: "text/javascript; charset=utf-8" for name in SCRIPT_MODULES},
 }
 
 _cache: dict[str, tuple[bytes, str]] = {}

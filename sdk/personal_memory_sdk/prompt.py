@@ -6,8 +6,12 @@ the block is built so that no entry can end it, fake its delimiters or hide inst
   it), so text cannot guess the closing line;
 - every entry is one line whose text is a JSON string: newlines, every other line separator and
   control character are escaped, so an entry cannot start a line of its own;
-- invisible characters (zero-width, bidi controls, Unicode tags and other format characters) are
-  escaped into visible `\\uXXXX` form, and `<`, `>` are escaped so no tag can be opened or closed;
+- invisible characters (every default-ignorable code point: zero-width, bidi controls, Unicode
+  tags, variation selectors, Hangul fillers, and the other format characters) and blank-looking
+  ones (U+2800) are escaped into visible `\\uXXXX` form;
+- `<`, `>` and everything drawn like them (full-width and small forms, ‹ › ❮ ❯ ˂ ˃ ᐸ ᐳ, 〈 〉 ⟨ ⟩,
+  ≪ ≫, « », Unicode's confusables for `<` and `>`) are escaped, so no tag can be opened or closed
+  and no delimiter imitated;
 - the header says what the entries are: data about the person, never instructions.
 The escaped text is still valid JSON, so `json.loads` on it gives back the original text.
 """
@@ -42,7 +46,27 @@ _BIDI = frozenset(map(chr, [*range(0x202A, 0x202F), *range(0x2066, 0x206A)]))
 # Control, format (incl. Unicode tags), surrogate, private use, unassigned, line and paragraph
 # separators: none of them should reach a model unseen.
 _ESCAPED_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
-_ALWAYS_ESCAPED = frozenset("<>") | _ZERO_WIDTH | _BIDI
+# Default_Ignorable_Code_Point (Unicode DerivedCoreProperties.txt), as ranges: most are not Cf
+# (variation selectors are Mn, the Hangul fillers Lo) yet nobody sees them.
+_DEFAULT_IGNORABLE = (
+    (0x00AD, 0x00AD), (0x034F, 0x034F), (0x061C, 0x061C), (0x115F, 0x1160), (0x17B4, 0x17B5),
+    (0x180B, 0x180F), (0x200B, 0x200F), (0x202A, 0x202E), (0x2060, 0x206F), (0x3164, 0x3164),
+    (0xFE00, 0xFE0F), (0xFEFF, 0xFEFF), (0xFFA0, 0xFFA0), (0xFFF0, 0xFFF8), (0x1BCA0, 0x1BCA3),
+    (0x1D173, 0x1D17A), (0xE0000, 0xE0FFF),
+)
+_BLANK_LOOKING = frozenset("\u2800")  # BRAILLE PATTERN BLANK: a visible-width nothing
+# Drawn like the delimiters' angle brackets (Unicode confusables.txt for '<' and '>', and kin);
+# characters whose NFKC form holds '<' or '>' (＜, ﹤...) are caught by _escape_char itself.
+_ANGLE_LOOKALIKES = frozenset(
+    "\u2039\u203a\u276e\u276f\u02c2\u02c3\U0001d236\U0001d237\u1438\u1433\u16b2\U00016f3f"
+    "\u3008\u3009\u2329\u232a\u27e8\u27e9\u27ea\u27eb\u300a\u300b\u00ab\u00bb\u226a\u226b\u22d8\u22d9"
+    "\u2991\u2992\u29fc\u29fd\u276c\u276d\u2770\u2771\u27e8\u27e9"
+)
+_ALWAYS_ESCAPED = frozenset("<>") | _ZERO_WIDTH | _BIDI | _BLANK_LOOKING | _ANGLE_LOOKALIKES
+
+
+def _invisible(code: int) -> bool:
+    return any(lo <= code <= hi for lo, hi in _DEFAULT_IGNORABLE)
 
 HEADER = (
     "The person chose to share the notes below with you through their memory settings.",
@@ -116,8 +140,19 @@ def escape_text(text: str) -> str:
     return "".join(_escape_char(ch) for ch in encoded)
 
 
+def _hidden_or_delimiter(ch: str) -> bool:
+    if ch in _ALWAYS_ESCAPED:
+        return True
+    if ch.isascii():
+        return ch < " " or ch == "\x7f"
+    if unicodedata.category(ch) in _ESCAPED_CATEGORIES or _invisible(ord(ch)):
+        return True
+    folded = unicodedata.normalize("NFKC", ch)
+    return "<" in folded or ">" in folded
+
+
 def _escape_char(ch: str) -> str:
-    if ch in _ALWAYS_ESCAPED or unicodedata.category(ch) in _ESCAPED_CATEGORIES:
+    if _hidden_or_delimiter(ch):
         code = ord(ch)
         if code > 0xFFFF:  # JSON spells astral characters as a surrogate pair
             code -= 0x10000

@@ -157,10 +157,10 @@ class Agent:
 
     live: Any
 
-    def session(self, user: str, *, tainted: bool = False) -> str:
+    def session(self, user: str, *, tainted: bool = False, agent: str = "helper") -> str:
         creds = self.live.credentials()
         session_id = "s-" + uuid.uuid4().hex[:16]
-        body = {"user_id": user, "thread_id": "t-1", "agent": "helper", "manifest": {"memory": True}}
+        body = {"user_id": user, "thread_id": "t-1", "agent": agent, "manifest": {"memory": True}}
         status, answer = signed_request(self.live.url, "PUT", f"/v1/sessions/{session_id}", creds["host"], body)
         assert status == 200, answer
         if tainted:
@@ -171,10 +171,10 @@ class Agent:
         return session_id
 
     def propose(
-        self, user: str, token: str, text: str, *, kind: str = "preference", tainted: bool = False
+        self, user: str, token: str, text: str, *, kind: str = "preference", tainted: bool = False, agent: str = "helper"
     ) -> dict[str, Any]:
         """Post a memory.propose through the worker route and wait (bounded) until the stream makes it a proposal."""
-        session_id = self.session(user, tainted=tainted)
+        session_id = self.session(user, tainted=tainted, agent=agent)
         event = {"id": "e1", "type": "memory.propose", "text": text, "kind": kind}
         creds = self.live.credentials()
         status, answer = signed_request(

@@ -76,7 +76,7 @@ def test_a_credential_is_refused_naming_its_shape_without_echoing_it(page: Page,
     secret = github_classic_token()
     page.locator("#add-text").fill(f"my token is {secret}")
     page.locator("#add-submit").click()
-    status = page.locator("#status")
+    status = page.locator("#add-text-error")  # the error sits at the field that caused it
     expect(status).to_have_attribute("data-code", "credential_refused")
     expect(status).to_contain_text("GitHub token")
     expect(status).to_contain_text("not saved")
@@ -141,13 +141,14 @@ def test_agent_proposals_show_taint_and_can_be_accepted_or_rejected(page: Page, 
     expect(flagged).to_have_attribute("data-tainted", "true")
     expect(flagged.get_by_test_id("tainted")).to_be_visible()
     expect(flagged.get_by_test_id("tainted")).to_contain_text("untrusted content")
-    expect(flagged.get_by_test_id("origin")).to_have_text("Suggested by an agent")
-    expect(flagged.get_by_test_id("source")).to_contain_text(tainted["source"]["session_id"])
+    expect(flagged.get_by_test_id("origin")).to_have_text("Suggested by helper")
+    expect(flagged.get_by_test_id("source")).to_have_text("From helper, in a conversation, just now")
+    expect(flagged.locator("details.ids-details")).to_contain_text(tainted["source"]["session_id"])
     expect(plain).to_have_attribute("data-tainted", "false")
     expect(plain.get_by_test_id("tainted")).to_have_count(0)
     expect(plain.get_by_test_id("kind")).to_have_text("Fact")
 
-    flagged.get_by_role("button", name="Accept").click()
+    flagged.get_by_role("button", name="Accept", exact=False).first.click()
     expect(page.locator("#status")).to_have_text("Accepted: it is now in your memory.")
     expect(page.locator(PROPOSALS)).to_have_count(1)
     accepted = page.locator(ENTRIES)
@@ -155,7 +156,7 @@ def test_agent_proposals_show_taint_and_can_be_accepted_or_rejected(page: Page, 
     expect(accepted).to_have_attribute("data-tainted", "true")
     expect(accepted).to_have_attribute("data-origin", "agent")
     expect(accepted.get_by_test_id("tainted")).to_be_visible()
-    expect(accepted.get_by_test_id("origin")).to_have_text("An agent (you accepted it)")
+    expect(accepted.get_by_test_id("origin")).to_have_text("Suggested by helper, accepted by you")
     settled(page)
 
     plain.get_by_role("button", name="Reject").click()
@@ -182,8 +183,9 @@ def test_forget_one_then_forget_all_behind_a_confirmation_that_counts(page: Page
     expect(page.locator(PROPOSALS)).to_have_count(1)
 
     page.locator(ENTRIES).filter(has_text="second note").get_by_role("button", name="Forget").click()
-    expect(page.locator("#status")).to_have_text("Forgotten.")
+    expect(page.locator("#undo-text")).to_contain_text("Forgotten: “second note”")
     expect(page.locator(ENTRIES)).to_have_count(2)
+    expect(page.locator("#undo-bar")).to_be_hidden(timeout=8_000)  # the undo window closed: the DELETE went
     expect(page.locator("#count-entries")).to_have_text("2 / 200 entries")
     settled(page)
     assert [i["text"] for i in memory(live, token)["items"]] == ["third note", "first note"]
@@ -227,11 +229,13 @@ def test_turning_memory_off_keeps_entries_and_refuses_adding_in_words(page: Page
     state = memory(live, token)
     assert state["enabled"] is False and [i["text"] for i in state["items"]] == ["Keep me while off"]
 
-    page.locator("#add-text").fill("Not while off")
-    page.locator("#add-submit").click()
-    expect(page.locator("#status")).to_have_attribute("data-code", "memory_off")
-    expect(page.locator("#status")).to_contain_text("Memory is off")
-    settled(page)
+    # Adding is disabled while off, with the reason above the form (it used to fail only after a click).
+    expect(page.locator("#add-text")).to_be_disabled()
+    expect(page.locator("#add-submit")).to_be_disabled()
+    expect(page.locator("#add-off-note")).to_contain_text("Memory is off")
+    # The server refuses it too, whatever a page does.
+    status, body, _ = live.request("POST", "/v1/memory", token=token, body={"text": "Not while off"})
+    assert (status, body["code"]) == (409, "memory_off")
     assert [i["text"] for i in memory(live, token)["items"]] == ["Keep me while off"]
 
 

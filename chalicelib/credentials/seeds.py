@@ -1,0 +1,85 @@
+"""Wallet recovery phrases: 12 to 24 words of the BIP-39 list, in order, as a wallet shows them.
+
+Whoever holds the words holds the wallet. A run of at least 12 list words counts when its words
+carry a valid BIP-39 checksum (Trezor's `mnemonic` word list), or when the note calls it a seed
+or recovery phrase. Prose made of common words is not such a run: the list holds no 'the', 'a', 'of'.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from functools import cache
+
+_WORD = re.compile(r"[a-z]++")
+_BETWEEN = re.compile(r"[\s,;.\-]*(?:[0-9]{1,2}[.):]?[\s]+)?")  # '1. abandon 2. ability', 'abandon, ability'
+_CONTEXT = re.compile(r"seed|mnemonic|recovery|backup phrase|secret phrase|wallet|metamask|ledger|trezor|bip-?39|(?:12|24)[ -]words")
+_MIN_WORDS = 12
+_LENGTHS = (24, 21, 18, 15, 12)
+_MAX_RUN = 26
+
+
+@cache
+def _index() -> dict[str, int]:
+    """Each BIP-39 English word's 11-bit value (the list from Trezor's `mnemonic`, imported on first use)."""
+    from mnemonic import Mnemonic
+
+    return {word: n for n, word in enumerate(Mnemonic("english").wordlist)}
+
+
+def _runs(low: str) -> list[list[str]]:
+    words = _index()
+    runs: list[list[str]] = []
+    run: list[str] = []
+    last_end = -1
+    for m in _WORD.finditer(low):
+        word, start = m.group(0), m.start()
+        adjacent = last_end >= 0 and _BETWEEN.fullmatch(low, last_end, start) is not None
+        boundary = (start == 0 or not low[start - 1].isalpha()) and (m.end() == len(low) or not low[m.end()].isalpha())
+        if word in words and boundary:
+            if not (run and adjacent):
+                if len(run) >= _MIN_WORDS:
+                    runs.append(run)
+                run = []
+            run.append(word)
+        else:
+            if len(run) >= _MIN_WORDS:
+                runs.append(run)
+            run = []
+        last_end = m.end()
+    if len(run) >= _MIN_WORDS:
+        runs.append(run)
+    return runs
+
+
+def _checksum_ok(words: list[str]) -> bool:
+    """BIP-39: the words' 11-bit values are the entropy then the first bits of its SHA-256.
+
+    (mnemonic's own `check` looks each word up in a list; a dict keeps every note's scan linear.)
+    """
+    index = _index()
+    value = 0
+    for word in words:
+        value = value << 11 | index[word]
+    total = 11 * len(words)
+    checksum_bits = total // 33
+    entropy = value >> checksum_bits
+    digest = hashlib.sha256(entropy.to_bytes((total - checksum_bits) // 8, "big")).digest()
+    return digest[0] >> (8 - checksum_bits) == value & ((1 << checksum_bits) - 1)
+
+
+def _has_valid_checksum(run: list[str]) -> bool:
+    """A phrase of 12 to 24 words at the start or the end of the run (a stray list word may touch it)."""
+    if len(run) > _MAX_RUN:
+        return False  # a page of list words is a list, not a phrase someone wrote down
+    return any(_checksum_ok(run[i:i + n]) for n in _LENGTHS if n <= len(run) for i in {0, len(run) - n})
+
+
+def find_seed_phrase(text: str, low: str) -> str | None:
+    """``seed_phrase`` for a run of 12+ BIP-39 words with a valid checksum or named as a seed."""
+    if low.count(" ") + low.count("\n") < _MIN_WORDS - 1:
+        return None
+    for run in _runs(low):
+        if _has_valid_checksum(run) or _CONTEXT.search(low):
+            return "seed_phrase"
+    return None

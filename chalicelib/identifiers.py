@@ -1,0 +1,32 @@
+"""The one shape every id and name an agent or host supplies must have, so no field skips the rules.
+
+Session ids, event ids, `message_id`, `thread_id` and `agent` are stored and shown back (in an
+entry's source, in the journal, to the worker). Each is an identifier: 1 to 128 characters of
+ASCII letters, digits and `. _ : -`, and never credential-shaped (a token is not an id, however
+well it fits the pattern). Anything else is refused before it reaches DynamoDB.
+"""
+from __future__ import annotations
+
+import re
+
+from chalicelib.errors import CredentialRefused, InvalidRequest
+
+__all__ = ["IDENTIFIER_PATTERN", "MAX_IDENTIFIER_LENGTH", "check_identifier"]
+
+MAX_IDENTIFIER_LENGTH = 128
+IDENTIFIER_PATTERN = rf"^[A-Za-z0-9._:\-]{{1,{MAX_IDENTIFIER_LENGTH}}}$"
+_SHAPE = re.compile(IDENTIFIER_PATTERN)
+
+
+def check_identifier(value: str, field: str) -> str:
+    """``value`` when it is an identifier; a 400 when it is not one, a 422 when it holds a credential."""
+    if not isinstance(value, str) or _SHAPE.fullmatch(value) is None:
+        raise InvalidRequest(
+            f"{field}: 1 to {MAX_IDENTIFIER_LENGTH} characters of letters, digits, '.', '_', ':' or '-'.", field=field
+        )
+    from chalicelib.credentials import find_credential  # compiled on first use, not at cold start
+
+    shape = find_credential(value)
+    if shape:
+        raise CredentialRefused(shape)
+    return value

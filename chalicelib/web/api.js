@@ -1,0 +1,83 @@
+/* The page's API client: relative URLs (works at "/" and under a stage prefix), bearer token, ETags. */
+
+import { state } from "./store.js";
+
+export class ApiError extends Error {
+  constructor(status, code, message, shape, field) {
+    super(code);
+    this.status = status;
+    this.code = code;
+    this.serverMessage = message;
+    this.shape = shape;
+    this.field = field;
+  }
+}
+
+function pageBase() {
+  const path = window.location.pathname;
+  return path.endsWith("/") ? path : path + "/";
+}
+
+export function apiUrl(path) {
+  return new URL(pageBase() + path, window.location.origin).toString();
+}
+
+function request(method, path, body, extraHeaders) {
+  const headers = { Accept: "application/json", ...(extraHeaders || {}) };
+  if (state.token) headers.Authorization = `Bearer ${state.token}`;
+  const init = { method, headers, credentials: "omit", cache: "no-store" };
+  if (body !== undefined) {
+    headers["Content-Type"] = "application/json";
+    init.body = JSON.stringify(body);
+  }
+  return init;
+}
+
+async function parse(response) {
+  let data = null;
+  if (response.status !== 204 && response.status !== 304) {
+    const raw = await response.text();
+    if (raw) {
+      try { data = JSON.parse(raw); } catch (_err) { data = null; }
+    }
+  }
+  if (!response.ok && response.status !== 304) {
+    const ok = data && typeof data === "object";
+    const text = (key) => (ok && typeof data[key] === "string" ? data[key] : null);
+    throw new ApiError(response.status, text("code") || `http_${response.status}`, text("message") || "",
+      text("shape"), text("field"));
+  }
+  return data;
+}
+
+export async function api(method, path, body) {
+  let response;
+  try {
+    response = await fetch(apiUrl(path), request(method, path, body));
+  } catch (_err) {
+    throw new ApiError(0, "network", "", null, null);
+  }
+  return parse(response);
+}
+
+/** GET with If-None-Match: {changed: false} on 304, else {changed: true, data, etag}. */
+export async function conditionalGet(path, etag) {
+  let response;
+  try {
+    response = await fetch(apiUrl(path), request("GET", path, undefined, etag ? { "If-None-Match": etag } : {}));
+  } catch (_err) {
+    throw new ApiError(0, "network", "", null, null);
+  }
+  const data = await parse(response);
+  if (response.status === 304) return { changed: false };
+  return { changed: true, data, etag: response.headers.get("ETag") };
+}
+
+/** Fire-and-forget that survives the page going away (a pending forget when the tab closes). */
+export function sendOnExit(method, path) {
+  try {
+    fetch(apiUrl(path), { ...request(method, path), keepalive: true });
+  } catch (_err) {
+    /* the page is going away; nothing left to tell */
+  }
+}

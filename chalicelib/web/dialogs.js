@@ -1,0 +1,65 @@
+/* The "Your data" card: export everything as JSON, and forget everything behind a dialog that counts. */
+
+import { api } from "./api.js";
+import { $, el, plural } from "./dom.js";
+import { loadMemory, reportError } from "./memory.js";
+import { say } from "./status.js";
+import { run, state } from "./store.js";
+
+export async function openForgetAll() {
+  await loadMemory(true);
+  const mem = state.memory || { items: [], proposals: [] };
+  const text = $("forget-all-text");
+  text.dataset.entries = String(mem.items.length);
+  text.dataset.proposals = String(mem.proposals.length);
+  text.textContent = `This will forget ${plural(mem.items.length, "entry", "entries")} and ` +
+    `${plural(mem.proposals.length, "suggestion")} waiting for review.`;
+  const dialog = $("forget-all-dialog");
+  if (typeof dialog.showModal === "function") dialog.showModal();
+  else dialog.setAttribute("open", "");
+  $("forget-all-cancel").focus();
+}
+
+export function closeForgetAll() {
+  const dialog = $("forget-all-dialog");
+  if (typeof dialog.close === "function") dialog.close();
+  else dialog.removeAttribute("open");
+  $("forget-all").focus();
+}
+
+export async function confirmForgetAll() {
+  await run(async () => {
+    try {
+      const data = await api("DELETE", "v1/memory");
+      const n = data && typeof data.deleted === "number" ? data.deleted : 0;
+      closeForgetAll();
+      say(`Forgot everything: ${plural(n, "item")} removed. Memory stays ${state.memory && state.memory.enabled ? "on" : "off"}.`, "ok");
+      state.editing.clear();
+      state.correcting.clear();
+      await loadMemory(true);
+    } catch (err) {
+      closeForgetAll();
+      await reportError(err, "forget_all");
+    }
+  });
+}
+
+/* ---------- export ---------- */
+
+export async function exportAll() {
+  try {
+    const data = await api("GET", "v1/memory/export");
+    const blob = new Blob([JSON.stringify(data, null, 2)], { type: "application/json" });
+    const url = URL.createObjectURL(blob);
+    const link = el("a", { attrs: { href: url, download: `memory-export-${new Date().toISOString().slice(0, 10)}.json` } });
+    link.hidden = true;
+    document.body.append(link);
+    link.click();
+    link.remove();
+    // Give the browser time to start the download before the object URL goes away.
+    window.setTimeout(() => URL.revokeObjectURL(url), 10000);
+    say("Export downloaded.", "ok");
+  } catch (err) {
+    await reportError(err, "export");
+  }
+}

@@ -1,0 +1,146 @@
+/* What an entry and a suggestion look like (they share a shape), and the fields of the two edit forms. */
+
+import { byteLength, daysUntil, el, formatDate, nextId, plural, shortText, timeEl } from "./dom.js";
+import { errorSlot } from "./status.js";
+import { limits } from "./store.js";
+import { KIND_LABELS, originWords, sourceIds, sourceWords } from "./words.js";
+
+export function taintedWarning() {
+  return el("p", { className: "tainted", attrs: { "data-testid": "tainted" } }, [
+    el("span", { className: "tainted-icon", text: "⚠", attrs: { "aria-hidden": "true" } }),
+    el("span", {}, [
+      el("strong", { text: "Tainted: " }),
+      "it came from a session that read untrusted content (such as a web page or an email). Check it before you rely on it.",
+    ]),
+  ]);
+}
+
+/** A button whose accessible name says which entry it acts on: "Forget “Likes tea”". */
+export function actionButton(action, label, entry, extraClass) {
+  return el("button", {
+    className: `button button-small${extraClass ? " " + extraClass : ""}`,
+    text: label,
+    attrs: { type: "button", "data-action": action, "aria-label": `${label} “${shortText(entry.text)}”` },
+  });
+}
+
+function metaRow(label, value) {
+  return [el("dt", { text: label }), el("dd", {}, [value])];
+}
+
+function idsDisclosure(entry) {
+  const ids = sourceIds(entry);
+  if (!ids.length) return null;
+  return el("details", { className: "ids-details" }, [
+    el("summary", { text: "Ids" }),
+    el("dl", { className: "ids" }, ids.flatMap(([label, value]) => metaRow(label, el("span", { text: value })))),
+  ]);
+}
+
+export function itemBody(entry, isProposal) {
+  const badges = el("p", { className: "badges" }, [
+    el("span", { className: "badge", text: KIND_LABELS[entry.kind] || entry.kind, attrs: { "data-testid": "kind" } }),
+    entry.pinned ? el("span", { className: "badge badge-pinned", text: "Pinned", attrs: { "data-testid": "pinned" } }) : null,
+    entry.edited ? el("span", { className: "badge", text: "Edited by you", attrs: { "data-testid": "edited" } }) : null,
+  ]);
+  const expiry = entry.expires_at
+    ? el("span", {}, [timeEl(entry.expires_at, "expiry"), ` (in ${plural(daysUntil(entry.expires_at), "day")})`])
+    : el("span", { text: "Never — kept until you forget it", attrs: { "data-testid": "expiry" } });
+  const meta = el("dl", { className: "meta" }, [
+    ...metaRow("From", el("span", { text: originWords(entry, isProposal), attrs: { "data-testid": "origin" } })),
+    ...metaRow("Source", el("span", {}, [
+      el("span", { text: sourceWords(entry), attrs: { "data-testid": "source" } }),
+      idsDisclosure(entry),
+    ])),
+    ...metaRow(isProposal ? "Suggested" : "Added", timeEl(entry.created_at, "created")),
+    ...(isProposal ? [] : metaRow("Expires", expiry)),
+  ]);
+  return [badges, el("p", { className: "item-text", text: entry.text, attrs: { "data-testid": "text" } }),
+    entry.tainted ? taintedWarning() : null, meta].filter(Boolean);
+}
+
+export function byteCounter(node, text) {
+  const n = byteLength(text);
+  const max = limits().bytes_per_entry;
+  node.textContent = n > max ? `${n} / ${max} bytes — too long` : `${n} / ${max} bytes`;
+  node.classList.toggle("over", n > max);
+}
+
+export function parseDays(raw) {
+  const text = String(raw).trim();
+  if (text === "") return null;
+  const days = Number(text);
+  if (!Number.isInteger(days) || days < 1 || days > 3650) return NaN;
+  return days;
+}
+
+export function checkText(text) {
+  const max = limits().bytes_per_entry;
+  if (!text.trim()) return "Write something to remember first.";
+  const n = byteLength(text);
+  if (n > max) return `This is ${n} bytes; an entry can hold at most ${max}. Shorten it and try again.`;
+  return null;
+}
+
+export const DAYS_PROBLEM = "“Forget after” must be a whole number of days from 1 to 3650, or empty for never.";
+
+function kindSelect(id, value) {
+  const select = el("select", { attrs: { id, "data-testid": "edit-kind", "data-field": "kind" } },
+    Object.entries(KIND_LABELS).map(([kind, label]) => el("option", { text: label, attrs: { value: kind } })));
+  select.value = value;
+  return select;
+}
+
+/**
+ * The fields of an edit form (text, kind, expiry, pin) with an error slot under the text and the expiry.
+ * Returns the nodes to append, and the inputs with their slots so errors can be placed at the field.
+ */
+export function editFields(draft, expiryHint) {
+  const ids = { text: nextId("edit-text"), bytes: nextId("edit-bytes"), kind: nextId("edit-kind"),
+    pinned: nextId("edit-pinned"), expiry: nextId("edit-expiry"), hint: nextId("edit-hint") };
+  const textarea = el("textarea", { attrs: { id: ids.text, rows: "3", "data-testid": "edit-text",
+    "aria-describedby": ids.bytes, "data-field": "text" } });
+  textarea.value = draft.text;
+  const bytes = el("span", { className: "bytes", attrs: { id: ids.bytes } });
+  byteCounter(bytes, draft.text);
+  const pinned = el("input", { attrs: { id: ids.pinned, type: "checkbox", "data-testid": "edit-pinned", "data-field": "pinned" } });
+  pinned.checked = draft.pinned;
+  const expiry = el("input", { attrs: { id: ids.expiry, type: "number", min: "1", max: "3650", step: "1",
+    inputmode: "numeric", "data-testid": "edit-expiry", "data-field": "expiry", "aria-describedby": ids.hint } });
+  expiry.value = draft.expiry;
+  const textError = errorSlot(nextId("edit-text-error"));
+  const expiryError = errorSlot(nextId("edit-expiry-error"));
+  const nodes = [
+    el("div", { className: "field" }, [
+      el("label", { text: "Text", attrs: { for: ids.text } }), textarea, textError,
+      el("p", { className: "field-foot" }, [bytes]),
+    ]),
+    el("div", { className: "field-row" }, [
+      el("div", { className: "field" }, [el("label", { text: "Kind", attrs: { for: ids.kind } }), kindSelect(ids.kind, draft.kind)]),
+      el("div", { className: "field" }, [
+        el("label", { text: "Forget after (days)", attrs: { for: ids.expiry } }), expiry, expiryError,
+        el("span", { className: "hint", text: expiryHint, attrs: { id: ids.hint } }),
+      ]),
+      el("div", { className: "field field-check" }, [pinned, el("label", { text: "Pinned", attrs: { for: ids.pinned } })]),
+    ]),
+  ];
+  return { nodes, text: [textarea, textError], expiry: [expiry, expiryError] };
+}
+
+export function expiryHint(entry) {
+  return entry.expires_at
+    ? `Now: expires ${formatDate(entry.expires_at)}. Empty: never expire.`
+    : "Empty: keep until you forget it.";
+}
+
+/** Keeps a draft in step with its form's fields (text, kind, pinned, expiry). */
+export function trackDraft(event, draft) {
+  const field = event.target.getAttribute("data-field");
+  if (field === "text") {
+    draft.text = event.target.value;
+    const bytes = event.target.closest("form").querySelector(".bytes");
+    if (bytes) byteCounter(bytes, draft.text);
+  } else if (field === "kind") draft.kind = event.target.value;
+  else if (field === "pinned") draft.pinned = event.target.checked;
+  else if (field === "expiry") draft.expiry = event.target.value;
+}

@@ -1,0 +1,123 @@
+/* The Journal tab: who used the user's memory and what changed, in sentences (never entry text). */
+
+import { api } from "./api.js";
+import { $, el, focusNode, plural, timeEl } from "./dom.js";
+import { reportError } from "./memory.js";
+import { state } from "./store.js";
+import { describeShape } from "./words.js";
+
+const REFUSALS = {
+  not_requested: "the agent had not asked to use memory",
+  no_user: "the session belonged to no one",
+  memory_off: "memory was off",
+  session_cap: "that conversation had already made 5 suggestions",
+  waiting_cap: "50 suggestions were already waiting for you",
+  empty: "it was empty",
+  too_long: "it was longer than 2000 bytes",
+  invalid_kind: "its kind was not preference, fact or note",
+  unknown_session: "the session was unknown",
+};
+const OPERATOR_ACTIONS = {
+  read: "looked at your memory", get: "looked at your memory", list: "looked at your memory",
+  get_memory: "looked at your memory", read_memory: "looked at your memory",
+  forget: "forgot one entry", delete: "forgot one entry", forget_one: "forgot one entry",
+  delete_entry: "forgot one entry", forget_entry: "forgot one entry",
+  forget_all: "forgot everything", delete_all: "forgot everything", delete_memory: "forgot everything",
+};
+
+/** The operator's own action: the row's "action" key already names the journal action. */
+function operatorAction(row) {
+  const nested = (row.detail && row.detail.action) || (row.details && row.details.action);
+  const value = row.operator_action || row.access || row.operation || nested || "";
+  return String(value);
+}
+
+function refusalWords(reason) {
+  const text = String(reason || "");
+  if (text.startsWith("credential:")) return `it looked like ${describeShape(text.slice(11))}`;
+  return REFUSALS[text] || `reason: ${text || "not given"}`;
+}
+
+function journalSentence(row) {
+  const session = row.session_id ? ` (session ${row.session_id})` : "";
+  switch (row.action) {
+    case "keep.memory.context": {
+      const agent = row.agent ? `The agent “${row.agent}”` : "An agent";
+      const count = Number(row.count) || 0;
+      return count
+        ? `${agent} was given ${plural(count, "entry", "entries")} from your memory${session}.`
+        : `${agent} asked for your memory and was given nothing${session}.`;
+    }
+    case "keep.memory.operator_access": {
+      const done = operatorAction(row);
+      let what = OPERATOR_ACTIONS[done.toLowerCase()] || (done ? `did “${done}” on your memory` : "accessed your memory");
+      if (row.reason === "not_found") what = "tried to forget an entry that no longer existed";
+      const op = row.operator ? ` (${row.operator})` : "";
+      const request = row.request_id ? ` Request ${row.request_id}.` : "";
+      return `Support staff${op} ${what}.${request}`;
+    }
+    case "keep.memory.settings":
+      return row.enabled ? "Memory was turned on." : "Memory was turned off.";
+    case "keep.memory.forget_all":
+      return `Everything was forgotten: ${plural(Number(row.entries) || 0, "entry", "entries")} and ` +
+        `${plural(Number(row.proposals) || 0, "waiting suggestion")}.`;
+    case "keep.memory.proposal_refused":
+      return `An agent's suggestion${session} was refused because ${refusalWords(row.reason)}.`;
+    default: {
+      const details = Object.entries(row)
+        .filter(([k]) => k !== "at" && k !== "action")
+        .map(([k, v]) => `${k}: ${typeof v === "object" ? JSON.stringify(v) : v}`);
+      return `${row.action || "Something happened"}${details.length ? " — " + details.join(", ") : ""}.`;
+    }
+  }
+}
+
+/**
+ * An operator row carries the operator's own "action" (read/forget/…); if a server flattens it over
+ * the row's action name, recognise the row by its operator field and restore both.
+ */
+function normalizeRow(row) {
+  const name = String(row.action || "");
+  if (row.operator && !name.startsWith("keep.memory.")) {
+    return Object.assign({}, row, { action: "keep.memory.operator_access", operator_action: name });
+  }
+  return row;
+}
+
+function journalRow(raw) {
+  const row = normalizeRow(raw);
+  return el("li", { className: "journal-row", attrs: { "data-testid": "journal-row", "data-journal-action": row.action } }, [
+    row.at ? timeEl(row.at, "journal-at") : null,
+    el("p", { text: journalSentence(row) }),
+  ]);
+}
+
+let journalSeq = 0;
+export async function loadJournal(reset) {
+  const list = $("journal");
+  const seq = ++journalSeq;
+  if (reset) {
+    state.journalCursor = null;
+    list.replaceChildren();
+  }
+  const query = state.journalCursor ? `?cursor=${encodeURIComponent(state.journalCursor)}` : "";
+  try {
+    const data = await api("GET", `v1/memory/journal${query}`);
+    if (seq !== journalSeq) return []; // a newer load (tab reopened) superseded this one
+    const rows = (data && Array.isArray(data.items) ? data.items : []).map(journalRow);
+    list.append(...rows);
+    state.journalCursor = data && typeof data.next_cursor === "string" && data.next_cursor ? data.next_cursor : null;
+    $("journal-more").hidden = !state.journalCursor;
+    $("journal-empty").hidden = list.children.length !== 0;
+    return rows;
+  } catch (err) {
+    await reportError(err, "journal");
+    return [];
+  }
+}
+
+export async function loadMoreJournal() {
+  const rows = await loadJournal(false);
+  // The button may now be hidden: carry on reading from the first new row.
+  if (rows.length) focusNode(rows[0]);
+}

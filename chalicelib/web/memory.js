@@ -1,0 +1,53 @@
+/* Loading the user's memory (with its ETag) and reporting API errors that belong to no single field. */
+
+import { ApiError, conditionalGet } from "./api.js";
+import { signOut } from "./session.js";
+import { say } from "./status.js";
+import { DEFAULT_LIMITS, changed, state } from "./store.js";
+import { describeError } from "./words.js";
+
+function accept(data) {
+  state.memory = {
+    enabled: Boolean(data && data.enabled),
+    items: Array.isArray(data && data.items) ? data.items : [],
+    proposals: Array.isArray(data && data.proposals) ? data.proposals : [],
+    limits: Object.assign({}, DEFAULT_LIMITS, (data && data.limits) || {}),
+  };
+  for (const id of [...state.editing.keys()]) {
+    if (!state.memory.items.some((e) => e.id === id)) state.editing.delete(id);
+  }
+  for (const id of [...state.correcting.keys()]) {
+    if (!state.memory.proposals.some((p) => p.id === id)) state.correcting.delete(id);
+  }
+}
+
+/** GET /v1/memory; a 304 keeps what is shown. True when something new was rendered. */
+export async function loadMemory(quiet) {
+  // A load that started before a change finished must not paint the older state over it.
+  const generation = state.changes;
+  try {
+    const answer = await conditionalGet("v1/memory", state.memory ? state.etag : null);
+    if (generation !== state.changes || !state.token || !answer.changed) return false;
+    state.etag = answer.etag;
+    accept(answer.data);
+    changed();
+    return true;
+  } catch (err) {
+    if (!quiet) await reportError(err, "load");
+    return false;
+  }
+}
+
+export async function reportError(err, action) {
+  if (!(err instanceof ApiError)) {
+    say("Something went wrong on this page. Please reload it.", "error", "page");
+    return;
+  }
+  if (err.status === 401 || err.status === 403) {
+    signOut(false);
+    say(describeError(err, action), "error", err.code);
+    return;
+  }
+  say(describeError(err, action), "error", err.code);
+  if (err.code === "not_found" || err.code === "conflict") await loadMemory(true);
+}

@@ -1,0 +1,160 @@
+/* Suggestions waiting for review: accept as is, edit and accept, or reject. Disabled (with the reason) while memory is off. */
+
+import { api } from "./api.js";
+import { $, el, focusNode, shortText } from "./dom.js";
+import { fieldOf } from "./entries-view.js";
+import { DAYS_PROBLEM, actionButton, checkText, editFields, itemBody, parseDays, trackDraft } from "./item.js";
+import { loadMemory, reportError } from "./memory.js";
+import { clearFieldError, fieldError, say } from "./status.js";
+import { changed, run, state } from "./store.js";
+import { describeError } from "./words.js";
+
+function proposalItem(entry) {
+  const off = !state.memory.enabled;
+  const li = el("li", {
+    className: `item${entry.tainted ? " item-tainted" : ""}`,
+    attrs: { "data-testid": "proposal", "data-proposal-id": entry.id, "data-tainted": String(Boolean(entry.tainted)), "data-origin": entry.origin },
+  });
+  li.append(...itemBody(entry, true));
+  const draft = state.correcting.get(entry.id);
+  if (draft) {
+    const fields = editFields(draft, "Empty: keep until you forget it.");
+    li.append(el("form", { className: "edit-form", attrs: { novalidate: "", "aria-label": `Edit and accept “${shortText(entry.text)}”`, "data-proposal-id": entry.id } }, [
+      ...fields.nodes,
+      el("div", { className: "button-row" }, [
+        el("button", { className: "button button-primary button-small", text: "Accept with changes",
+          attrs: { type: "submit", "data-action": "accept-changes", "aria-label": `Accept with changes “${shortText(entry.text)}”`,
+            disabled: off, "aria-describedby": off ? "proposals-off-note" : null } }),
+        actionButton("cancel", "Cancel editing", entry),
+      ]),
+    ]));
+    return li;
+  }
+  const buttons = [
+    actionButton("accept", "Accept", entry, "button-primary"),
+    actionButton("correct", "Edit and accept", entry),
+    actionButton("reject", "Reject", entry),
+  ];
+  for (const button of buttons.slice(0, 2)) {
+    button.disabled = off;
+    if (off) button.setAttribute("aria-describedby", "proposals-off-note");
+  }
+  li.append(el("div", { className: "button-row" }, buttons));
+  return li;
+}
+
+export function renderProposals() {
+  const proposals = state.memory.proposals;
+  const list = $("proposals");
+  list.replaceChildren(...proposals.map(proposalItem));
+  list.hidden = proposals.length === 0;
+  $("proposals-empty").hidden = proposals.length !== 0;
+  $("proposals-off-note").hidden = state.memory.enabled || proposals.length === 0;
+}
+
+function refocus(id, action, index) {
+  const items = $("proposals").children;
+  const li = (id && document.querySelector(`#proposals li[data-proposal-id="${CSS.escape(id)}"]`)) || items[Math.min(index, items.length - 1)];
+  const button = li && (li.querySelector(`[data-action="${action}"]:not([disabled])`) || li.querySelector("[data-action]:not([disabled])"));
+  focusNode(button || $("proposals-heading"));
+}
+
+async function decide(entry, verdict, index, body) {
+  try {
+    await api("POST", `v1/memory/${encodeURIComponent(entry.id)}/${verdict}`, body);
+    state.correcting.delete(entry.id);
+    say(verdict === "accept"
+      ? (body ? "Accepted with your changes: it is now in your memory." : "Accepted: it is now in your memory.")
+      : "Rejected: the suggestion was deleted.", "ok");
+    await loadMemory(true);
+    refocus(null, verdict, index);
+    return null;
+  } catch (err) {
+    return err;
+  }
+}
+
+async function acceptCorrected(entry, form, index) {
+  const draft = state.correcting.get(entry.id);
+  const text = [form.querySelector("[data-field=text]"), form.querySelector("[data-field=text] ~ .field-error")];
+  const expiry = [form.querySelector("[data-field=expiry]"), form.querySelector("[data-field=expiry] ~ .field-error")];
+  const problem = checkText(draft.text);
+  if (problem) return fieldError(...text, problem, "invalid_request");
+  const days = parseDays(draft.expiry);
+  if (Number.isNaN(days)) return fieldError(...expiry, DAYS_PROBLEM, "invalid_request");
+  const body = { text: draft.text, kind: draft.kind, pinned: draft.pinned };
+  if (days !== null) body.expires_in_days = days;
+  const err = await decide(entry, "accept", index, body);
+  if (!err) return;
+  const field = fieldOf(err);
+  if (field) fieldError(...(field === "text" ? text : expiry), describeError(err, "accept"), err.code);
+  else await reportError(err, "accept");
+}
+
+function startCorrecting(entry) {
+  state.correcting.set(entry.id, { text: entry.text, kind: entry.kind, pinned: false, expiry: "" });
+  changed();
+  const li = document.querySelector(`#proposals li[data-proposal-id="${CSS.escape(entry.id)}"]`);
+  focusNode(li && li.querySelector("[data-testid=edit-text]"));
+}
+
+function stopCorrecting(id) {
+  state.correcting.delete(id);
+  changed();
+  refocus(id, "correct", 0);
+}
+
+function proposalOf(node) {
+  const li = node && node.closest("li[data-proposal-id]");
+  const id = li && li.getAttribute("data-proposal-id");
+  return { li, entry: id && state.memory && state.memory.proposals.find((p) => p.id === id) };
+}
+
+function onClick(event) {
+  const button = event.target.closest("button[data-action]");
+  const { li, entry } = proposalOf(button);
+  if (!entry) return;
+  const index = [...$("proposals").children].indexOf(li);
+  const action = button.getAttribute("data-action");
+  if (action === "correct") startCorrecting(entry);
+  else if (action === "cancel") stopCorrecting(entry.id);
+  else if (action === "accept" || action === "reject") {
+    run(async () => {
+      const err = await decide(entry, action, index);
+      if (err) await reportError(err, action);
+    });
+  }
+}
+
+function onSubmit(event) {
+  const form = event.target.closest("form[data-proposal-id]");
+  if (!form) return;
+  event.preventDefault();
+  const { li, entry } = proposalOf(form);
+  if (entry && state.memory.enabled) run(() => acceptCorrected(entry, form, [...$("proposals").children].indexOf(li)));
+}
+
+function onInput(event) {
+  const form = event.target.closest("form[data-proposal-id]");
+  const draft = form && state.correcting.get(form.getAttribute("data-proposal-id"));
+  if (!draft) return;
+  trackDraft(event, draft);
+  clearFieldError(event.target, event.target.parentElement.querySelector(".field-error"));
+}
+
+function onKeydown(event) {
+  const form = event.key === "Escape" && event.target.closest("form[data-proposal-id]");
+  if (form) {
+    event.preventDefault();
+    stopCorrecting(form.getAttribute("data-proposal-id"));
+  }
+}
+
+export function wireProposals() {
+  const list = $("proposals");
+  list.addEventListener("click", onClick);
+  list.addEventListener("submit", onSubmit);
+  list.addEventListener("input", onInput);
+  list.addEventListener("change", onInput);
+  list.addEventListener("keydown", onKeydown);
+}
