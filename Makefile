@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test demo bench package mutate chaos lint install clean browser-deps
+.PHONY: run test demo bench package mutate chaos lint install clean browser-deps redrive
 
 $(STAMP): requirements.txt requirements-dev.txt requirements-package.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -27,6 +27,11 @@ bench: $(STAMP)
 
 package: $(STAMP)
 	bash scripts/package.sh
+
+# Re-drive the stream batches in the dead-letter queue (docs/deploy.md): QUEUE_URL and FUNCTION from the
+# stack outputs; LOCAL=1 runs the consumer in this process instead (the local stack).
+redrive: $(STAMP)
+	$(PY) scripts/redrive.py --queue-url "$(QUEUE_URL)" $(if $(LOCAL),--local,--function "$(FUNCTION)")
 
 mutate: $(STAMP)
 	$(PY) scripts/mutate.py

@@ -7,6 +7,8 @@ from chalice import AuthResponse, Chalice, IAMAuthorizer, Response
 
 from chalicelib.errors import Unauthorized
 from chalicelib.lazy import lazy_module
+from chalicelib.logs import user_hash
+from chalicelib.metrics import count
 from chalicelib.web_api import (
     contract_errors,
     json_response,
@@ -57,8 +59,10 @@ def user_token(auth_request):  # type: ignore[no-untyped-def]
     try:
         user_id = tokens.get_verifier(get_settings().jwt).user_id(auth_request.token)
     except Unauthorized as exc:
+        count("TokenRefused")  # Lambda counts the refusal below in Errors; the alarm subtracts these
         refuse_token(exc)
-    return AuthResponse(routes=["*"], principal_id=user_id)
+    # The context reaches the access log ($context.authorizer.*): a caller kind and a pseudonym, no id.
+    return AuthResponse(routes=["*"], principal_id=user_id, context={"callerKind": "user", "userHash": user_hash(user_id) or ""})
 
 
 def _user() -> str:
@@ -269,4 +273,7 @@ def operator_forget_all():  # type: ignore[no-untyped-def]
 @app.on_dynamodb_record(stream_arn=EVENTS_STREAM_ARN, batch_size=100, starting_position="TRIM_HORIZON")
 def handle_events_stream(event):  # type: ignore[no-untyped-def]
     """Partial batch response: Lambda retries exactly the records reported as failed."""
-    return consumer.handle_batch(get_stores(), event.to_dict().get("Records", []))
+    raw = event.to_dict()
+    if "redrive" in raw:  # scripts/redrive.py: keys of events a failed batch left pending (docs/deploy.md)
+        return consumer.redrive(get_stores(), (raw["redrive"] or {}).get("events"))
+    return consumer.handle_batch(get_stores(), raw.get("Records", []))

@@ -44,6 +44,10 @@ def contract_errors(view: Callable[..., Any]) -> Callable[..., Any]:
         try:
             return view(*args, **kwargs)
         except ServiceError as error:
+            if error.code == "limit_reached":  # the only user-facing cap: 200 active entries
+                from chalicelib.metrics import count
+
+                count("CapRefusals", ("Cap", "active_entries"))
             return error_response(error)
         except Exception as exc:  # noqa: BLE001 - the last line of defence: log the type only, never data
             logger.error("unhandled error", extra={"error_type": type(exc).__name__})

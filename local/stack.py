@@ -185,7 +185,9 @@ class LocalStack:
         def deliver(event: dict[str, Any]) -> Any:
             return consumer(event, context)
 
-        self.pump = StreamPump(create_streams_client(self.moto_url), self.stream_arn, deliver)
+        from local.event_filter import template_filter  # the event source mapping's FilterCriteria
+
+        self.pump = StreamPump(create_streams_client(self.moto_url), self.stream_arn, deliver, record_filter=template_filter())
         self.pump.start(interval=0.3)
 
     def token(self, user_id: str) -> str:

@@ -73,6 +73,7 @@ class StreamPump:
         max_attempts: int = 3,
         region: str = "us-east-1",
         on_give_up: GiveUp | None = None,
+        record_filter: Callable[[Record], bool] | None = None,
     ) -> None:
         if not 1 <= batch_size <= MAX_BATCH_SIZE:
             raise ValueError(f"batch_size must be between 1 and {MAX_BATCH_SIZE}")
@@ -85,6 +86,9 @@ class StreamPump:
         self._max_attempts = max_attempts
         self._region = region
         self._on_give_up = on_give_up
+        # Lambda's FilterCriteria (local/event_filter.py): a record it drops is never delivered and
+        # counts as processed.
+        self._accepts = record_filter or (lambda record: True)
         # shard id -> sequence number of the last record handled (delivered or given up).
         self._checkpoints: dict[str, str] = {}
         self._finished_shards: set[str] = set()
@@ -177,7 +181,12 @@ class StreamPump:
                     self._finished_shards.add(shard_id)
                 return delivered, seen
             seen += len(raw)
-            delivered += self._deliver(shard_id, [self._to_lambda_record(r) for r in raw])
+            records = [self._to_lambda_record(r) for r in raw]
+            kept = [r for r in records if self._accepts(r)]
+            if kept:
+                delivered += self._deliver(shard_id, kept, records)
+            else:
+                self._checkpoint(shard_id, records)
 
     def _read(self, shard_id: str) -> tuple[list[Record], bool]:
         # Every read starts from the checkpoint with a fresh iterator. moto replaces a table, stream
@@ -198,14 +207,19 @@ class StreamPump:
         )["ShardIterator"]
         return dict(self._client.get_records(ShardIterator=iterator, Limit=self._batch_size))
 
-    def _deliver(self, shard_id: str, records: list[Record]) -> int:
-        """Hand one batch to the handler, checkpoint what succeeded; return how many succeeded."""
+    def _deliver(self, shard_id: str, records: list[Record], read: list[Record] | None = None) -> int:
+        """Hand one batch to the handler, checkpoint what succeeded; return how many succeeded.
+
+        `read` is everything read from the shard when the filter dropped some of it: the dropped
+        records count as processed, so they are checkpointed with their neighbours.
+        """
+        read = records if read is None else read
         failed_at, reason = self._invoke(records)
         if failed_at is None:
-            self._checkpoint(shard_id, records)
+            self._checkpoint(shard_id, read)
             return len(records)
-        self._checkpoint(shard_id, records[:failed_at])
         failed = records[failed_at]
+        self._checkpoint(shard_id, read[: next(i for i, r in enumerate(read) if r is failed)])
         sequence = failed["dynamodb"]["SequenceNumber"]
         self._failures[sequence] = self._failures.get(sequence, 0) + 1
         if self._failures[sequence] >= self._max_attempts:

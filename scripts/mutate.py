@@ -213,6 +213,41 @@ MUTATIONS: tuple[Mutation, ...] = (
         (AGENTS,),
         (Edit("chalicelib/models.py", "MAX_PROPOSALS_PER_SESSION = 5\n", "MAX_PROPOSALS_PER_SESSION = 6\n"),),
     ),
+    # ---- deployable and operable (issue 11) ----
+    Mutation(
+        "gateway_sibling_variables_allowed",
+        "the import-rule check lets two variable path parts share a parent, as API Gateway does not",
+        ("tests/test_gateway_rules.py",),
+        (Edit("infra/apigateway_rules.py", "        if len(names) > 1:\n", "        if len(names) > 2:\n"),),
+    ),
+    Mutation(
+        "export_whole_journal",
+        "the export carries the whole journal again, past Lambda's 6 MB for the largest user",
+        ("tests/test_export_size.py",),
+        (Edit("chalicelib/services/memory.py",
+              "    journal, journal_cursor = stores.journal.page(user_id, limit=EXPORT_JOURNAL_ROWS)\n",
+              "    journal, journal_cursor = stores.journal.all(user_id), None\n"),),
+    ),
+    Mutation(
+        "redrive_deletes_failed_messages",
+        "the redrive command deletes a dead-letter message whose events failed again",
+        ("tests/test_redrive.py",),
+        (Edit("scripts/redrive.py", "            if outcome.failed == 0 and outcome.error is None:\n",
+              "            if outcome.error is None:\n"),),
+    ),
+    Mutation(
+        "local_stream_unfiltered",
+        "the local stream pump ignores the template's FilterCriteria",
+        ("tests/test_event_filter.py",),
+        (Edit("local/event_filter.py", "    return lambda record: any(matches(p, record) for p in patterns)\n",
+              "    return lambda record: True\n"),),
+    ),
+    Mutation(
+        "authorizer_refusals_uncounted",
+        "the authorizer stops counting refused tokens: its errors alarm pages on every bad token",
+        ("tests/test_metrics.py",),
+        (Edit("app.py", '        count("TokenRefused")', "        pass"),),
+    ),
     Mutation(
         "taint_read_at_post_time_only",
         "a session marked untrusted after its event was posted yields an untainted proposal",

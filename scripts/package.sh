@@ -4,8 +4,10 @@
 # 1. copies the app (app.py, chalicelib/ without bytecode, requirements.txt, .chalice/ config and
 #    policy files) into build/stage, so nothing stray from the work tree ends up in the zip;
 # 2. composes infra/tables.json + infra/stack.json into build/merge-template.json;
-# 3. runs `chalice package --stage dev --merge-template ...` into build/package
-#    (sam.json, deployment.zip with the app, layer-deployment.zip with its dependencies);
+# 3. runs `chalice package --stage dev --merge-template ...` into build/package (sam.json and
+#    deployment.zip with the app; chalice gets no requirements.txt, so it packages no dependency);
+# 3b. builds layer-deployment.zip from requirements.txt with pip for the Lambda target (python3.13 on
+#    arm64, infra/layer.py) and fails if any compiled file in it does not fit that target;
 # 4. refuses a package that carries boto3/botocore or chalice's local server, prints the zip sizes;
 # 5. runs cfn-lint on sam.json, expands it with AWS's SAM translator (as CloudFormation will) into
 #    build/lint/cloudformation.json and runs cfn-lint on that too: any error or warning fails.
@@ -48,7 +50,7 @@ export AWS_ENDPOINT_URL=http://127.0.0.1:9  # closed port: an accidental AWS cal
 # build/stage/.chalice/deployments is chalice's cache of the dependency layer: kept between runs.
 mkdir -p "$STAGE/.chalice"
 rm -rf "$STAGE/app.py" "$STAGE/chalicelib" "$STAGE/requirements.txt" "$STAGE"/.chalice/*.json
-cp app.py requirements.txt "$STAGE/"
+cp app.py "$STAGE/"  # requirements.txt stays out: chalice would fetch them for this interpreter (3.11, x86_64)
 tar --exclude='__pycache__' --exclude='*.pyc' -cf - chalicelib | tar -xf - -C "$STAGE"
 cp .chalice/config.json .chalice/policy-*.json "$STAGE/.chalice/"
 
@@ -58,6 +60,9 @@ cp .chalice/config.json .chalice/policy-*.json "$STAGE/.chalice/"
 # ---- 3. chalice package -----------------------------------------------------------------------
 rm -rf "$OUT"
 (cd "$STAGE" && "$BIN/chalice" package --stage dev --merge-template "$MERGE" "$OUT")
+
+# ---- 3b. the dependency layer, for the Lambda's runtime and architecture, not this machine's ----
+"$PY" infra/layer.py build requirements.txt "$OUT/layer-deployment.zip" "$BUILD/layer"
 
 # ---- 4. what the zips carry -------------------------------------------------------------------
 "$PY" - "$OUT" <<'PY'
@@ -85,3 +90,11 @@ rm -rf "$LINT" && mkdir -p "$LINT"
 "$PY" infra/sam_transform.py "$OUT/sam.json" "$LINT/cloudformation.json"
 "$BIN/cfn-lint" --non-zero-exit-code warning -- "$OUT/sam.json" "$LINT/cloudformation.json"
 echo "package: $OUT/sam.json and its SAM expansion pass cfn-lint"
+
+# ---- 6. what API Gateway refuses at import, and the wheels' runtime ------------------------------
+# Neither cfn-lint nor the SAM translator (nor moto) knows API Gateway's import rules (one variable
+# path part per parent, path part characters, greedy last, the 29 s integration timeout): a template
+# that breaks one deploys nothing. infra/apigateway_rules.py checks them, from AWS's documentation.
+"$PY" infra/apigateway_rules.py "$OUT/sam.json" "$LINT/cloudformation.json"
+"$PY" infra/layer.py check "$OUT/layer-deployment.zip"
+echo "package: the API passes API Gateway's import rules; the layer's wheels fit $("$PY" -c 'import sys; sys.path.insert(0, "infra"); import layer; print(layer.RUNTIME, "on", layer.ARCHITECTURE)')"

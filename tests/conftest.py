@@ -15,6 +15,7 @@ if str(ROOT) not in sys.path:
 
 from chalicelib.config import TableNames, load_settings, reset_settings  # noqa: E402
 from local.dev_tokens import DevTokenIssuer  # noqa: E402
+from tests.support.package import package  # noqa: E402, F401 - one package build per session
 from tests.support.stack import HOST_ARN, OPERATOR_ARN, WORKER_ARN, Clock, settings_env  # noqa: E402
 
 
@@ -109,12 +110,13 @@ __all__ = ["HOST_ARN", "WORKER_ARN", "OPERATOR_ARN", "os"]
 @pytest.fixture
 def stream(dynamodb: Any, tables: dict[str, str], client: Any) -> Any:
     """moto's real DynamoDB stream of the events table, pumped into the consumer through the test client."""
+    from local.event_filter import template_filter
     from local.stream_pump import StreamPump, create_streams_client
 
     def deliver(payload: dict[str, Any]) -> Any:
         return client.lambda_.invoke("handle_events_stream", payload).payload
 
-    return StreamPump(create_streams_client(), tables["events_stream"], deliver)
+    return StreamPump(create_streams_client(), tables["events_stream"], deliver, record_filter=template_filter())
 
 
 @pytest.fixture

@@ -56,7 +56,7 @@ def test_export_holds_everything_and_after_forget_all_only_the_journal(api: Any,
     entry = api.add("alice", "Alice's export test note", pinned=True)
     add_proposal(stores, "alice", "a waiting idea")
     status, doc = api.call("GET", "/v1/memory/export", "alice")
-    assert status == 200 and doc["schema_version"] == 1 and doc["settings"] == {"enabled": True}
+    assert status == 200 and doc["schema_version"] == 2 and doc["settings"] == {"enabled": True}
     assert doc["entries"] == [entry] and doc["proposals"][0]["text"] == "a waiting idea"
     assert [r["action"] for r in doc["journal"]] == ["keep.memory.settings"]
     api.call("DELETE", "/v1/memory", "alice")

@@ -5,12 +5,10 @@ scripts/package.sh runs once per session (it takes a while); every test reads it
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 import sys
 import zipfile
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -19,8 +17,9 @@ import pytest
 from chalicelib.config import load_settings
 from chalicelib.errors import Forbidden, Unauthorized
 from chalicelib.storage.entry_items import EXPIRY_ATTRIBUTE
-from infra import compose_template
+from infra import compose_template, layer
 from infra.dynamodb_access import UnreadableAccess, by_function, repository_actions, repository_calls
+from tests.support.package import Package
 
 ROOT = Path(__file__).resolve().parent.parent
 TABLES = ("EntriesTable", "ProposalsTable", "JournalTable", "SessionsTable", "EventsTable")
@@ -39,47 +38,12 @@ FUNCTIONS = {
 EVENT_SOURCE = "HandleEventsStreamDynamodbEventSource"
 DLQ = "EventsStreamDeadLetterQueue"
 STREAM_READ = {"dynamodb:DescribeStream", "dynamodb:GetRecords", "dynamodb:GetShardIterator"}
-# The only "*" resource: dynamodb:ListStreams has no resource-level permission (docs/deploy.md).
-STAR_RESOURCE_ALLOWED = {("HandleEventsStreamRole", "dynamodb:ListStreams")}
+# The only "*" resources: dynamodb:ListStreams and X-Ray's two write actions have no resource-level
+# permission (docs/deploy.md).
+XRAY_WRITE = {"xray:PutTraceSegments", "xray:PutTelemetryRecords"}
+STAR_RESOURCE_ALLOWED = {("HandleEventsStreamRole", "dynamodb:ListStreams")} | {
+    (role, action) for _, role, _ in FUNCTIONS.values() for action in XRAY_WRITE}
 MAX_APP_ZIP_BYTES = 5_000_000
-
-
-@dataclass(frozen=True)
-class Package:
-    build: Path
-    template: dict[str, Any]
-    expanded: dict[str, Any]  # the SAM translator's CloudFormation, as deploy will make it
-    log: str
-
-    @property
-    def out(self) -> Path:
-        return self.build / "package"
-
-    def resource(self, logical_id: str) -> dict[str, Any]:
-        return self.template["Resources"][logical_id]
-
-    def props(self, logical_id: str) -> dict[str, Any]:
-        return self.resource(logical_id)["Properties"]
-
-    def statements(self, role: str) -> list[dict[str, Any]]:
-        policies = self.props(role)["Policies"]
-        assert len(policies) == 1 and "ManagedPolicyArns" not in self.props(role)
-        return policies[0]["PolicyDocument"]["Statement"]
-
-
-@pytest.fixture(scope="module")
-def package(tmp_path_factory: pytest.TempPathFactory) -> Package:
-    """One run of scripts/package.sh from scratch (no cached layer), into a build folder of its own."""
-    build = tmp_path_factory.mktemp("package-build")
-    env = {**os.environ, "PACKAGE_BUILD_DIR": str(build), "PY": sys.executable}
-    run = subprocess.run(["bash", "scripts/package.sh"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
-    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
-    return Package(
-        build=build,
-        template=json.loads((build / "package" / "sam.json").read_text()),
-        expanded=json.loads((build / "lint" / "cloudformation.json").read_text()),
-        log=run.stdout,
-    )
 
 
 def _actions(statement: dict[str, Any]) -> list[str]:
@@ -268,8 +232,9 @@ def _grants(package: Package, role: str) -> dict[str, set[str]]:
 def _expected(tables: dict[str, set[str]], group: str, extra: dict[str, set[str]] | None = None) -> dict[str, set[str]]:
     expected = {json.dumps(_get_att(t, "Arn"), sort_keys=True): {f"dynamodb:{a}" for a in acts} for t, acts in tables.items()}
     expected[json.dumps(_get_att(group, "Arn"), sort_keys=True)] = {"logs:CreateLogStream", "logs:PutLogEvents"}
+    expected[json.dumps("*")] = set(XRAY_WRITE)  # active tracing: every function sends its segments
     for resource, actions in (extra or {}).items():
-        expected[resource] = actions
+        expected[resource] = expected.get(resource, set()) | actions
     return expected
 
 
@@ -325,11 +290,11 @@ def test_the_zips_leave_out_boto3_and_chalices_local_server_and_the_app_zip_is_s
         assert not {"boto3", "botocore", "s3transfer"} & tops
         assert not any(n.endswith("chalice/local.py") or "__pycache__" in n for n in listing)
     assert "app.py" in names["deployment.zip"]
-    site = "python/lib/python3.11/site-packages/"
+    site = layer.SITE
     assert any(n.startswith(site + "jwt/") for n in names["layer-deployment.zip"])
-    layer = names["layer-deployment.zip"]
-    assert any(n.startswith(site + "cryptography/") for n in layer)  # one crypto library, PyJWT[crypto]'s
-    assert not any(n.startswith(site + p) for n in layer for p in ("rsa/", "ecdsa/", "pyasn1/", "six.py"))
+    listing = names["layer-deployment.zip"]
+    assert any(n.startswith(site + "cryptography/") for n in listing)  # one crypto library, PyJWT[crypto]'s
+    assert not any(n.startswith(site + p) for n in listing for p in ("rsa/", "ecdsa/", "pyasn1/", "six.py"))
     assert app_zip.stat().st_size < MAX_APP_ZIP_BYTES
     assert app_zip.stat().st_size + layer_zip.stat().st_size < 10_000_000  # issue 12's target, boto3 left out
     unzipped = sum(i.file_size for path in (app_zip, layer_zip) for i in zipfile.ZipFile(path).infolist())
@@ -338,11 +303,20 @@ def test_the_zips_leave_out_boto3_and_chalices_local_server_and_the_app_zip_is_s
 
 
 def test_the_zips_alone_verify_both_token_algorithms(package: Package, issuer: Any, tmp_path: Path) -> None:
-    """The Lambda's own wheels (manylinux cryptography) check RS256 and ES256 tokens in an interpreter
-    that sees nothing but the two zips and the standard library."""
-    for name in ("deployment.zip", "layer-deployment.zip"):
-        zipfile.ZipFile(package.out / name).extractall(tmp_path / "task")
+    """The function zip and the layer's distributions check RS256 and ES256 tokens in an interpreter that
+    sees nothing but them and the standard library.
+
+    The layer's binaries are for python3.13 on arm64 and cannot load here (infra/layer.py checks them);
+    the same distributions, at the same versions, built for this interpreter stand in for them.
+    """
+    zipfile.ZipFile(package.out / "deployment.zip").extractall(tmp_path / "task")
     task = tmp_path / "task"
+    host_site = task / "python/lib/python3.11/site-packages"
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--target", str(host_site), "--only-binary=:all:",
+                    "-r", str(ROOT / "requirements.txt")], check=True, capture_output=True, timeout=600)
+    layer_dists = {n.split("/")[4] for n in zipfile.ZipFile(package.out / "layer-deployment.zip").namelist()
+                   if n.split("/")[4].endswith(".dist-info")}
+    assert layer_dists == {p.name for p in host_site.iterdir() if p.name.endswith(".dist-info")}
     given = {"jwks": issuer.jwks(), "issuer": issuer.issuer, "audience": issuer.audience,
              "tokens": [issuer.mint("alice"), issuer.mint("alice", algorithm="ES256"), issuer.mint("alice") + "=="]}
     probe = (

@@ -11,6 +11,7 @@ from chalicelib.bootstrap import Stores
 from chalicelib.clock import instant
 from chalicelib.errors import Conflict, NotFound
 from chalicelib.identifiers import check_identifier
+from chalicelib.metrics import count
 from chalicelib.models import Entry, Session, display_order
 from chalicelib.storage.dynamo import TransactionCancelled, transact
 from chalicelib.storage.events import PENDING, AgentEvent
@@ -92,6 +93,7 @@ def context(stores: Stores, session_id: str) -> dict[str, Any]:
         now.iso,
         {"session_id": session_id, "agent": session.agent, "count": len(chosen)},
     )
+    count("ContextFetches")
     return {"items": [e.context_item() for e in chosen]}
 
 

@@ -13,6 +13,7 @@ from typing import Any
 from chalicelib.bootstrap import Stores
 from chalicelib.clock import Instant, instant
 from chalicelib.logs import get_logger
+from chalicelib.metrics import count
 from chalicelib.models import KINDS, MAX_WAITING_PROPOSALS, Entry, Source
 from chalicelib.storage import dynamo
 from chalicelib.storage.dynamo import TransactionCancelled, transact
@@ -22,6 +23,7 @@ from chalicelib.text_rules import refusal_reason
 logger = get_logger("personal_memory.consumer")
 
 PROPOSED, REFUSED = "memory.proposed", "memory.proposal_refused"
+CAP_REASONS = {"session_cap": "session_proposals", "waiting_cap": "waiting_proposals"}
 
 
 def handle_batch(stores: Stores, records: list[Mapping[str, Any]]) -> dict[str, Any]:
@@ -36,6 +38,38 @@ def handle_batch(stores: Stores, records: list[Mapping[str, Any]]) -> dict[str, 
             failures.append({"itemIdentifier": sequence})
     logger.info("batch", extra={"records": len(records), "failures": len(failures)})
     return {"batchItemFailures": failures}
+
+
+MAX_REDRIVE_KEYS = 1000
+
+
+def redrive(stores: Stores, keys: Any) -> dict[str, Any]:
+    """An operator's re-drive (`make redrive`): handle the named events that are still pending.
+
+    The events are named by key only (session id, worker event id), so the operator's command never
+    holds their text; each is read here and handled exactly as its stream record would have been.
+    Handled or unknown events are skipped, so re-driving twice changes nothing. Failures are reported
+    like a partial batch response, by `<session_id>/<event_id>`.
+    """
+    if not isinstance(keys, list) or len(keys) > MAX_REDRIVE_KEYS:
+        raise ValueError(f"redrive takes a list of at most {MAX_REDRIVE_KEYS} event keys")
+    failures, redriven, skipped = [], 0, 0
+    for key in keys:
+        session_id, event_id = (key.get("session_id"), key.get("event_id")) if isinstance(key, dict) else (None, None)
+        if not isinstance(session_id, str) or not isinstance(event_id, str) or not session_id or not event_id:
+            raise ValueError("each redrive key needs a session_id and an event_id")
+        try:
+            event = stores.events.get(session_id, event_id)
+            if event is None or event.type != "memory.propose" or event.status != PENDING:
+                skipped += 1
+                continue
+            propose(stores, event)
+            redriven += 1
+        except Exception as exc:  # noqa: BLE001 - one bad event must not fail the others
+            logger.error("redrive failed", extra={"error_type": type(exc).__name__})
+            failures.append({"itemIdentifier": f"{session_id}/{event_id}"})
+    logger.info("redrive", extra={"records": len(keys), "failures": len(failures)})
+    return {"batchItemFailures": failures, "redriven": redriven, "skipped": skipped}
 
 
 def handle_record(stores: Stores, record: Mapping[str, Any]) -> str | None:
@@ -95,6 +129,7 @@ def propose(stores: Stores, event: AgentEvent) -> str:
             over = state.enabled and state.waiting >= MAX_WAITING_PROPOSALS
             return _refuse(stores, event, "waiting_cap" if over else "memory_off", user_id, now)
         raise
+    count("ProposalsCreated")
     return PROPOSED
 
 
@@ -122,4 +157,7 @@ def _refuse(stores: Stores, event: AgentEvent, reason: str, user_id: str | None,
         if exc.failed(0):
             return "duplicate"
         raise
+    count("ProposalsRefused", ("Reason", reason))
+    if reason in CAP_REASONS:
+        count("CapRefusals", ("Cap", CAP_REASONS[reason]))
     return REFUSED

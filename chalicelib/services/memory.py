@@ -251,21 +251,32 @@ def journal_page(stores: Stores, user_id: str, cursor: str | None, limit: int) -
     return {"items": [r.public() for r in rows], "next_cursor": next_cursor}
 
 
-EXPORT_SCHEMA_VERSION = 1
+EXPORT_SCHEMA_VERSION = 2
+# The export is one Lambda response, and Lambda refuses one over 6 MB (API Gateway then answers 502).
+# Entries (200) and proposals (50) are bounded by the caps; the journal grows with use (400 days of it),
+# so the export carries its newest page and a cursor for `GET /v1/memory/journal`; expired entries that
+# TTL has not deleted yet are listed up to a bound, with their total. tests/test_export_size.py checks the
+# largest possible user against the limit.
+EXPORT_JOURNAL_ROWS = 100
+EXPORT_EXPIRED_ENTRIES = 50
 
 
 def export(stores: Stores, user_id: str) -> dict[str, Any]:
-    """Everything held about the user in one document: settings, entries, proposals, journal."""
+    """Everything held about the user: settings, entries, proposals, and the journal's first page."""
     now = instant(stores.clock)
     state, entries = stores.entries.load(user_id)
     ordered = display_order(entries)
+    expired = [e.public() for e in ordered if e.is_expired(now.epoch)]
+    journal, journal_cursor = stores.journal.page(user_id, limit=EXPORT_JOURNAL_ROWS)
     return {
         "schema_version": EXPORT_SCHEMA_VERSION,
         "exported_at": now.iso,
         "user_id": user_id,
         "settings": {"enabled": state.enabled},
         "entries": [e.public() for e in ordered if not e.is_expired(now.epoch)],
-        "expired_entries_awaiting_deletion": [e.public() for e in ordered if e.is_expired(now.epoch)],
+        "expired_entries_awaiting_deletion": expired[:EXPORT_EXPIRED_ENTRIES],
+        "expired_entries_awaiting_deletion_total": len(expired),
         "proposals": [p.public() for p in display_order(stores.proposals.list(user_id))],
-        "journal": [r.public() for r in stores.journal.all(user_id)],
+        "journal": [r.public() for r in journal],
+        "journal_next_cursor": journal_cursor,  # the rest: GET /v1/memory/journal?cursor=...
     }

@@ -10,6 +10,7 @@ from typing import Any
 from chalicelib.bootstrap import Stores
 from chalicelib.clock import instant
 from chalicelib.errors import NotFound
+from chalicelib.metrics import count
 from chalicelib.models import is_id
 from chalicelib.services import memory
 from chalicelib.storage.dynamo import TransactionCancelled, transact
@@ -20,6 +21,7 @@ ACCESS = "keep.memory.operator_access"
 def _journal(stores: Stores, user_id: str, operator: str, action: str, request_id: str, **extra: Any) -> None:
     now = instant(stores.clock)
     stores.journal.append(user_id, ACCESS, now.iso, {"operation": action, "operator": operator, "request_id": request_id, **extra})
+    count("OperatorAccesses", ("Operation", action))
 
 
 def view(stores: Stores, operator: str, user_id: str, request_id: str) -> dict[str, Any]:
@@ -48,6 +50,7 @@ def forget(stores: Stores, operator: str, user_id: str, entry_id: str, request_i
     except TransactionCancelled as exc:
         _journal(stores, user_id, operator, "forget", request_id, entry_id=entry_id, reason="not_found")
         raise NotFound("No such entry.") from exc
+    count("OperatorAccesses", ("Operation", "forget"))
 
 
 def forget_all(stores: Stores, operator: str, user_id: str, request_id: str) -> dict[str, int]:

@@ -7,6 +7,7 @@ import re
 import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from chalicelib.storage import dynamo
@@ -23,6 +24,13 @@ ALLOWED_DETAILS = frozenset(
 
 # Counts a multi-transaction operation adds to its row (see `add_counts`), read back into its details.
 COUNT_PREFIX = "n_"
+
+# How long a journal row is kept: DynamoDB's TTL deletes it after that (infra/tables.json, attribute
+# `ttl`). Over a year, so a user can always look back across a full year of who read their memory and
+# what changed (an annual review, a late complaint); bounded, so the trail is not a profile kept for
+# ever. docs/deploy.md says the same.
+RETENTION_DAYS = 400
+TTL_ATTRIBUTE = "ttl"
 
 # A row's sort key: its ISO time and a short random suffix (see `record`).
 _SORT_KEY = re.compile(r"\d{4}-\d{2}-\d{2}T[0-9:.]{8,15}Z#[0-9a-f]{1,32}")
@@ -54,13 +62,14 @@ class JournalRepository:
             "action": action,
             "at": now_iso,
             "details": json.dumps(kept, sort_keys=True),
+            TTL_ATTRIBUTE: expiry_epoch(now_iso),
         }
         return {"Put": {"TableName": self.table, "Item": dynamo.dump(item)}}
 
     def add_counts(self, user_id: str, action: str, now_iso: str, row_id: str, counts: Mapping[str, int]) -> dict[str, Any]:
         """An Update action adding `counts` to one row (created on first use): an operation done in
         several transactions keeps one row that always says exactly what its committed parts did."""
-        names = {"#a": "action", "#t": "at", "#d": "details"}
+        names = {"#a": "action", "#t": "at", "#d": "details", "#x": TTL_ATTRIBUTE}
         adds = []
         for position, key in enumerate(sorted(k for k in counts if k in ALLOWED_DETAILS)):
             names[f"#c{position}"] = COUNT_PREFIX + key
@@ -70,9 +79,9 @@ class JournalRepository:
             "Update": {
                 "TableName": self.table,
                 "Key": dynamo.dump({"user_id": user_id, "sk": f"{now_iso}#{row_id}"}),
-                "UpdateExpression": "SET #a = :a, #t = :t, #d = if_not_exists(#d, :d) ADD " + ", ".join(adds),
+                "UpdateExpression": "SET #a = :a, #t = :t, #d = if_not_exists(#d, :d), #x = :x ADD " + ", ".join(adds),
                 "ExpressionAttributeNames": names,
-                "ExpressionAttributeValues": dynamo.values(a=action, t=now_iso, d="{}", **vals),
+                "ExpressionAttributeValues": dynamo.values(a=action, t=now_iso, d="{}", x=expiry_epoch(now_iso), **vals),
             }
         }
 
@@ -104,6 +113,12 @@ class JournalRepository:
             _row(item)
             for item in dynamo.query_partition(self._client, self.table, "user_id", user_id, newest_first=True)
         ]
+
+
+def expiry_epoch(now_iso: str) -> int:
+    """When TTL may delete a row written at `now_iso` (epoch seconds)."""
+    written = datetime.fromisoformat(now_iso.replace("Z", "+00:00"))
+    return int(written.timestamp()) + RETENTION_DAYS * 86_400
 
 
 def _row(item: Mapping[str, Any]) -> JournalRecord:
