@@ -30,6 +30,7 @@ CALLERS = ("host", "worker", "operator")
 @dataclass
 class Call:
     method: str
+    path: str
     template: str
     status: int
     body: Any
@@ -79,7 +80,7 @@ class Http:
                 status, raw, got = response.status, response.read(), response.headers
         except urllib.error.HTTPError as error:
             status, raw, got = error.code, error.read(), error.headers
-        call = Call(method, template, status, json.loads(raw) if raw else None, got.get("Retry-After"))
+        call = Call(method, path, template, status, json.loads(raw) if raw else None, got.get("Retry-After"))
         with self._lock:
             self.calls.append(call)
         return call

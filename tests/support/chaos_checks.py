@@ -67,7 +67,7 @@ def check_contract(calls: list[Any], checks: Checks) -> None:
             checks.that(False, f"not in the contract: {call.method} {call.template} {call.status}: {str(exc)[:200]}")
 
 
-def check_user(stores: Any, model: Any, texts: list[str], checks: Checks) -> None:
+def check_user(stores: Any, model: Any, texts: list[str], checks: Checks, calls: list[Any] = ()) -> None:
     state, entries = stores.entries.load(model.user)
     proposals = stores.proposals.list(model.user)
     checks.that(state.active == len(entries), f"{model.user}: active={state.active} but {len(entries)} entries stored")
@@ -77,7 +77,8 @@ def check_user(stores: Any, model: Any, texts: list[str], checks: Checks) -> Non
     checks.that(set(model.entries) <= set(stored), f"{model.user}: confirmed but lost: {sorted(set(model.entries) - set(stored))}")
     for entry_id, text in model.entries.items():
         if entry_id in stored:
-            checks.that(stored[entry_id] == text, f"{model.user}: entry {entry_id} holds other text than the last 2xx confirmed")
+            history = [f"{c.method} {c.status}" for c in calls if entry_id in c.path]
+            checks.that(stored[entry_id] == text, f"{model.user}: entry {entry_id} holds other text than the last 2xx confirmed {history}")
     proposed: set[str] = set()
     for session in model.sessions:
         events = stores.events.list(session)
@@ -132,7 +133,7 @@ def check_all(stack: Any, http: Any, crew: list[Any], read_logs: Callable[[], st
     check_contract(http.calls, checks)
     texts = [t for w in crew for t in w.texts]
     for model in models:
-        check_user(stores, model, texts, checks)
+        check_user(stores, model, texts, checks, http.calls)
     logs = read_logs()  # everything this process wrote, the redrive included
     checks.that(not any(t in logs for t in texts), "text in the logs")
     statuses = Counter(call.status for call in http.calls)
