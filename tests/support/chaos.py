@@ -10,7 +10,6 @@ the captured logs and checks the invariants. Prints one JSON report; exit 1 if a
 from __future__ import annotations
 
 import argparse
-import io
 import json
 import os
 import random
@@ -18,23 +17,11 @@ import sys
 import tempfile
 import threading
 import time
-import urllib.error
-import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-CALLERS = ("host", "worker", "operator")
-
-
-@dataclass
-class Call:
-    method: str
-    path: str
-    template: str
-    status: int
-    body: Any
-    retry_after: str | None
+from tests.support.chaos_io import Backoff, Http, Tee
 
 
 @dataclass
@@ -48,42 +35,6 @@ class UserModel:
     events: dict[str, list[str]] = field(default_factory=dict)  # session -> event ids posted (202)
     decided: set[str] = field(default_factory=set)  # proposal ids accepted or rejected (2xx)
     forgot_all: int = 0
-
-
-class Http:
-    """JSON over HTTP to the local server: bearer tokens for users, SigV4 for IAM callers."""
-
-    def __init__(self, url: str, principals: dict[str, Any], mint: Any) -> None:
-        self.url, self.principals, self.mint = url, principals, mint
-        self.calls: list[Call] = []
-        self._lock = threading.Lock()
-
-    def user(self, method: str, path: str, template: str, user: str, body: Any = None) -> Call:
-        return self._send(method, path, template, body, {"Authorization": f"Bearer {self.mint(user)}"})
-
-    def iam(self, method: str, path: str, template: str, caller: str, body: Any = None) -> Call:
-        from botocore.auth import SigV4Auth
-        from botocore.awsrequest import AWSRequest
-        from botocore.credentials import Credentials
-
-        data = json.dumps(body).encode() if body is not None else b""
-        request = AWSRequest(method=method, url=self.url + path, data=data, headers={"Content-Type": "application/json"})
-        keys = self.principals[caller]
-        SigV4Auth(Credentials(keys.access_key_id, keys.secret_access_key), "execute-api", "us-east-1").add_auth(request)
-        return self._send(method, path, template, body, dict(request.headers.items()), data=data)
-
-    def _send(self, method: str, path: str, template: str, body: Any, headers: dict[str, str], data: bytes | None = None) -> Call:
-        payload = data if data is not None else (json.dumps(body).encode() if body is not None else None)
-        request = urllib.request.Request(self.url + path, data=payload or None, method=method, headers={"Content-Type": "application/json", **headers})
-        try:
-            with urllib.request.urlopen(request, timeout=60) as response:
-                status, raw, got = response.status, response.read(), response.headers
-        except urllib.error.HTTPError as error:
-            status, raw, got = error.code, error.read(), error.headers
-        call = Call(method, path, template, status, json.loads(raw) if raw else None, got.get("Retry-After"))
-        with self._lock:
-            self.calls.append(call)
-        return call
 
 
 class Worker:
@@ -251,48 +202,19 @@ class Worker:
                 return
 
 
-class _Tee(io.TextIOBase):
-    """stdout/stderr of this process, also kept in memory so the checks can read every log line."""
-
-    def __init__(self, target: Any) -> None:
-        self.target, self.buffer_text = target, io.StringIO()
-        self._lock = threading.Lock()
-
-    def write(self, text: str) -> int:
-        with self._lock:
-            self.buffer_text.write(text)
-        return len(text)
-
-    def flush(self) -> None:
-        return None
-
-
-class _Backoff:
-    """botocore's and our retry sleeps, recorded and shortened: the answers do not depend on how long they wait."""
-
-    def __init__(self) -> None:
-        self.seconds = 0.0
-        self.count = 0
-
-    def sleep(self, seconds: float) -> None:
-        self.seconds += seconds
-        self.count += 1
-        time.sleep(min(seconds, 0.002))
-
-
 def run(seed: int, steps: int, rate: float = 0.05, workers: int = 1, users: int = 3, real_sleeps: bool = False) -> dict[str, Any]:
     import botocore.endpoint
 
     from chalicelib.storage import retries
     from tests.support.chaos_checks import check_all
 
-    backoff = _Backoff()
+    backoff = Backoff()
     if not real_sleeps:
         botocore.endpoint.time = backoff  # type: ignore[attr-defined] # it uses time only to sleep between retries
         retries.sleep = backoff.sleep
 
     os.environ.update({"MEMORY_FAULT_RATE": str(rate), "MEMORY_FAULT_SEED": str(seed)})
-    tee_out, tee_err = _Tee(sys.stdout), _Tee(sys.stderr)
+    tee_out, tee_err = Tee(sys.stdout), Tee(sys.stderr)
     real_out, real_err = sys.stdout, sys.stderr
     sys.stdout, sys.stderr = tee_out, tee_err  # type: ignore[assignment]
     started = time.monotonic()
