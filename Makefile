@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test demo bench package mutate lint install clean browser-deps redrive
+.PHONY: run test demo bench package mutate chaos lint install clean browser-deps redrive
 
 $(STAMP): requirements.txt requirements-dev.txt requirements-package.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -35,6 +35,14 @@ redrive: $(STAMP)
 
 mutate: $(STAMP)
 	$(PY) scripts/mutate.py
+
+# A seeded workload over the real HTTP server with injected DynamoDB faults (tests/support/chaos.py).
+SEED ?= 7
+N ?= 1000
+RATE ?= 0.05
+WORKERS ?= 1
+chaos: $(STAMP)
+	$(PY) -m tests.support.chaos --seed $(SEED) --n $(N) --rate $(RATE) --workers $(WORKERS)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check app.py chalicelib local tests sdk bench scripts infra examples

@@ -17,6 +17,7 @@ from chalicelib.storage.events import EventsRepository
 from chalicelib.storage.journal import JournalRepository
 from chalicelib.storage.keys import KeysRepository
 from chalicelib.storage.proposals import ProposalsRepository
+from chalicelib.storage.retries import guarded
 from chalicelib.storage.sessions import SessionsRepository
 from chalicelib.storage.text import TextSeal
 
@@ -40,6 +41,7 @@ def build_stores(
 ) -> Stores:
     """`kms_client` None: the process's KMS client (chalicelib/crypto/kms.py), built on first use."""
     tables = settings.tables
+    client = guarded(client)  # exhausted retries become Unavailable here, at the storage boundary
     journal = JournalRepository(client, tables.journal)
     keyring = Keyring(client, KeysRepository(client, tables.keys), journal, Kms(settings.kms_key_id, kms_client), clock)
     return Stores(

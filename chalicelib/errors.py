@@ -22,6 +22,10 @@ class ServiceError(Exception):
     def body(self) -> dict[str, Any]:
         return {"code": self.code, "message": self.message, **self.extra}
 
+    def headers(self) -> dict[str, str]:
+        """Extra response headers this error carries (none but `unavailable`'s Retry-After)."""
+        return {}
+
 
 class InvalidRequest(ServiceError):
     code, status, default_message = "invalid_request", 400, "The request is not valid."
@@ -59,6 +63,16 @@ class CredentialRefused(ServiceError):
         self.shape = shape
 
 
+class Unavailable(ServiceError):
+    """AWS kept refusing (throttling, conflicts, internal errors, timeouts) after bounded retries; nothing was changed."""
+
+    code, status, default_message = "unavailable", 503, "The service is busy: try again in a moment."
+    retry_after_seconds = 2
+
+    def headers(self) -> dict[str, str]:
+        return {"Retry-After": str(self.retry_after_seconds)}
+
+
 __all__ = [
     "ServiceError",
     "InvalidRequest",
@@ -69,4 +83,5 @@ __all__ = [
     "LimitReached",
     "Conflict",
     "CredentialRefused",
+    "Unavailable",
 ]

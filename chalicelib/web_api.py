@@ -33,7 +33,7 @@ def tagged_response(body: Any, etag: str) -> Response:
 
 
 def error_response(error: ServiceError) -> Response:
-    return Response(body=json.dumps(error.body()), status_code=error.status, headers=JSON_HEADERS)
+    return Response(body=json.dumps(error.body()), status_code=error.status, headers={**JSON_HEADERS, **error.headers()})
 
 
 def contract_errors(view: Callable[..., Any]) -> Callable[..., Any]:

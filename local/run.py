@@ -15,6 +15,9 @@ def main() -> None:
     print(f"Personal memory is running on {stack.url}  (page: {stack.url}/)")
     print(f"  sign in:   curl -s -X POST {stack.url}/dev/token -d '{{\"user_id\": \"alice\"}}'")
     print(f"  IAM keys:  {stack.credentials_file} (host, worker, operator)")
+    if stack.faults is not None:
+        rate, seed = os.environ["MEMORY_FAULT_RATE"], os.environ.get("MEMORY_FAULT_SEED", "0")
+        print(f"  faults:    {float(rate):.0%} of the app's DynamoDB calls fail with AWS's retryable errors (seed {seed})")
     print("Ctrl-C stops it.", flush=True)
     stopped = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stopped.set())

@@ -140,6 +140,12 @@ class LocalStack:
 
         reset_client()
         reset_stores(build_stores(get_settings(), get_client(), clock=self.clock))
+        from local.faults import from_environment
+
+        # MEMORY_FAULT_RATE / MEMORY_FAULT_SEED: that share of the app's DynamoDB calls fails (inert unset).
+        self.faults = from_environment()
+        if self.faults is not None:
+            self.faults.attach(get_client())
 
     def _create_tables(self) -> None:
         import boto3

@@ -64,6 +64,8 @@ class Mutation:
 AGENTS, TENANCY, OPERATORS = "tests/test_agents.py", "tests/test_tenancy.py", "tests/test_operators.py"
 GAPS = "tests/test_mutation_gaps.py"
 ENCRYPTION, SEALING = "tests/test_encryption.py", "tests/test_sealing.py"
+FAULTS, FAULTS_STREAM = "tests/test_faults.py", "tests/test_faults_stream.py"
+FAULTS_OPERATORS, AIMED = "tests/test_faults_operators.py", "tests/test_rules_aimed.py"
 SDK_TESTS = ("tests/sdk/test_sdk_memory.py", "tests/sdk/test_sdk_http.py")
 
 MUTATIONS: tuple[Mutation, ...] = (
@@ -196,9 +198,9 @@ MUTATIONS: tuple[Mutation, ...] = (
         "forget_all_keeps_proposals",
         "DELETE /v1/memory leaves waiting proposals behind",
         ("tests/test_user_api.py",),
-        (Edit("chalicelib/services/memory.py",
-              '    removals = [("entry", e.id) for e in entries] + [("proposal", p.id) for p in proposals]\n',
-              '    removals = [("entry", e.id) for e in entries]\n'),),
+        (Edit("chalicelib/services/forget_all.py",
+              '    return [("entry", e.id, not e.is_expired(now.epoch)) for e in entries] + [("proposal", p.id, False) for p in proposals]\n',
+              '    return [("entry", e.id, not e.is_expired(now.epoch)) for e in entries]\n'),),
     ),
     Mutation(
         "session_cap_six",
@@ -246,6 +248,94 @@ MUTATIONS: tuple[Mutation, ...] = (
         "the authorizer stops counting refused tokens: its errors alarm pages on every bad token",
         ("tests/test_metrics.py",),
         (Edit("app.py", '        count("TokenRefused")', "        pass"),),
+    ),
+    Mutation(
+        "taint_read_at_post_time_only",
+        "a session marked untrusted after its event was posted yields an untainted proposal",
+        (FAULTS_STREAM,),
+        (Edit("chalicelib/services/consumer.py", "        tainted=event.tainted_at_post or session.tainted,\n",
+              "        tainted=event.tainted_at_post,\n"),),
+    ),
+    Mutation(
+        "patch_credentials_checked_only_for_text_alone",
+        "a PATCH that changes text together with another field skips the credential check",
+        (AIMED,),
+        (Edit("chalicelib/services/memory.py",
+              '    text = accepted_text(body.text) if "text" in given and body.text is not None else None\n',
+              '    text = (accepted_text(body.text) if given == {"text"} else body.text.strip()) '
+              'if "text" in given and body.text is not None else None\n'),),
+    ),
+    Mutation(
+        "forget_keeps_its_slot",
+        "forgetting one entry does not give its slot back: at 200, DELETE one and POST is still refused",
+        (AIMED,),
+        (Edit("chalicelib/services/memory.py",
+              "stores.entries.delete_live(user_id, entry_id, now.epoch), stores.entries.release_counts(user_id, active=1)]",
+              "stores.entries.delete_live(user_id, entry_id, now.epoch), stores.entries.release_counts(user_id, active=0)]"),),
+    ),
+    Mutation(
+        "entry_limit_2001_bytes",
+        "the per-entry limit is off by one: 2001 bytes are kept",
+        (AIMED,),
+        (Edit("chalicelib/text_rules.py", "    if len(clean.encode(\"utf-8\")) > MAX_ENTRY_BYTES:\n",
+              "    if len(clean.encode(\"utf-8\")) > MAX_ENTRY_BYTES + 1:\n"),),
+    ),
+    Mutation(
+        "entry_limit_counts_characters",
+        "the limit counts characters, not UTF-8 bytes: 2000 emoji (8000 bytes) are kept",
+        (AIMED,),
+        (Edit("chalicelib/text_rules.py", "    if len(clean.encode(\"utf-8\")) > MAX_ENTRY_BYTES:\n",
+              "    if len(clean) > MAX_ENTRY_BYTES:\n"),),
+    ),
+    Mutation(
+        "conflicts_not_retried",
+        "a TransactionConflict cancellation is never retried: a rare conflict fails the request",
+        (FAULTS,),
+        (Edit("chalicelib/storage/retries.py", "                if is_conflict(exc) and attempt < CONFLICT_ATTEMPTS:\n",
+              "                if False:\n"),),
+    ),
+    Mutation(
+        "exhausted_retries_are_500",
+        "AWS's refusal after retries leaks out as a botocore error: a 500, not 503 unavailable",
+        (FAULTS,),
+        (Edit("chalicelib/storage/retries.py",
+              '                    counts["unavailable"] += 1\n                    raise Unavailable() from exc\n',
+              '                    counts["unavailable"] += 1\n'),),
+    ),
+    Mutation(
+        "no_retry_after",
+        "the 503 carries no Retry-After header",
+        (FAULTS,),
+        (Edit("chalicelib/errors.py", '        return {"Retry-After": str(self.retry_after_seconds)}\n', "        return {}\n"),),
+    ),
+    Mutation(
+        "forget_all_journals_at_the_end",
+        "forget-all journals one total after its last transaction: a 503 midway leaves deletions unjournaled",
+        (FAULTS,),
+        (
+            Edit("chalicelib/services/forget_all.py",
+                 '        actions.append(stores.journal.add_counts(user_id, ACTION, now.iso, row_id, {"entries": live, "proposals": proposals}))\n',
+                 ""),
+            Edit("chalicelib/services/forget_all.py",
+                 '    if not deleted["transactions"]:  # nothing was left to delete: the request is still journaled, as a count of zero\n'
+                 '        stores.journal.append(user_id, ACTION, now.iso, {"entries": 0, "proposals": 0}, row_id=row_id)\n',
+                 '    stores.journal.append(user_id, ACTION, now.iso, {"entries": deleted["entries"], "proposals": deleted["proposals"]})\n'),
+        ),
+    ),
+    Mutation(
+        "consumer_fails_the_whole_batch",
+        "one failing record fails the whole stream batch instead of being reported alone",
+        (FAULTS_STREAM,),
+        (Edit("chalicelib/services/consumer.py", '            failures.append({"itemIdentifier": sequence})\n',
+              "            raise\n"),),
+    ),
+    Mutation(
+        "operator_reads_before_journaling",
+        "an operator's read happens before its journal row is written: a refused journal write still reads",
+        (FAULTS_OPERATORS,),
+        (Edit("chalicelib/services/operators.py",
+              '    _journal(stores, user_id, operator, "read", request_id)\n    result = memory.view(stores, user_id)\n',
+              '    result = memory.view(stores, user_id)\n    _journal(stores, user_id, operator, "read", request_id)\n'),),
     ),
     Mutation(
         "edit_keeps_the_etag",

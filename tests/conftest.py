@@ -40,11 +40,12 @@ def dynamodb(aws_credentials: None) -> Iterator[Any]:
     import boto3
     from moto import mock_aws
 
+    from chalicelib.storage.retries import client_config
     from local import embedded_aws
 
     embedded_aws.install()  # one lock around moto, as DynamoDB serializes (threads in tests race too)
-    with mock_aws():
-        yield boto3.client("dynamodb", region_name="us-east-1")
+    with mock_aws():  # the app's own client configuration: standard retries, bounded attempts
+        yield boto3.client("dynamodb", region_name="us-east-1", config=client_config())
 
 
 @pytest.fixture
@@ -135,6 +136,31 @@ def agents(client: Any, stream: Any) -> Any:
     from tests.support.agents import Agents
 
     return Agents(client, stream)
+
+
+@pytest.fixture
+def faults(stores: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    """A fault injector on the app's DynamoDB client (no rule: inert); backoff sleeps are counted, not slept."""
+    import botocore.endpoint
+
+    from chalicelib.storage import retries
+    from local.faults import FaultInjector
+
+    slept: list[float] = []
+    monkeypatch.setattr(botocore.endpoint, "time", _CountingTime(slept))
+    monkeypatch.setattr(retries, "sleep", slept.append)
+    injector = FaultInjector(seed=1234)
+    injector.slept = slept  # type: ignore[attr-defined]
+    injector.attach(stores.client.unguarded)
+    yield injector
+    injector.detach()
+
+
+class _CountingTime:
+    """Stands in for the `time` module inside botocore.endpoint (it only sleeps between retries)."""
+
+    def __init__(self, slept: list[float]) -> None:
+        self.sleep = slept.append
 
 
 @pytest.fixture(scope="session")

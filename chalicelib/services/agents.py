@@ -13,6 +13,7 @@ from chalicelib.errors import Conflict, NotFound
 from chalicelib.identifiers import check_identifier
 from chalicelib.metrics import count
 from chalicelib.models import Entry, Session, display_order
+from chalicelib.storage.dynamo import TransactionCancelled, transact
 from chalicelib.storage.events import PENDING, AgentEvent
 
 if TYPE_CHECKING:  # request bodies are pydantic models; pydantic loads only when a body is parsed
@@ -101,9 +102,11 @@ def post_events(stores: Stores, session_id: str, body: EventsBody) -> dict[str, 
     check_identifier(session_id, "session_id")  # over 2048 bytes DynamoDB would refuse the key with a 500
     session = stores.sessions.get(session_id)
     now = instant(stores.clock)
-    accepted = 0
+    new: dict[str, AgentEvent] = {}
     for event in body.events:
-        stored = AgentEvent(
+        if event.id in new:
+            continue  # the same id twice in one body: the first one counts, as a repost would
+        new[event.id] = AgentEvent(
             session_id=session_id,
             event_id=event.id,
             type=event.type,
@@ -116,9 +119,24 @@ def post_events(stores: Stores, session_id: str, body: EventsBody) -> dict[str, 
             user_id=session.user_id if session else None,
             text=event.text,
         )
-        if stores.events.add_if_new(stored, now.epoch):
-            accepted += 1
-    return {"accepted": accepted, "received": len(body.events)}
+    return {"accepted": _store_all_or_none(stores, list(new.values()), now.epoch), "received": len(body.events)}
+
+
+def _store_all_or_none(stores: Stores, events: list[AgentEvent], now_epoch: int) -> int:
+    """One transaction for the whole POST (at most 20 events), so a 503 midway has stored none of them.
+
+    Ids the worker posted before fail their condition; the rest are written again without them.
+    """
+    while events:
+        try:
+            transact(stores.client, [stores.events.put_new(e, now_epoch) for e in events])
+            return len(events)
+        except TransactionCancelled as exc:
+            still_new = [e for index, e in enumerate(events) if not exc.failed(index)]
+            if len(still_new) == len(events):
+                raise
+            events = still_new
+    return 0
 
 
 def list_events(stores: Stores, session_id: str) -> dict[str, Any]:

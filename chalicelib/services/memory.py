@@ -133,25 +133,10 @@ def forget(stores: Stores, user_id: str, entry_id: str) -> None:
 
 
 def forget_all(stores: Stores, user_id: str) -> dict[str, int]:
-    """Destroy the user's data key, delete every entry and waiting proposal, keep the switch, journal counts only.
+    """Destroy the user's data key, delete every entry and waiting proposal, keep the switch, journal counts only (forget_all.py)."""
+    from chalicelib.services.forget_all import forget_all as forget_everything
 
-    The key goes first: from then on no copy of the old text opens anywhere (crypto-shredding), even
-    if a deletion below fails and the user has to ask again. No text is opened here. The answer and
-    the journal say what this call itself deleted: when several run at once, each item is removed
-    (and uncounted) by exactly one of them.
-    """
-    now = instant(stores.clock)
-    stores.keyring.destroy(user_id)
-    _, entries = stores.entries.stored(user_id)
-    proposals = stores.proposals.stored(user_id)
-    expired = {e.id for e in entries if e.is_expired(now.epoch)}
-    removals = [("entry", e.id) for e in entries] + [("proposal", p.id) for p in proposals]
-    deleted = _delete_counted(stores, user_id, removals)
-    live = sum(1 for kind, item_id in deleted if kind == "entry" and item_id not in expired)
-    waiting = sum(1 for kind, _ in deleted if kind == "proposal")
-    recount(stores, user_id, now)  # entries TTL removed behind our back must not keep counting
-    stores.journal.append(user_id, "keep.memory.forget_all", now.iso, {"entries": live, "proposals": waiting})
-    return {"deleted": live + waiting}
+    return forget_everything(stores, user_id)
 
 
 def accept(stores: Stores, user_id: str, proposal_id: str, body: AcceptBody | None = None) -> Entry:

@@ -19,12 +19,10 @@ def get_client() -> Any:
         with _lock:
             if _client is None:
                 import boto3  # imported lazily: ~0.4 s that a cold start should not pay before it must
-                from botocore.config import Config
 
-                _client = boto3.client(
-                    "dynamodb",
-                    config=Config(retries={"max_attempts": 5, "mode": "standard"}),
-                )
+                from chalicelib.storage.retries import client_config
+
+                _client = boto3.client("dynamodb", config=client_config())
     return _client
 
 

@@ -11,14 +11,17 @@ lands only if no counted write happened since the state item was read, so it can
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
+from chalicelib.errors import Unavailable
 from chalicelib.models import MAX_ACTIVE_ENTRIES, MAX_WAITING_PROPOSALS, Entry, MemoryState
 from chalicelib.storage import dynamo
 from chalicelib.storage.entry_items import EXPIRY_ATTRIBUTE, StoredRef, from_item, ref_from_item, to_item
 from chalicelib.storage.text import TextSeal, UnreadableText
 
 STATE_KEY = "#state"
+_EDIT_ROUNDS = 4  # read, then write if unchanged: concurrent edits of one entry take turns
 ENTRY_PREFIX = "e#"
 
 # An entry is live while it has no expiry or its expiry is still ahead: TTL deletion lags by up to
@@ -171,21 +174,37 @@ class EntriesRepository:
             "ConditionExpression": f"attribute_exists(sk) AND {_LIVE}",
             "ExpressionAttributeValues": dynamo.values(**vals),
         }
+        # Read first, then write on the condition that nothing changed since (`updated_at` as read), and
+        # answer with what was read plus these changes: the transaction is the last call, so a 503 after
+        # AWS kept refusing always means the edit did not happen (a read after it could fail on its own).
+        request["ConditionExpression"] += " AND updated_at = :seen"
         if names:
             request["ExpressionAttributeNames"] = names
-        try:
-            dynamo.transact(self._client, [{"Update": request}, self.bump_version(user_id)])
-        except dynamo.TransactionCancelled as exc:
-            if exc.failed(0):
+        for _ in range(_EDIT_ROUNDS):
+            raw = self._client.get_item(TableName=self.table, Key=request["Key"], ConsistentRead=True).get("Item")
+            try:
+                current = from_item(dynamo.load(raw), self.seal) if raw else None
+            except UnreadableText:
+                return None  # not openable here (moved, or its key destroyed): a 404, and nothing changes
+            if current is None or current.is_expired(now_epoch):
                 return None
-            raise
-        raw = self._client.get_item(
-            TableName=self.table, Key=request["Key"], ConsistentRead=True
-        ).get("Item")
-        try:
-            return from_item(dynamo.load(raw), self.seal) if raw else None
-        except UnreadableText:
-            return None
+            request["ExpressionAttributeValues"] = dynamo.values(**vals, seen=current.updated_at)
+            try:
+                dynamo.transact(self._client, [{"Update": request}, self.bump_version(user_id)])
+            except dynamo.TransactionCancelled as exc:
+                if exc.failed(0):
+                    continue  # gone, expired or changed meanwhile: read again
+                raise
+            return replace(
+                current,
+                text=text if text is not None else current.text,
+                kind=kind if kind is not None else current.kind,
+                pinned=pinned if pinned is not None else current.pinned,
+                expires_at=None if remove_expiry else (expires_at if expires_at is not None else current.expires_at),
+                updated_at=now_iso,
+                edited=current.edited or text is not None or kind is not None,
+            )
+        raise Unavailable("The entry kept changing while this edit was saved: try again.")
 
     # ---- transaction actions (services compose these so a cap and its write move together) ----
 

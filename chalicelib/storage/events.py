@@ -98,8 +98,17 @@ class EventsRepository:
     def _key(self, session_id: str, event_id: str) -> dict[str, Any]:
         return dynamo.dump({"session_id": session_id, "event_id": event_id})
 
-    def add_if_new(self, event: AgentEvent, now_epoch: int) -> bool:
-        """Store a posted event; False when the worker already posted this id (a repost changes nothing)."""
+    def put_new(self, event: AgentEvent, now_epoch: int) -> dict[str, Any]:
+        """Transaction action: store a posted event unless the worker already posted this id."""
+        return {
+            "Put": {
+                "TableName": self.table,
+                "Item": dynamo.dump(self._item(event, now_epoch)),
+                "ConditionExpression": "attribute_not_exists(event_id)",
+            }
+        }
+
+    def _item(self, event: AgentEvent, now_epoch: int) -> dict[str, Any]:
         item: dict[str, Any] = {
             "session_id": event.session_id,
             "event_id": event.event_id,
@@ -112,9 +121,9 @@ class EventsRepository:
             "user_id": event.user_id,
             "ttl": now_epoch + EVENT_TTL_SECONDS,
         }
-        if event.user_id:
+        if event.user_id:  # an event for no user (yet) keeps no text (issue 12)
             item.update(self.seal.seal_text(event.user_id, [event.session_id, event.event_id], event.text or ""))
-        return dynamo.put_if_absent(self._client, self.table, item, "event_id")
+        return item
 
     def list(self, session_id: str) -> list[AgentEvent]:
         return [

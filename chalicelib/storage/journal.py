@@ -22,6 +22,9 @@ ALLOWED_DETAILS = frozenset(
 )
 
 
+# Counts a multi-transaction operation adds to its row (see `add_counts`), read back into its details.
+COUNT_PREFIX = "n_"
+
 # How long a journal row is kept: DynamoDB's TTL deletes it after that (infra/tables.json, attribute
 # `ttl`). Over a year, so a user can always look back across a full year of who read their memory and
 # what changed (an annual review, a late complaint); bounded, so the trail is not a profile kept for
@@ -63,6 +66,25 @@ class JournalRepository:
         }
         return {"Put": {"TableName": self.table, "Item": dynamo.dump(item)}}
 
+    def add_counts(self, user_id: str, action: str, now_iso: str, row_id: str, counts: Mapping[str, int]) -> dict[str, Any]:
+        """An Update action adding `counts` to one row (created on first use): an operation done in
+        several transactions keeps one row that always says exactly what its committed parts did."""
+        names = {"#a": "action", "#t": "at", "#d": "details", "#x": TTL_ATTRIBUTE}
+        adds = []
+        for position, key in enumerate(sorted(k for k in counts if k in ALLOWED_DETAILS)):
+            names[f"#c{position}"] = COUNT_PREFIX + key
+            adds.append(f"#c{position} :c{position}")
+        vals = {f"c{position}": counts[key] for position, key in enumerate(sorted(k for k in counts if k in ALLOWED_DETAILS))}
+        return {
+            "Update": {
+                "TableName": self.table,
+                "Key": dynamo.dump({"user_id": user_id, "sk": f"{now_iso}#{row_id}"}),
+                "UpdateExpression": "SET #a = :a, #t = :t, #d = if_not_exists(#d, :d), #x = :x ADD " + ", ".join(adds),
+                "ExpressionAttributeNames": names,
+                "ExpressionAttributeValues": dynamo.values(a=action, t=now_iso, d="{}", x=expiry_epoch(now_iso), **vals),
+            }
+        }
+
     def append(
         self, user_id: str, action: str, now_iso: str, details: Mapping[str, Any], row_id: str | None = None
     ) -> None:
@@ -100,7 +122,9 @@ def expiry_epoch(now_iso: str) -> int:
 
 
 def _row(item: Mapping[str, Any]) -> JournalRecord:
-    return JournalRecord(at=str(item["at"]), action=str(item["action"]), details=json.loads(item.get("details", "{}")))
+    details = json.loads(item.get("details", "{}"))
+    details.update({key[len(COUNT_PREFIX):]: int(value) for key, value in item.items() if key.startswith(COUNT_PREFIX)})
+    return JournalRecord(at=str(item["at"]), action=str(item["action"]), details=details)
 
 
 def _encode_cursor(sort_key: str) -> str:

@@ -1,0 +1,84 @@
+"""Forget everything in as many transactions as it takes, its one journal row always saying exactly what it deleted.
+
+A user may hold 200 entries and 50 proposals; a transaction takes at most 100 actions. Each chunk
+deletes its items, moves the counters by exactly that many and adds its counts to the call's one
+`keep.memory.forget_all` row in the same transaction, so the journal never says more (or less) was
+forgotten than was, and the counters never drift. Concurrent calls each count only what they
+themselves deleted. If AWS stays busy midway the caller gets 503 with how many were deleted so far;
+running the request again forgets the rest (it starts from what is stored): it converges, never lies.
+
+The user's data key goes first (issue 12): from then on no copy of the old text opens anywhere
+(crypto-shredding), even if a deletion below fails and the user has to ask again. No text is
+opened here: items are listed by id and expiry only.
+"""
+from __future__ import annotations
+
+import secrets
+from typing import Any
+
+from chalicelib.bootstrap import Stores
+from chalicelib.clock import Instant, instant
+from chalicelib.errors import Unavailable
+from chalicelib.storage.dynamo import TransactionCancelled, transact
+
+ACTION = "keep.memory.forget_all"
+_ITEMS_PER_TRANSACTION = 98  # 100 actions at most: the items, the counters and the journal row
+_ROUNDS = 10  # a concurrent forget cancels a chunk (it committed one of its own): read again, go on
+
+Removal = tuple[str, str, bool]  # (kind, id, counts as a live entry)
+
+
+def forget_all(stores: Stores, user_id: str) -> dict[str, int]:
+    now = instant(stores.clock)
+    stores.keyring.destroy(user_id)
+    row_id = secrets.token_hex(6)  # this call's journal row, which each of its transactions adds to
+    deleted = {"entries": 0, "proposals": 0, "transactions": 0}
+    for _ in range(_ROUNDS):
+        removals = _stored(stores, user_id, now)
+        if not removals:
+            break
+        try:
+            _delete_in_chunks(stores, user_id, removals, now, row_id, deleted)
+            break
+        except TransactionCancelled:
+            continue  # something went (or came) meanwhile: read what is stored now and go on
+        except Unavailable as exc:
+            done = deleted["entries"] + deleted["proposals"]
+            if not done:
+                raise
+            raise Unavailable(
+                "Part of your memory was forgotten before the service got busy: try again to forget the rest.",
+                deleted=done,
+            ) from exc
+    if not deleted["transactions"]:  # nothing was left to delete: the request is still journaled, as a count of zero
+        stores.journal.append(user_id, ACTION, now.iso, {"entries": 0, "proposals": 0}, row_id=row_id)
+    from chalicelib.services.memory import recount
+
+    recount(stores, user_id, now)  # entries TTL removed behind our back must not keep counting
+    return {"deleted": deleted["entries"] + deleted["proposals"]}
+
+
+def _stored(stores: Stores, user_id: str, now: Instant) -> list[Removal]:
+    _, entries = stores.entries.stored(user_id)
+    proposals = stores.proposals.stored(user_id)
+    return [("entry", e.id, not e.is_expired(now.epoch)) for e in entries] + [("proposal", p.id, False) for p in proposals]
+
+
+def _delete_in_chunks(
+    stores: Stores, user_id: str, removals: list[Removal], now: Instant, row_id: str, deleted: dict[str, int]
+) -> None:
+    for start in range(0, len(removals), _ITEMS_PER_TRANSACTION):
+        part = removals[start : start + _ITEMS_PER_TRANSACTION]
+        entries = sum(1 for kind, _, _ in part if kind == "entry")
+        live = sum(1 for kind, _, is_live in part if kind == "entry" and is_live)
+        proposals = len(part) - entries
+        actions: list[dict[str, Any]] = [
+            stores.entries.delete_stored(user_id, item_id) if kind == "entry" else stores.proposals.delete_waiting(user_id, item_id)
+            for kind, item_id, _ in part
+        ]
+        actions.append(stores.entries.release_counts(user_id, active=entries, waiting=proposals))
+        actions.append(stores.journal.add_counts(user_id, ACTION, now.iso, row_id, {"entries": live, "proposals": proposals}))
+        transact(stores.client, actions)
+        deleted["entries"] += live
+        deleted["proposals"] += proposals
+        deleted["transactions"] += 1

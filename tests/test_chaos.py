@@ -1,0 +1,45 @@
+"""The chaos run in `make test`: a seeded workload over the real HTTP server with injected DynamoDB faults.
+
+Each run is `python -m tests.support.chaos` in its own process (it starts the local stack there and
+patches botocore's backoff sleeps to be recorded, not waited). Sequential runs replay exactly for a
+seed. Longer runs and other seeds: `make chaos SEED=… N=… RATE=…`.
+"""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _chaos(*args: str) -> dict[str, Any]:
+    done = subprocess.run(
+        [sys.executable, "-m", "tests.support.chaos", *args], cwd=ROOT, capture_output=True, text=True, timeout=540
+    )
+    assert done.stdout.strip(), done.stderr[-3000:]
+    report = json.loads(done.stdout[done.stdout.index("{"):])
+    assert done.returncode == (1 if report["violations"] else 0)
+    return report
+
+
+@pytest.mark.timeout(600)
+def test_five_percent_faults_lose_nothing_and_answer_in_the_contract() -> None:
+    report = _chaos("--seed", "7", "--n", "300", "--rate", "0.05")
+    assert report["violations"] == [], report
+    assert report["server_errors_500"] == 0
+    assert report["requests"] >= 200 and report["faults_injected"] >= 10 and report["botocore_retries"] > 0
+    assert report["invariants_checked"] >= 400
+    assert set(report["statuses"]) >= {"200", "201", "202", "204"}
+
+
+@pytest.mark.timeout(600)
+def test_half_of_all_calls_failing_gives_503s_never_a_500_or_a_half_change() -> None:
+    report = _chaos("--seed", "3", "--n", "200", "--rate", "0.5")
+    assert report["violations"] == [], report
+    assert report["server_errors_500"] == 0 and report["unavailable_503"] > 10
+    assert report["faults_injected"] > 100 and report["conflict_retries"] > 0
