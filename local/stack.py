@@ -142,10 +142,13 @@ class LocalStack:
         reset_stores(build_stores(get_settings(), get_client(), clock=self.clock))
         from local.faults import from_environment
 
-        # MEMORY_FAULT_RATE / MEMORY_FAULT_SEED: that share of the app's DynamoDB calls fails (inert unset).
+        # MEMORY_FAULT_RATE / MEMORY_FAULT_SEED: that share of the app's DynamoDB and KMS calls fails (inert unset).
         self.faults = from_environment()
         if self.faults is not None:
+            from chalicelib.crypto import kms
+
             self.faults.attach(get_client())
+            self.faults.attach(kms.get_client())
 
     def _create_tables(self) -> None:
         import boto3

@@ -152,6 +152,7 @@ def faults(stores: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
     injector = FaultInjector(seed=1234)
     injector.slept = slept  # type: ignore[attr-defined]
     injector.attach(stores.client.unguarded)
+    injector.attach(stores.keyring.kms.client.unguarded)  # KMS too (issue 12's data keys)
     yield injector
     injector.detach()
 

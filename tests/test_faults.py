@@ -228,3 +228,36 @@ def test_forget_all_interrupted_midway_says_so_and_a_retry_finishes_it(api: Any,
     assert sum(r["entries"] for r in rows) == 150 and sum(r["proposals"] for r in rows) == 10
     _, view = api.call("GET", "/v1/memory", "alice")
     assert view["enabled"] is True and view["items"] == [] and view["proposals"] == []
+
+
+# ---- KMS (the users' data keys) ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("fault", ["KMSThrottling", "KMSInternal"])
+def test_kms_refusing_a_new_data_key_is_503_and_stores_nothing(api: Any, stores: Any, faults: FaultInjector, fault: str) -> None:
+    api.turn_on("alice")
+    before = stored_items(stores, "alice")
+    faults.add(service="kms", error=fault)
+    status, body, headers = _call(api, "POST", "/v1/memory", "alice", {"text": "likes green tea"})
+    _assert_unavailable(status, body, headers)
+    check("POST", "/v1/memory", status, body)
+    faults.clear()
+    assert stored_items(stores, "alice") == before and stores.keyring.keys.get("alice") is None
+    assert assert_counters_match(stores, "alice")["active"] == 0
+    assert "tea" not in json.dumps(body)
+
+
+def test_kms_refusing_to_unwrap_a_key_is_503_and_a_retry_reads_everything(api: Any, stores: Any, faults: FaultInjector) -> None:
+    api.turn_on("alice")
+    entry = _call(api, "POST", "/v1/memory", "alice", {"text": "likes green tea"})[1]
+    stores.keyring.cache.drop("alice")  # a cold container: the wrapped key must be unwrapped by KMS
+    faults.add(service="kms", error="KMSThrottling")
+    status, body, headers = _call(api, "GET", "/v1/memory", "alice")
+    _assert_unavailable(status, body, headers)
+    faults.clear()
+    status, body, _ = _call(api, "GET", "/v1/memory", "alice")
+    assert status == 200 and [item["id"] for item in body["items"]] == [entry["id"]]
+
+
+def stored_items(stores: Any, user_id: str) -> list[str]:
+    return sorted(ref.id for ref in stores.entries.stored(user_id)[1])

@@ -52,7 +52,10 @@ class Kms:
 
     @property
     def client(self) -> Any:
-        return self._client if self._client is not None else get_client()
+        """The KMS client, guarded as the DynamoDB client is: throttling that outlasts retries is `Unavailable` (503)."""
+        from chalicelib.storage.retries import guarded
+
+        return guarded(self._client if self._client is not None else get_client())
 
     def generate(self, user_id: str) -> NewDataKey:
         self.calls += 1
