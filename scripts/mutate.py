@@ -395,7 +395,7 @@ MUTATIONS: tuple[Mutation, ...] = (
         "forget_all_keeps_the_key",
         "DELETE /v1/memory deletes the items but not the user's wrapped key: backups stay readable",
         (ENCRYPTION,),
-        (Edit("chalicelib/services/memory.py", "    stores.keyring.destroy(user_id)\n", ""),),
+        (Edit("chalicelib/services/forget_all.py", "    stores.keyring.destroy(user_id)\n", ""),),
     ),
     Mutation(
         "writes_trust_a_destroyed_key",
