@@ -35,6 +35,9 @@ class UserModel:
     events: dict[str, list[str]] = field(default_factory=dict)  # session -> event ids posted (202)
     decided: set[str] = field(default_factory=set)  # proposal ids accepted or rejected (2xx)
     forgot_all: int = 0
+    # Entries a forget-all that never answered 200 may have taken: it destroys the user's key first
+    # (issue 12), so their text is gone whether or not their items are deleted yet.
+    maybe_forgotten: set[str] = field(default_factory=set)
 
 
 class Worker:
@@ -112,6 +115,8 @@ class Worker:
             if call.status == 200:
                 self._forgot_everything(m)
                 return
+        m.maybe_forgotten.update(m.entries)
+        m.entries.clear()
 
     def _forgot_everything(self, m: UserModel) -> None:
         m.entries.clear()
