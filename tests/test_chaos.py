@@ -37,11 +37,6 @@ def test_five_percent_faults_lose_nothing_and_answer_in_the_contract() -> None:
     assert set(report["statuses"]) >= {"200", "201", "202", "204"}
 
 
-@pytest.mark.xfail(
-    reason="open (issue 15 after the issue 12 merge): at 50 % faults a confirmed entry becomes unreadable; "
-    "forget-all destroying the key first vs. a sealed write is not yet settled under faults",
-    strict=False,
-)
 @pytest.mark.timeout(600)
 def test_half_of_all_calls_failing_gives_503s_never_a_500_or_a_half_change() -> None:
     report = _chaos("--seed", "3", "--n", "200", "--rate", "0.5")

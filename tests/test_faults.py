@@ -230,6 +230,44 @@ def test_forget_all_interrupted_midway_says_so_and_a_retry_finishes_it(api: Any,
     assert view["enabled"] is True and view["items"] == [] and view["proposals"] == []
 
 
+def test_forget_all_refused_right_after_the_key_went_says_nothing_opens_and_deleted_zero(
+    api: Any, stores: Any, faults: FaultInjector
+) -> None:
+    """Not a "nothing was changed" 503: the key is destroyed first, so the answer carries `deleted: 0`."""
+    api.turn_on("alice")
+    for n in range(3):
+        api.add("alice", f"note number {n}")
+    add_proposal(stores, "alice", "a waiting proposal")
+    faults.add(error="InternalServerError", operation="TransactWriteItems", after=1)  # the key's destruction goes through
+    status, body, headers = _call(api, "DELETE", "/v1/memory", "alice")
+    _assert_unavailable(status, body, headers)
+    check("DELETE", "/v1/memory", status, body)
+    assert body["deleted"] == 0 and "no longer be read" in body["message"]
+    actions = [r.action for r in stores.journal.all("alice")]
+    assert "keep.memory.key_destroyed" in actions and "keep.memory.forget_all" not in actions
+    # Everything is still stored and counted, and none of it opens: not listed, not given to agents.
+    assert assert_counters_match(stores, "alice") == {"active": 3, "entries": 3, "waiting": 1, "proposals": 1}
+    faults.clear()
+    _, view = api.call("GET", "/v1/memory", "alice")
+    assert view["items"] == [] and view["proposals"] == []
+    status, body, _ = _call(api, "DELETE", "/v1/memory", "alice")
+    assert status == 200 and body == {"deleted": 4}
+    assert assert_counters_match(stores, "alice") == {"active": 0, "entries": 0, "waiting": 0, "proposals": 0}
+
+
+def test_forget_all_whose_key_destruction_is_refused_changes_nothing(api: Any, stores: Any, faults: FaultInjector) -> None:
+    api.turn_on("alice")
+    api.add("alice", "likes tea")
+    before = _snapshot(stores, "alice")
+    faults.add(error="InternalServerError", operation="TransactWriteItems")
+    status, body, headers = _call(api, "DELETE", "/v1/memory", "alice")
+    _assert_unavailable(status, body, headers)
+    assert "deleted" not in body
+    faults.clear()
+    assert _snapshot(stores, "alice") == before
+    assert [e["text"] for e in api.call("GET", "/v1/memory", "alice")[1]["items"]] == ["likes tea"]
+
+
 # ---- KMS (the users' data keys) ----------------------------------------------------------------
 
 

@@ -4,8 +4,8 @@ A user may hold 200 entries and 50 proposals; a transaction takes at most 100 ac
 deletes its items, moves the counters by exactly that many and adds its counts to the call's one
 `keep.memory.forget_all` row in the same transaction, so the journal never says more (or less) was
 forgotten than was, and the counters never drift. Concurrent calls each count only what they
-themselves deleted. If AWS stays busy midway the caller gets 503 with how many were deleted so far;
-running the request again forgets the rest (it starts from what is stored): it converges, never lies.
+themselves deleted. If AWS stays busy after the key is gone the caller gets 503 with how many were deleted so far (maybe
+0); running the request again forgets the rest (it starts from what is stored): it converges, never lies.
 
 The user's data key goes first (issue 12): from then on no copy of the old text opens anywhere
 (crypto-shredding), even if a deletion below fails and the user has to ask again. No text is
@@ -30,9 +30,24 @@ Removal = tuple[str, str, bool]  # (kind, id, counts as a live entry)
 
 def forget_all(stores: Stores, user_id: str) -> dict[str, int]:
     now = instant(stores.clock)
+    # Refused, this is a 503 that changed nothing: the key is still there.
     stores.keyring.destroy(user_id)
     row_id = secrets.token_hex(6)  # this call's journal row, which each of its transactions adds to
     deleted = {"entries": 0, "proposals": 0, "transactions": 0}
+    try:
+        _delete_everything(stores, user_id, now, row_id, deleted)
+    except Unavailable as exc:
+        # The key is gone, so this is no "nothing was changed" 503: nothing left opens any more, and
+        # what is left still counts until the request is run again. `deleted` says so, even when 0.
+        raise Unavailable(
+            "Your memory can no longer be read, but the service got busy before all of it was deleted: "
+            "try again to delete the rest.",
+            deleted=deleted["entries"] + deleted["proposals"],
+        ) from exc
+    return {"deleted": deleted["entries"] + deleted["proposals"]}
+
+
+def _delete_everything(stores: Stores, user_id: str, now: Instant, row_id: str, deleted: dict[str, int]) -> None:
     for _ in range(_ROUNDS):
         removals = _stored(stores, user_id, now)
         if not removals:
@@ -42,20 +57,11 @@ def forget_all(stores: Stores, user_id: str) -> dict[str, int]:
             break
         except TransactionCancelled:
             continue  # something went (or came) meanwhile: read what is stored now and go on
-        except Unavailable as exc:
-            done = deleted["entries"] + deleted["proposals"]
-            if not done:
-                raise
-            raise Unavailable(
-                "Part of your memory was forgotten before the service got busy: try again to forget the rest.",
-                deleted=done,
-            ) from exc
     if not deleted["transactions"]:  # nothing was left to delete: the request is still journaled, as a count of zero
         stores.journal.append(user_id, ACTION, now.iso, {"entries": 0, "proposals": 0}, row_id=row_id)
     from chalicelib.services.memory import recount
 
     recount(stores, user_id, now)  # entries TTL removed behind our back must not keep counting
-    return {"deleted": deleted["entries"] + deleted["proposals"]}
 
 
 def _stored(stores: Stores, user_id: str, now: Instant) -> list[Removal]:

@@ -3,13 +3,14 @@
 import { state } from "./store.js";
 
 export class ApiError extends Error {
-  constructor(status, code, message, shape, field) {
+  constructor(status, code, message, shape, field, deleted = null) {
     super(code);
     this.status = status;
     this.code = code;
     this.serverMessage = message;
     this.shape = shape;
     this.field = field;
+    this.deleted = deleted; // only an interrupted forget-all's 503: its key is gone, this many items deleted
   }
 }
 
@@ -45,7 +46,7 @@ async function parse(response) {
     const ok = data && typeof data === "object";
     const text = (key) => (ok && typeof data[key] === "string" ? data[key] : null);
     throw new ApiError(response.status, text("code") || `http_${response.status}`, text("message") || "",
-      text("shape"), text("field"));
+      text("shape"), text("field"), ok && Number.isInteger(data.deleted) ? data.deleted : null);
   }
   return data;
 }

@@ -49,5 +49,7 @@ export async function reportError(err, action) {
     return;
   }
   say(describeError(err, action), "error", err.code);
-  if (err.code === "not_found" || err.code === "conflict") await loadMemory(true);
+  if (err.code === "not_found" || err.code === "conflict" || (err.code === "unavailable" && err.deleted !== null)) {
+    await loadMemory(true); // an interrupted forget-all: what is left no longer opens, so the list is empty
+  }
 }

@@ -103,6 +103,12 @@ export function describeError(err, action) {
       return "Your sign-in has expired or was not accepted. Please sign in again.";
     case "network":
       return "Could not reach the service. Check your connection and try again.";
+    case "unavailable":
+      if (err.deleted !== null && err.deleted !== undefined) {
+        // Forget-all destroys the key first: nothing left can be read, but some of it is still stored.
+        return `Your memory can no longer be read, but the service got busy before deleting all of it (${err.deleted} deleted so far). Press “Forget everything” again to delete the rest.`;
+      }
+      return "The service is busy, so nothing was changed. Please try again in a moment.";
     default:
       return err.status >= 500
         ? `The service had a problem (error ${err.status}). Please try again in a moment.`

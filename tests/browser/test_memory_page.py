@@ -272,3 +272,43 @@ def test_journal_tab_shows_context_and_settings_rows_without_text(page: Page, li
 
     page.locator("#tab-memory").click()
     expect(page.locator("#panel-memory")).to_be_visible()
+
+
+def test_an_interrupted_forget_all_says_nothing_opens_and_to_press_again(page: Page, live: Any) -> None:
+    """The server side is tests/test_faults.py's; here the page gets the contract's interrupted answer."""
+    import json
+
+    from tests.test_openapi import check
+
+    user = new_user("forget503")
+    token = sign_in(page, user)
+    switch_on(page)
+    add_entry(page, "first note")
+    busy = {"code": "unavailable", "message": "Your memory can no longer be read, but the service got busy.", "deleted": 0}
+    check("DELETE", "/v1/memory", 503, busy)  # what the page is given is an answer the contract allows
+    asked: list[str] = []
+
+    def interrupted(route: Any) -> None:
+        asked.append(route.request.method)
+        if route.request.method != "DELETE":
+            route.continue_()
+            return
+        route.fulfill(status=503, headers={"Retry-After": "2", "Content-Type": "application/json"}, body=json.dumps(busy))
+
+    page.route("**/v1/memory", interrupted)
+    # The page stops its 5-second poll while hidden (live.js), so any GET below is the page's own reload.
+    page.evaluate(
+        "Object.defineProperty(document, 'visibilityState', {value: 'hidden', configurable: true});"
+        "document.dispatchEvent(new Event('visibilitychange'))"
+    )
+    page.locator("#forget-all").click()
+    page.locator("#forget-all-confirm").click()
+    expect(page.locator("#status")).to_contain_text("Your memory can no longer be read")
+    expect(page.locator("#status")).to_contain_text("0 deleted so far")
+    expect(page.locator("#status")).to_contain_text("again to delete the rest")
+    settled(page)
+    # The list is fetched again at once: what is left no longer opens.
+    assert asked[asked.index("DELETE") + 1 :] == ["GET"], asked
+    page.unroute("**/v1/memory")
+    # The route never reached the server: her entry is untouched there.
+    assert [i["text"] for i in memory(live, token)["items"]] == ["first note"]

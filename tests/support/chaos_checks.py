@@ -71,8 +71,9 @@ def check_user(stores: Any, model: Any, texts: list[str], checks: Checks, calls:
     state, entries = stores.entries.load(model.user)
     _, refs = stores.entries.stored(model.user)  # counted unopened: a destroyed key's items still count
     proposals = stores.proposals.list(model.user)
+    waiting_refs = stores.proposals.stored(model.user)  # unopened, like the entries
     checks.that(state.active == len(refs), f"{model.user}: active={state.active} but {len(refs)} entries stored")
-    checks.that(state.waiting == len(proposals), f"{model.user}: waiting={state.waiting} but {len(proposals)} stored")
+    checks.that(state.waiting == len(waiting_refs), f"{model.user}: waiting={state.waiting} but {len(waiting_refs)} stored")
     stored = {e.id: e.text for e in entries}
     allowed = set(model.entries) | model.maybe_forgotten
     checks.that(set(stored) <= allowed, f"{model.user}: stored without a 2xx: {sorted(set(stored) - allowed)}")
