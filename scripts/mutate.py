@@ -323,6 +323,14 @@ MUTATIONS: tuple[Mutation, ...] = (
         ),
     ),
     Mutation(
+        "forget_all_past_the_key_claims_nothing_changed",
+        "a forget-all refused after destroying the key answers a plain 503 ('nothing was changed'): the text is already gone",
+        (FAULTS,),
+        (Edit("chalicelib/services/forget_all.py",
+              "    except Unavailable as exc:\n        # The key is gone",
+              "    except ZeroDivisionError as exc:\n        # The key is gone"),),
+    ),
+    Mutation(
         "consumer_fails_the_whole_batch",
         "one failing record fails the whole stream batch instead of being reported alone",
         (FAULTS_STREAM,),
