@@ -15,6 +15,7 @@ from chalicelib.clock import Instant, instant
 from chalicelib.logs import get_logger
 from chalicelib.metrics import count
 from chalicelib.models import KINDS, MAX_WAITING_PROPOSALS, Entry, Source
+from chalicelib.services.recount import recount_waiting
 from chalicelib.storage.dynamo import TransactionCancelled, transact
 from chalicelib.storage.events import PENDING, AgentEvent
 from chalicelib.text_rules import refusal_reason
@@ -115,7 +116,8 @@ def propose(stores: Stores, event: AgentEvent) -> str:
         updated_at=now.iso,
         agent=session.agent,
     )
-    for _ in range(KEY_RETRIES + 1):
+    recounted = False
+    for _ in range(KEY_RETRIES + 2):
         actions = [
             stores.events.settle(event.session_id, event.event_id, {"type": PROPOSED, "proposal_id": proposal.id}, now.iso),
             stores.sessions.count_proposal(event.session_id),
@@ -132,6 +134,11 @@ def propose(stores: Stores, event: AgentEvent) -> str:
                 return _refuse(stores, event, "session_cap", user_id, now)
             if exc.failed(2):
                 state = stores.entries.get_state(user_id)
+                if state.enabled and state.waiting >= MAX_WAITING_PROPOSALS and not recounted:
+                    recounted = True  # proposals an interrupted forget-all left unreadable may fill it
+                    state = recount_waiting(stores, user_id)
+                    if state.waiting < MAX_WAITING_PROPOSALS:
+                        continue
                 over = state.enabled and state.waiting >= MAX_WAITING_PROPOSALS
                 return _refuse(stores, event, "waiting_cap" if over else "memory_off", user_id, now)
             if any(exc.failed(index) for index in range(len(actions), len(guarded))):

@@ -19,6 +19,7 @@ from typing import Any
 from chalicelib.bootstrap import Stores
 from chalicelib.clock import Instant, instant
 from chalicelib.errors import Unavailable
+from chalicelib.services.recount import recount
 from chalicelib.storage.dynamo import TransactionCancelled, transact
 
 ACTION = "keep.memory.forget_all"
@@ -59,8 +60,6 @@ def _delete_everything(stores: Stores, user_id: str, now: Instant, row_id: str, 
             continue  # something went (or came) meanwhile: read what is stored now and go on
     if not deleted["transactions"]:  # nothing was left to delete: the request is still journaled, as a count of zero
         stores.journal.append(user_id, ACTION, now.iso, {"entries": 0, "proposals": 0}, row_id=row_id)
-    from chalicelib.services.memory import recount
-
     recount(stores, user_id, now)  # entries TTL removed behind our back must not keep counting
 
 

@@ -17,13 +17,13 @@ from chalicelib.models import (
     MAX_ENTRY_BYTES,
     MAX_WAITING_PROPOSALS,
     Entry,
-    MemoryState,
     Source,
     display_order,
     is_id,
     new_id,
 )
 from chalicelib.services.corrections import corrected
+from chalicelib.services.recount import recount
 from chalicelib.storage.dynamo import TransactionCancelled, transact
 from chalicelib.text_rules import accepted_text
 
@@ -31,7 +31,6 @@ if TYPE_CHECKING:  # request bodies are pydantic models; pydantic loads only whe
     from chalicelib.schemas import AcceptBody, EntryChangesBody, NewEntryBody
 
 LIMITS = {"entries": MAX_ACTIVE_ENTRIES, "proposals": MAX_WAITING_PROPOSALS, "bytes_per_entry": MAX_ENTRY_BYTES}
-_TRANSACTION_ACTIONS = 100
 _KEY_RETRIES = 2  # a key destroyed between sealing and writing (a concurrent forget-all): seal again
 
 
@@ -210,55 +209,6 @@ def _insert_counted(
                 continue  # the recount or a concurrent change made room: try again, once
             raise LimitReached(f"You have {MAX_ACTIVE_ENTRIES} entries, the most memory keeps.") from exc
     raise LimitReached(f"You have {MAX_ACTIVE_ENTRIES} entries, the most memory keeps.")
-
-
-def recount(stores: Stores, user_id: str, now: Instant) -> MemoryState:
-    """Make the entry counter true again: one consistent Query, a conditional correction, and the purge of expired entries.
-
-    The counter can only drift upwards (TTL deletes expired items without moving it), so this runs
-    only where a too-high counter would hurt: a write refused at the cap, and forget-all. Cost: one
-    Query of the user's partition, one UpdateItem when the counter was wrong, and one counted delete
-    per expired entry still stored. Returns the state as it is afterwards. No text is opened: every
-    stored entry counts, whether or not its text opens here.
-    """
-    state, entries = stores.entries.stored(user_id, consistent=True)
-    active = state.active
-    if state.active != len(entries) and stores.entries.correct_active(user_id, len(entries), state):
-        active = len(entries)
-    expired = [("entry", e.id) for e in entries if e.is_expired(now.epoch)]
-    purged = _delete_counted(stores, user_id, expired)
-    return MemoryState(enabled=state.enabled, active=active - len(purged), waiting=state.waiting)
-
-
-def _delete_counted(stores: Stores, user_id: str, removals: list[tuple[str, str]]) -> list[tuple[str, str]]:
-    """Delete entries/proposals in transactions that move the counters by exactly what was deleted; returns what this call deleted."""
-    deleted: list[tuple[str, str]] = []
-    chunk = _TRANSACTION_ACTIONS - 1
-    for start in range(0, len(removals), chunk):
-        part = removals[start : start + chunk]
-        try:
-            _delete_chunk(stores, user_id, part)
-            deleted.extend(part)
-        except TransactionCancelled:
-            for one in part:  # something in the chunk went meanwhile: settle item by item
-                try:
-                    _delete_chunk(stores, user_id, [one])
-                    deleted.append(one)
-                except TransactionCancelled:
-                    pass  # already gone, and already uncounted by whoever removed it
-    return deleted
-
-
-def _delete_chunk(stores: Stores, user_id: str, part: list[tuple[str, str]]) -> None:
-    actions = [
-        stores.entries.delete_stored(user_id, item_id)
-        if kind == "entry"
-        else stores.proposals.delete_waiting(user_id, item_id)
-        for kind, item_id in part
-    ]
-    entries = sum(1 for kind, _ in part if kind == "entry")
-    actions.append(stores.entries.release_counts(user_id, active=entries, waiting=len(part) - entries))
-    transact(stores.client, actions)
 
 
 def journal_page(stores: Stores, user_id: str, cursor: str | None, limit: int) -> dict[str, Any]:

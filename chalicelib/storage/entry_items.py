@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from chalicelib.models import Entry, Source
-from chalicelib.storage.text import TextSeal
+from chalicelib.storage.text import TextSeal, sealing_key_id
 
 # The entries table's TTL attribute: DynamoDB removes an expired entry some time after this instant.
 EXPIRY_ATTRIBUTE = "expires_at"
@@ -61,14 +61,15 @@ def from_item(item: Mapping[str, Any], seal: TextSeal) -> Entry:
 
 @dataclass(frozen=True)
 class StoredRef:
-    """An item's id and expiry, read without opening its text (forget-all and purges need no key)."""
+    """An item's id, expiry and the id of the key that sealed it, read without opening its text (forget-all and purges need no key)."""
 
     id: str
     expires_at: int | None
+    key_id: bytes | None = None
 
     def is_expired(self, now_epoch: int) -> bool:
         return self.expires_at is not None and self.expires_at <= now_epoch
 
 
 def ref_from_item(item: Mapping[str, Any]) -> StoredRef:
-    return StoredRef(id=str(item["id"]), expires_at=item.get(EXPIRY_ATTRIBUTE))
+    return StoredRef(id=str(item["id"]), expires_at=item.get(EXPIRY_ATTRIBUTE), key_id=sealing_key_id(item))

@@ -29,6 +29,14 @@ def _blob(value: Any) -> bytes:
     return bytes(getattr(value, "value", value))  # boto3's Binary wraps the bytes
 
 
+def sealing_key_id(stored: Mapping[str, Any]) -> bytes | None:
+    """Which data key sealed the item's text, read without opening it; None when there is no sealed text."""
+    try:
+        return key_id_of(_blob(stored[TEXT_ATTRIBUTE]))
+    except (KeyError, TypeError, Unsealable):
+        return None
+
+
 class TextSeal:
     def __init__(self, keyring: Keyring, table: str) -> None:
         self.keyring = keyring
