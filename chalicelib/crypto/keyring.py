@@ -67,6 +67,11 @@ class Keyring:
             return None
         return self._unwrapped(stored)
 
+    def current_key_id(self, user_id: str) -> bytes | None:
+        """The id of the user's key as the keys table has it now (consistent, no KMS call); None if they have none."""
+        stored = self.keys.get(user_id)
+        return stored.key_id if stored is not None else None
+
     def guard(self, actions: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """`actions` followed by one check per key that sealed text in their Puts: that key is still current.
 

@@ -15,7 +15,7 @@ from chalicelib.clock import Instant, instant
 from chalicelib.logs import get_logger
 from chalicelib.metrics import count
 from chalicelib.models import KINDS, MAX_WAITING_PROPOSALS, Entry, Source
-from chalicelib.services.recount import recount_waiting
+from chalicelib.services.orphans import recount_waiting
 from chalicelib.storage.dynamo import TransactionCancelled, transact
 from chalicelib.storage.events import PENDING, AgentEvent
 from chalicelib.text_rules import refusal_reason

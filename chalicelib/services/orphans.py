@@ -1,0 +1,72 @@
+"""Items a destroyed key left behind: found without opening any text, deleted with their counters, never journaled.
+
+Forget-all destroys the user's key first; if AWS then refuses its deletions, the items stay stored
+and counted but can never open ("orphans"): listed nowhere, useless forever. An item is an orphan
+when the key id in its sealed text is not the user's current key, read *after* the items: a key is
+only ever replaced by destroying it, and no write lands under a destroyed key (Keyring.guard), so
+such an item cannot open again. They are deleted only where a too-high counter would hurt: a write
+refused at a cap (services/recount.py for entries, `recount_waiting` here for proposals). Nothing is
+journaled: the forget-all that destroyed the key (`keep.memory.key_destroyed`) accounts for them.
+This module deletes proposals only, so the stream consumer that uses it needs no entry deletes.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from chalicelib.bootstrap import Stores
+from chalicelib.models import MemoryState
+from chalicelib.storage.dynamo import TransactionCancelled, transact
+from chalicelib.storage.entry_items import StoredRef
+
+_TRANSACTION_ACTIONS = 100
+
+
+def orphaned_ids(stores: Stores, user_id: str, refs: Sequence[StoredRef]) -> set[str]:
+    """Ids among `refs` (just read) sealed under a key that is no longer the user's."""
+    if not any(ref.key_id is not None for ref in refs):
+        return set()  # nothing sealed to judge: no need to read the key row
+    current = stores.keyring.current_key_id(user_id)
+    return {ref.id for ref in refs if ref.key_id is not None and ref.key_id != current}
+
+
+def recount_waiting(stores: Stores, user_id: str) -> MemoryState:
+    """At the waiting-proposals cap: delete proposals a destroyed key left behind; the state afterwards.
+
+    Proposals have no TTL, so orphans are the one way their counter outgrows what a user can see.
+    Cost: one Query of their proposals, one GetItem of the key row, one GetItem of the state, and a
+    counted delete when there are orphans.
+    """
+    proposals = stores.proposals.stored(user_id)
+    delete_counted(
+        sorted(orphaned_ids(stores, user_id, proposals)),
+        lambda proposal_id: stores.proposals.delete_waiting(user_id, proposal_id),
+        lambda n: stores.entries.release_counts(user_id, waiting=n),
+        stores,
+    )
+    return stores.entries.get_state(user_id)
+
+
+def delete_counted(
+    ids: Sequence[str], delete: Callable[[str], dict[str, Any]], release: Callable[[int], dict[str, Any]], stores: Stores
+) -> int:
+    """Delete `ids` in transactions that also move the counter by exactly that many; how many this call deleted.
+
+    An item someone else removed meanwhile cancels its chunk; the chunk is then settled item by item,
+    and an item already gone was already uncounted by whoever removed it.
+    """
+    deleted = 0
+    chunk = _TRANSACTION_ACTIONS - 1
+    for start in range(0, len(ids), chunk):
+        part = ids[start : start + chunk]
+        try:
+            transact(stores.client, [*(delete(i) for i in part), release(len(part))])
+            deleted += len(part)
+        except TransactionCancelled:
+            for one in part:
+                try:
+                    transact(stores.client, [delete(one), release(1)])
+                    deleted += 1
+                except TransactionCancelled:
+                    pass
+    return deleted
