@@ -4,8 +4,9 @@ A user may hold 200 entries and 50 proposals; a transaction takes at most 100 ac
 deletes its items, moves the counters by exactly that many and adds its counts to the call's one
 `keep.memory.forget_all` row in the same transaction, so the journal never says more (or less) was
 forgotten than was, and the counters never drift. Concurrent calls each count only what they
-themselves deleted. If AWS stays busy after the key is gone the caller gets 503 with how many were deleted so far (maybe
-0); running the request again forgets the rest (it starts from what is stored): it converges, never lies.
+themselves deleted. If AWS stays busy after the key is gone, the caller gets 503 with how many were
+deleted so far (maybe 0); running the request again forgets the rest (it starts from what is
+stored): it converges, never lies.
 
 The user's data key goes first (issue 12): from then on no copy of the old text opens anywhere
 (crypto-shredding), even if a deletion below fails and the user has to ask again. No text is
