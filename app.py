@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from chalice import AuthResponse, Chalice, IAMAuthorizer, Response
+from chalice.app import Request
 
 from chalicelib.errors import Unauthorized
 from chalicelib.lazy import lazy_module
@@ -65,21 +66,31 @@ def user_token(auth_request):  # type: ignore[no-untyped-def]
     return AuthResponse(routes=["*"], principal_id=user_id, context={"callerKind": "user", "userHash": user_hash(user_id) or ""})
 
 
+def _request() -> Request:
+    """The request being served (Chalice sets it before any view runs; None only outside a request)."""
+    request = app.current_request
+    if request is None:
+        raise RuntimeError("no current request")
+    return request
+
+
 def _user() -> str:
-    return user_id_of(app.current_request)
+    return user_id_of(_request())
 
 
 def _body() -> bytes | None:
-    return app.current_request.raw_body
+    raw = _request().raw_body
+    return raw.encode("utf-8") if isinstance(raw, str) else raw
 
 
 def _if_none_match() -> str | None:
-    return (app.current_request.headers or {}).get("if-none-match")
+    value = _request().headers.get("if-none-match")
+    return str(value) if value is not None else None
 
 
 def _caller(kind: str) -> str:
     """The IAM caller's ARN if it is in the stage's list for `kind`; 403 for anyone else."""
-    return callers.require(get_settings(), app.current_request.context, kind)
+    return callers.require(get_settings(), _request().context, kind)
 
 
 # ---- the Memory page (public: the data behind it needs a token) ------------------------------
@@ -87,7 +98,7 @@ def _caller(kind: str) -> str:
 
 @app.route("/", methods=["GET"], content_types=ANY_BODY)
 def page() -> Response:
-    path = str(app.current_request.context.get("path") or "/")
+    path = str(_request().context.get("path") or "/")
     if not path.endswith("/"):  # the stage root without its slash: relative asset URLs need it
         return Response(body="", status_code=301, headers={"Location": path + "/"})
     return page_asset("index.html", get_settings().page)
@@ -173,8 +184,8 @@ def reject_proposal(id):  # type: ignore[no-untyped-def]
 @app.route("/v1/memory/journal", methods=["GET"], authorizer=user_token, content_types=ANY_BODY)
 @contract_errors
 def get_journal():  # type: ignore[no-untyped-def]
-    request = app.current_request
-    cursor = (request.query_params or {}).get("cursor")
+    request = _request()
+    cursor = request.query_params.get("cursor") if request.query_params else None
     limit = query_int(request, "limit", default=50, low=1, high=100)
     return json_response(memory.journal_page(get_stores(), _user(), cursor, limit))
 
@@ -241,7 +252,7 @@ def get_events(session_id):  # type: ignore[no-untyped-def]
 
 def _operator_request() -> tuple[str, str, str]:
     operator = _caller(callers.OPERATOR)
-    request = app.current_request
+    request = _request()
     return operator, required_query(request, "user_id"), str(request.context.get("requestId", ""))
 
 

@@ -19,9 +19,16 @@ Kind = Literal["preference", "fact", "note"]
 ExpiryDays = StrictInt
 
 
-def _identifier(field: str) -> Any:
+def _checked_as(field: str) -> AfterValidator:
     """An id or name that is stored and shown: chalicelib/identifiers.py's shape, never a credential."""
-    return Annotated[StrictStr, AfterValidator(lambda value: check_identifier(value, field))]
+    return AfterValidator(lambda value: check_identifier(value, field))
+
+
+# Type aliases (not calls in annotations) so a type checker reads them as the strings they are.
+ThreadId = Annotated[StrictStr, _checked_as("thread_id")]
+AgentId = Annotated[StrictStr, _checked_as("agent")]
+EventId = Annotated[StrictStr, _checked_as("id")]
+MessageId = Annotated[StrictStr, _checked_as("message_id")]
 
 
 class _Body(BaseModel):
@@ -63,19 +70,19 @@ class SessionManifest(_Body):
 
 class SessionBody(_Body):
     user_id: StrictStr | None = Field(default=None, min_length=1, max_length=128)
-    thread_id: _identifier("thread_id") | None = None
-    agent: _identifier("agent")
+    thread_id: ThreadId | None = None
+    agent: AgentId
     manifest: SessionManifest = SessionManifest()
 
 
 class ProposeEvent(_Body):
     """Bounded at the door; emptiness, length, kind and credentials are the consumer's refusals."""
 
-    id: _identifier("id")
+    id: EventId
     type: Literal["memory.propose"]
     text: StrictStr = Field(max_length=8000)
     kind: StrictStr = Field(default="note", max_length=64)
-    message_id: _identifier("message_id") | None = None
+    message_id: MessageId | None = None
 
 
 class EventsBody(_Body):

@@ -14,7 +14,8 @@ from chalicelib.logs import get_logger, user_hash
 
 logger = get_logger("personal_memory.api")
 
-JSON_HEADERS = {"Content-Type": "application/json", "Cache-Control": "no-store"}
+Headers = dict[str, str | list[str]]  # what chalice.Response takes (a list for a repeated header)
+JSON_HEADERS: Headers = {"Content-Type": "application/json", "Cache-Control": "no-store"}
 
 
 def json_response(body: Any, status: int = 200) -> Response:
@@ -25,7 +26,7 @@ def json_response(body: Any, status: int = 200) -> Response:
 
 def tagged_response(body: Any, etag: str) -> Response:
     """200 with its ETag, or 304 (no body) when `body` is None: the client's copy is current."""
-    headers = {**JSON_HEADERS, "ETag": etag}
+    headers: Headers = {**JSON_HEADERS, "ETag": etag}
     if body is None:
         headers.pop("Content-Type")
         return Response(body="", status_code=304, headers=headers)
@@ -89,7 +90,7 @@ def page_asset(name: str, page_settings: Any) -> Response:
     except KeyError:
         return error_response(NotFound())
     token_url = str(page_settings.get("token_url", "")) if page_settings else ""
-    headers = {
+    headers: Headers = {
         "Content-Type": content_type,
         "Content-Security-Policy": content_security_policy(token_url),
         "X-Content-Type-Options": "nosniff",

@@ -23,9 +23,12 @@ class DevTokenIssuer:
 
     def jwks(self) -> dict[str, Any]:
         keys = []
-        for kid, key, alg in (("local-rs", self.rsa_key, "RS256"), ("local-es", self.ec_key, "ES256")):
-            algorithm = jwt.algorithms.RSAAlgorithm if alg == "RS256" else jwt.algorithms.ECAlgorithm
-            jwk = json.loads(algorithm.to_jwk(key.public_key()))
+        public_jwks = (
+            ("local-rs", "RS256", jwt.algorithms.RSAAlgorithm.to_jwk(self.rsa_key.public_key())),
+            ("local-es", "ES256", jwt.algorithms.ECAlgorithm.to_jwk(self.ec_key.public_key())),
+        )
+        for kid, alg, public in public_jwks:
+            jwk = json.loads(public)
             jwk.update({"kid": kid, "alg": alg, "use": "sig"})
             keys.append(jwk)
         return {"keys": keys}

@@ -51,7 +51,7 @@ def set_clock(clock: Callable[[], datetime] | None) -> None:
     _clock = clock
 
 
-class _BoundedIterators(OrderedDict):  # type: ignore[type-arg]
+class _BoundedIterators(OrderedDict[str, Any]):
     """moto's shard-iterator store, keeping only the newest MAX_SHARD_ITERATORS (AWS: 15-minute expiry)."""
 
     def __setitem__(self, key: Any, value: Any) -> None:

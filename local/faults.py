@@ -154,7 +154,7 @@ class FaultInjector:
     # ---- the hook -----------------------------------------------------------------------------
 
     def _before_send(self, request: Any, event_name: str, **_: Any) -> Any:
-        _, service, operation = event_name.split(".", 2)
+        _event_prefix, service, operation = event_name.split(".", 2)
         body = _json_body(request.body)
         tables = _tables(body)
         attempt = _attempt(request.headers)
@@ -271,9 +271,8 @@ def _success(request: Any) -> Any:
     return AWSResponse(request.url, 200, {"Content-Type": "application/x-amz-json-1.0"}, _Raw(b"{}"))
 
 
-def _json_body(body: Any) -> dict[str, Any]:
-    if isinstance(body, bytes | bytearray):
-        body = body.decode("utf-8", "replace")
+def _json_body(raw: Any) -> dict[str, Any]:
+    body = raw.decode("utf-8", "replace") if isinstance(raw, bytes | bytearray) else raw
     try:
         parsed = json.loads(body) if body else {}
     except ValueError:

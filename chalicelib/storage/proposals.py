@@ -1,6 +1,7 @@
 """The proposals table: per user, the agents' proposals waiting for the user to accept or reject."""
 from __future__ import annotations
 
+import builtins
 from typing import Any
 
 from chalicelib.models import Entry
@@ -29,7 +30,7 @@ class ProposalsRepository:
                 continue  # not openable here (moved, or its key destroyed): absent, like any missing id
         return found
 
-    def stored(self, user_id: str) -> list[StoredRef]:
+    def stored(self, user_id: str) -> builtins.list[StoredRef]:  # `list` here is the method above
         """Every waiting proposal's id, without opening any text (no key needed)."""
         return [ref_from_item(item) for item in dynamo.query_partition(self._client, self.table, "user_id", user_id)]
 
