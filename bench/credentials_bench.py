@@ -1,7 +1,7 @@
 """How well and how fast the credential detector works: recall, false alarms, worst-case time.
 
 Recall per shape and overall, false-positive rate overall and per benign category come from the
-seeded corpus in tests/credential_corpus.py. Times are per call, measured with time.perf_counter
+seeded corpus in tests/corpora/credential_corpus.py. Times are per call, measured with time.perf_counter
 (the best of several repetitions, so a busy machine inflates them less): a typical note, a long
 benign note, and the slowest of a set of adversarial 2000-byte inputs built to make regexes and
 scans work hard. Times are reported, never asserted.
@@ -43,7 +43,7 @@ if str(ROOT) not in sys.path:
 
 from bench import credentials_evasion  # noqa: E402
 from chalicelib.credentials import find_credential  # noqa: E402
-from tests.credential_corpus import SHAPES, Case, negative_cases, positive_cases  # noqa: E402
+from tests.corpora.credential_corpus import SHAPES, Case, negative_cases, positive_cases  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results" / "credentials.json"
 REPEATS = 7

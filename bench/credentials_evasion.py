@@ -30,8 +30,8 @@ Finder = Callable[[str], "str | None"]
 def detection_figures(find: Finder) -> dict[str, float]:
     """Recall per disguise and per new shape or variant, false-positive rate per hard benign category
     and over both parts of the corpus."""
-    from tests.credential_corpus import negative_cases
-    from tests.credential_corpus_evasion import NEW_SHAPES, evasion_cases, hard_negative_cases, new_shape_cases
+    from tests.corpora.credential_corpus import negative_cases
+    from tests.corpora.credential_corpus_evasion import NEW_SHAPES, evasion_cases, hard_negative_cases, new_shape_cases
 
     figures: dict[str, float] = {}
 
@@ -79,8 +79,8 @@ def _per_call_us(find: Finder, text: str, calls: int, repeats: int = 5) -> float
 def timing_figures(find: Finder) -> dict[str, Any]:
     """Typical note, hard inputs at 2000 characters, and each hard input's time at 2000 ÷ at 1000
     characters (about 2 when the cost is linear)."""
-    from tests.credential_corpus import negative_cases
-    from tests.credential_corpus_evasion import HARD_INPUTS
+    from tests.corpora.credential_corpus import negative_cases
+    from tests.corpora.credential_corpus_evasion import HARD_INPUTS
 
     typical = [c.text for c in negative_cases() if c.label == "memory_notes"][:60]
     typical_us = statistics.median(_per_call_us(find, t, 50) for t in typical)

@@ -3,7 +3,7 @@
 Least privilege is only worth something while the policies match the code. This reads the code's
 syntax tree instead of trusting a hand-kept list: a repository method's actions are the client calls
 and transaction elements it builds; a service's needs are the repository methods it calls through
-`stores.<table>.<method>(...)`. tests/test_package.py compares the result with the policy files, so a
+`stores.<table>.<method>(...)`. tests/deploy/test_package.py compares the result with the policy files, so a
 new write path without its permission (or a permission nobody uses any more) fails the tests.
 
 IAM authorises each element of a TransactWriteItems by its underlying action (PutItem, UpdateItem,

@@ -69,7 +69,8 @@ def start_local_stack(workdir: Path) -> LocalProcess:
     while time.monotonic() < deadline:
         if process.poll() is not None:
             raise RuntimeError("the local stack exited while starting:\n" + stack.log_tail())
-        if _answers(stack.url) and credentials.exists():
+        # stack.json is the launcher's last file (local/stack.py): once it is there, everything is.
+        if _answers(stack.url) and credentials.exists() and (workdir / "stack.json").exists():
             return stack
         time.sleep(0.2)
     stack.stop()

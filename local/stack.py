@@ -115,7 +115,9 @@ class LocalStack:
             "credentials_file": str(self.credentials_file),
         }
         self.stack_file.parent.mkdir(parents=True, exist_ok=True)
-        self.stack_file.write_text(json.dumps(description, indent=2) + "\n")
+        partial = self.stack_file.with_suffix(".json.partial")  # renamed whole: a reader never sees half of it
+        partial.write_text(json.dumps(description, indent=2) + "\n")
+        partial.replace(self.stack_file)
 
     def _set_environment(self) -> None:
         from local.sigv4 import generate_principals, write_credentials

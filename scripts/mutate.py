@@ -5,7 +5,7 @@ each mutation then gets its own copy of it with exact text replacements applied,
 test files there with the project venv's pytest (stopping at the first failure). Exit 1 with a failed
 test is CAUGHT, exit 0 is SURVIVED; anything else (a collection error, only setup errors, a timeout)
 is an ERROR, never counted as caught. A mutation whose original text is not found exactly once fails
-loudly ("mutation no longer applies"), so the list cannot rot quietly (tests/test_mutate_tool.py
+loudly ("mutation no longer applies"), so the list cannot rot quietly (tests/tools/test_mutate_tool.py
 checks this in `make test`).
 
 First a baseline run of the same test files on the unmutated snapshot records any test that already
@@ -61,11 +61,11 @@ class Mutation:
     edits: tuple[Edit, ...]
 
 
-AGENTS, TENANCY, OPERATORS = "tests/test_agents.py", "tests/test_tenancy.py", "tests/test_operators.py"
-GAPS = "tests/test_mutation_gaps.py"
-ENCRYPTION, SEALING = "tests/test_encryption.py", "tests/test_sealing.py"
-FAULTS, FAULTS_STREAM = "tests/test_faults.py", "tests/test_faults_stream.py"
-FAULTS_OPERATORS, AIMED = "tests/test_faults_operators.py", "tests/test_rules_aimed.py"
+AGENTS, TENANCY, OPERATORS = "tests/routes/test_agents.py", "tests/routes/test_tenancy.py", "tests/routes/test_operators.py"
+GAPS = "tests/routes/test_mutation_gaps.py"
+ENCRYPTION, SEALING = "tests/routes/test_encryption.py", "tests/unit/test_sealing.py"
+FAULTS, FAULTS_STREAM = "tests/faults/test_faults.py", "tests/faults/test_faults_stream.py"
+FAULTS_OPERATORS, AIMED = "tests/faults/test_faults_operators.py", "tests/routes/test_rules_aimed.py"
 SDK_TESTS = ("tests/sdk/test_sdk_memory.py", "tests/sdk/test_sdk_http.py")
 
 MUTATIONS: tuple[Mutation, ...] = (
@@ -131,7 +131,7 @@ MUTATIONS: tuple[Mutation, ...] = (
     Mutation(
         "accept_launders_taint",
         "accepting a tainted proposal makes an untainted entry",
-        ("tests/test_proposals.py", AGENTS),
+        ("tests/routes/test_proposals.py", AGENTS),
         (Edit("chalicelib/services/memory.py",
               "proposal.with_changes(created_at=now.iso, updated_at=now.iso, expires_at=None)",
               "proposal.with_changes(created_at=now.iso, updated_at=now.iso, expires_at=None, tainted=False)"),),
@@ -150,7 +150,7 @@ MUTATIONS: tuple[Mutation, ...] = (
     Mutation(
         "no_credential_check_on_patch",
         "PATCH keeps the empty and length checks but lets credentials in",
-        ("tests/test_validation.py",),
+        ("tests/routes/test_validation.py",),
         (Edit("chalicelib/services/memory.py",
               '    text = accepted_text(body.text) if "text" in given and body.text is not None else None\n',
               '    text = body.text.strip() if "text" in given and body.text is not None else None\n'
@@ -160,7 +160,7 @@ MUTATIONS: tuple[Mutation, ...] = (
     Mutation(
         "journal_text_in_context",
         "keep.memory.context records what the agent was shown, text included",
-        (AGENTS, "tests/test_privacy.py", "tests/test_journal_export.py"),
+        (AGENTS, "tests/routes/test_privacy.py", "tests/routes/test_journal_export.py"),
         (
             Edit("chalicelib/services/agents.py", '"agent": session.agent, "count": len(chosen)}',
                  '"agent": session.agent, "count": len(chosen), "text": [e.text for e in chosen]}'),
@@ -170,7 +170,7 @@ MUTATIONS: tuple[Mutation, ...] = (
     Mutation(
         "context_not_journaled",
         "a context read leaves no keep.memory.context row",
-        (AGENTS, "tests/test_journal_export.py"),
+        (AGENTS, "tests/routes/test_journal_export.py"),
         (Edit("chalicelib/services/agents.py",
               '    stores.journal.append(\n        session.user_id,\n        "keep.memory.context",\n        now.iso,\n'
               '        {"session_id": session_id, "agent": session.agent, "count": len(chosen)},\n    )\n', ""),),
@@ -197,7 +197,7 @@ MUTATIONS: tuple[Mutation, ...] = (
     Mutation(
         "forget_all_keeps_proposals",
         "DELETE /v1/memory leaves waiting proposals behind",
-        ("tests/test_user_api.py",),
+        ("tests/routes/test_user_api.py",),
         (Edit("chalicelib/services/forget_all.py",
               '    return [("entry", e.id, not e.is_expired(now.epoch)) for e in entries] + [("proposal", p.id, False) for p in proposals]\n',
               '    return [("entry", e.id, not e.is_expired(now.epoch)) for e in entries]\n'),),
@@ -218,13 +218,13 @@ MUTATIONS: tuple[Mutation, ...] = (
     Mutation(
         "gateway_sibling_variables_allowed",
         "the import-rule check lets two variable path parts share a parent, as API Gateway does not",
-        ("tests/test_gateway_rules.py",),
+        ("tests/deploy/test_gateway_rules.py",),
         (Edit("infra/apigateway_rules.py", "        if len(names) > 1:\n", "        if len(names) > 2:\n"),),
     ),
     Mutation(
         "export_whole_journal",
         "the export carries the whole journal again, past Lambda's 6 MB for the largest user",
-        ("tests/test_export_size.py",),
+        ("tests/routes/test_export_size.py",),
         (Edit("chalicelib/services/memory.py",
               "    journal, journal_cursor = stores.journal.page(user_id, limit=EXPORT_JOURNAL_ROWS)\n",
               "    journal, journal_cursor = stores.journal.all(user_id), None\n"),),
@@ -232,21 +232,21 @@ MUTATIONS: tuple[Mutation, ...] = (
     Mutation(
         "redrive_deletes_failed_messages",
         "the redrive command deletes a dead-letter message whose events failed again",
-        ("tests/test_redrive.py",),
+        ("tests/stream/test_redrive.py",),
         (Edit("scripts/redrive.py", "            if outcome.failed == 0 and outcome.error is None:\n",
               "            if outcome.error is None:\n"),),
     ),
     Mutation(
         "local_stream_unfiltered",
         "the local stream pump ignores the template's FilterCriteria",
-        ("tests/test_event_filter.py",),
+        ("tests/stream/test_event_filter.py",),
         (Edit("local/event_filter.py", "    return lambda record: any(matches(p, record) for p in patterns)\n",
               "    return lambda record: True\n"),),
     ),
     Mutation(
         "authorizer_refusals_uncounted",
         "the authorizer stops counting refused tokens: its errors alarm pages on every bad token",
-        ("tests/test_metrics.py",),
+        ("tests/routes/test_metrics.py",),
         (Edit("app.py", '        count("TokenRefused")', "        pass"),),
     ),
     Mutation(
@@ -333,7 +333,7 @@ MUTATIONS: tuple[Mutation, ...] = (
     Mutation(
         "recount_keeps_orphans",
         "items an interrupted forget-all left unreadable keep counting: the user is locked out of a cap they cannot see",
-        ("tests/test_orphans.py",),
+        ("tests/routes/test_orphans.py",),
         (Edit("chalicelib/services/orphans.py",
               "    return {ref.id for ref in refs if ref.key_id is not None and ref.key_id != current}\n",
               "    return set()\n"),),
@@ -341,7 +341,7 @@ MUTATIONS: tuple[Mutation, ...] = (
     Mutation(
         "recount_deletes_whatever_is_sealed",
         "the recount deletes every sealed item at a cap, not only those a destroyed key left: readable memory lost",
-        ("tests/test_orphans.py",),
+        ("tests/routes/test_orphans.py",),
         (Edit("chalicelib/services/orphans.py",
               "ref.key_id is not None and ref.key_id != current}",
               "ref.key_id is not None}"),),
@@ -349,7 +349,7 @@ MUTATIONS: tuple[Mutation, ...] = (
     Mutation(
         "consumer_refuses_at_a_waiting_cap_of_orphans",
         "at 50 waiting proposals the consumer refuses without recounting: proposals no key opens fill the inbox",
-        ("tests/test_orphans.py",),
+        ("tests/routes/test_orphans.py",),
         (Edit("chalicelib/services/consumer.py",
               "                if state.enabled and state.waiting >= MAX_WAITING_PROPOSALS and not recounted:\n",
               "                if False:\n"),),
@@ -372,13 +372,13 @@ MUTATIONS: tuple[Mutation, ...] = (
     Mutation(
         "edit_keeps_the_etag",
         "PATCH changes an entry without moving the view version: a polling page keeps getting 304",
-        ("tests/test_freshness.py",),
+        ("tests/routes/test_freshness.py",),
         (Edit("chalicelib/storage/entries.py", '[{"Update": request}, self.bump_version(user_id)]', '[{"Update": request}]'),),
     ),
     Mutation(
         "corrections_skip_the_text_rules",
         "text corrected while accepting is stored without the credential and length checks",
-        ("tests/test_corrections.py",),
+        ("tests/routes/test_corrections.py",),
         (Edit("chalicelib/services/memory.py",
               "    text = accepted_text(body.text) if body is not None and body.text is not None else None\n",
               "    text = body.text.strip() if body is not None and body.text is not None else None\n"),),
@@ -387,19 +387,19 @@ MUTATIONS: tuple[Mutation, ...] = (
     Mutation(
         "credentials_read_as_typed",
         "the credential check reads the raw text: a zero-width space or a Cyrillic letter hides a token",
-        ("tests/test_credentials_routes.py",),
+        ("tests/routes/test_credentials_routes.py",),
         (Edit("chalicelib/credentials/__init__.py", "    view = readable(text)\n", "    view = text\n"),),
     ),
     Mutation(
         "split_tokens_not_rejoined",
         "a token split by a space or a line break is read in pieces",
-        ("tests/test_credentials_routes.py",),
+        ("tests/routes/test_credentials_routes.py",),
         (Edit("chalicelib/credentials/__init__.py", "    joined = rejoined(view)\n", "    joined = None\n"),),
     ),
     Mutation(
         "ids_may_hold_credentials",
         "message_id, thread_id and agent are checked for shape but not for credentials",
-        ("tests/test_credentials_routes.py",),
+        ("tests/routes/test_credentials_routes.py",),
         (Edit("chalicelib/identifiers.py", "    shape = find_credential(value)\n    if shape:\n", "    shape = find_credential(value)\n    if shape and False:\n"),),
     ),
     Mutation(

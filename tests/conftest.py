@@ -1,6 +1,13 @@
-"""Fixtures in layers: credentials → moto → tables → settings → stores → Chalice test client."""
+"""Fixtures in layers: credentials → moto → tables → settings → stores → Chalice test client.
+
+Tiers (markers registered in pytest.ini) are set here from what a test needs, so a new test lands in
+the right tier by itself: `server` (a local stack process), `browser` (Chromium), `package` (the built
+Lambda package). `slow` is set by hand on tests that take seconds on their own. `make check` runs the
+rest; `make test` runs everything, in parallel (pytest-xdist), the package's tests on one worker.
+"""
 from __future__ import annotations
 
+import functools
 import os
 import sys
 from collections.abc import Iterator
@@ -17,6 +24,23 @@ from chalicelib.config import TableNames, load_settings, reset_settings  # noqa:
 from local.dev_tokens import DevTokenIssuer  # noqa: E402
 from tests.support.package import package  # noqa: E402, F401 - one package build per session
 from tests.support.stack import HOST_ARN, OPERATOR_ARN, WORKER_ARN, Clock, settings_env  # noqa: E402
+
+
+_SERVER_FIXTURES = frozenset({"live", "stack", "stored"})
+_FOLDER_TIERS = {"browser": "browser", "http": "server", "deploy": "package"}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        fixtures = set(getattr(item, "fixturenames", ()))
+        folder = Path(str(item.fspath)).parent.name
+        if folder in _FOLDER_TIERS:
+            item.add_marker(_FOLDER_TIERS[folder])
+        if fixtures & _SERVER_FIXTURES:
+            item.add_marker("server")
+        if "package" in fixtures:
+            item.add_marker("package")
+            item.add_marker(pytest.mark.xdist_group("package"))  # one worker builds it once, for all of them
 
 
 @pytest.fixture(scope="session")
@@ -36,7 +60,7 @@ def aws_credentials(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture
-def dynamodb(aws_credentials: None) -> Iterator[Any]:
+def dynamodb(aws_credentials: None, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
     import boto3
     from moto import mock_aws
 
@@ -44,8 +68,21 @@ def dynamodb(aws_credentials: None) -> Iterator[Any]:
     from local import embedded_aws
 
     embedded_aws.install()  # one lock around moto, as DynamoDB serializes (threads in tests race too)
-    with mock_aws():  # the app's own client configuration: standard retries, bounded attempts
+    # moto would drop boto3's default session at each start; building one costs ~0.25 s a test (two
+    # clients' endpoint rules and models), so the process keeps one, made after moto's hooks exist.
+    with mock_aws(config={"core": {"reset_boto3_session": False}}):
+        monkeypatch.setattr(boto3, "DEFAULT_SESSION", _moto_session())
+        # the app's own client configuration: standard retries, bounded attempts
         yield boto3.client("dynamodb", region_name="us-east-1", config=client_config())
+
+
+@functools.cache
+def _moto_session() -> Any:
+    """One boto3 session per test process, created after moto registered its botocore hooks."""
+    import boto3
+    import moto  # noqa: F401 - its before-send hook must be in botocore's handlers before the session
+
+    return boto3.session.Session()
 
 
 @pytest.fixture
@@ -62,9 +99,25 @@ def kms(dynamodb: Any) -> Any:
 
     from local.kms import create_key
 
+    _share_unused_rsa_keys()
     client = boto3.client("kms", region_name="us-east-1")
     create_key(client)
     return client
+
+
+@functools.cache
+def _share_unused_rsa_keys() -> None:
+    """moto makes an RSA-2048 private key for every KMS key, symmetric ones too, where it is never used
+    (~50 ms a test). The tests' symmetric keys share one; asymmetric key specs still get their own."""
+    from moto.kms import models
+
+    original = models.generate_private_key
+    shared = functools.cache(original)
+
+    def generate(key_spec: str) -> Any:
+        return shared(key_spec) if key_spec == "SYMMETRIC_DEFAULT" else original(key_spec)
+
+    models.generate_private_key = generate
 
 
 @pytest.fixture

@@ -221,7 +221,7 @@ EXPORT_SCHEMA_VERSION = 2
 # The export is one Lambda response, and Lambda refuses one over 6 MB (API Gateway then answers 502).
 # Entries (200) and proposals (50) are bounded by the caps; the journal grows with use (400 days of it),
 # so the export carries its newest page and a cursor for `GET /v1/memory/journal`; expired entries that
-# TTL has not deleted yet are listed up to a bound, with their total. tests/test_export_size.py checks the
+# TTL has not deleted yet are listed up to a bound, with their total. tests/routes/test_export_size.py checks the
 # largest possible user against the limit.
 EXPORT_JOURNAL_ROWS = 100
 EXPORT_EXPIRED_ENTRIES = 50

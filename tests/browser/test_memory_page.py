@@ -275,10 +275,10 @@ def test_journal_tab_shows_context_and_settings_rows_without_text(page: Page, li
 
 
 def test_an_interrupted_forget_all_says_nothing_opens_and_to_press_again(page: Page, live: Any) -> None:
-    """The server side is tests/test_faults.py's; here the page gets the contract's interrupted answer."""
+    """The server side is tests/faults/test_faults.py's; here the page gets the contract's interrupted answer."""
     import json
 
-    from tests.test_openapi import check
+    from tests.support.openapi_check import check
 
     user = new_user("forget503")
     token = sign_in(page, user)

@@ -54,7 +54,7 @@ def _drain(stack: Any, stores: Any, sessions: list[str], dead: list[dict[str, An
 
 
 def check_contract(calls: list[Any], checks: Checks) -> None:
-    from tests.test_openapi import check
+    from tests.support.openapi_check import check
 
     for call in calls:
         checks.that(call.status != 500, f"500 from {call.method} {call.template}")

@@ -2,13 +2,13 @@
 
 moto is not CloudFormation. Left out, each for a reason seen on this machine (moto 5.2.5):
 - AWS::ApiGateway::Deployment: moto ignores the RestApi's OpenAPI `Body`, so the API has no methods
-  and the deployment fails ("The REST API doesn't contain any methods"); tests/test_gateway_rules.py
+  and the deployment fails ("The REST API doesn't contain any methods"); tests/deploy/test_gateway_rules.py
   checks that body against API Gateway's import rules instead;
 - AWS::ApiGateway::Stage and AWS::CloudWatch::Alarm: no moto CloudFormation support (it warns and
   skips them). The alarms are created here through moto's CloudWatch API from the template's own
   properties instead, so botocore validates every one of them against the PutMetricAlarm model.
 moto's CloudFormation also drops a function's Architectures, Layers and TracingConfig (it creates
-x86_64 functions without layers): those are asserted on the template in tests/test_gateway_rules.py.
+x86_64 functions without layers): those are asserted on the template in tests/deploy/test_gateway_rules.py.
 """
 from __future__ import annotations
 

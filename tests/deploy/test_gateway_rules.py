@@ -15,7 +15,7 @@ import pytest
 from infra import apigateway_rules, layer
 from tests.support.package import Package
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 OLD_TEMPLATE = ROOT / "tests" / "events" / "template-854b17a.json"
 LAMBDA_URI = {"Fn::Sub": "arn:${AWS::Partition}:apigateway:${AWS::Region}:lambda:path/2015-03-31/functions/${Fn.Arn}/invocations"}
 FUNCTIONS = ("APIHandler", "UserToken", "HandleEventsStream")

@@ -10,7 +10,7 @@ from local.faults import FaultInjector
 from tests.support.iam import calling_as
 from tests.support.invariants import assert_counters_match
 from tests.support.stack import OPERATOR_ARN
-from tests.test_openapi import check
+from tests.support.openapi_check import check
 
 ENTRIES, PROPOSALS, JOURNAL = "t-entries", "t-proposals", "t-journal"
 

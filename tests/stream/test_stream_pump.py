@@ -15,7 +15,7 @@ from moto import mock_aws
 
 from local.stream_pump import StreamPump, create_streams_client
 
-SAMPLE = Path(__file__).parent / "events" / "stream_record_sample.json"
+SAMPLE = Path(__file__).resolve().parents[1] / "events" / "stream_record_sample.json"
 TABLE = "events-test"
 
 

@@ -12,7 +12,7 @@ import pytest
 
 from chalicelib.web import ASSET_NAMES, SCRIPT_MODULES, content_security_policy, load_asset
 
-WEB_DIR = Path(__file__).resolve().parent.parent / "chalicelib" / "web"
+WEB_DIR = Path(__file__).resolve().parents[2] / "chalicelib" / "web"
 
 
 class _PageScan(HTMLParser):

@@ -1,6 +1,6 @@
 """Credential refusal: every shape is caught in every context, benign notes pass, nothing hangs.
 
-Figures come from the seeded corpus in tests/credential_corpus.py; bench/credentials_bench.py
+Figures come from the seeded corpus in tests/corpora/credential_corpus.py; bench/credentials_bench.py
 prints the same figures (and timings, which are never asserted here).
 """
 
@@ -14,7 +14,7 @@ from functools import cache
 import pytest
 
 from chalicelib.credentials import find_credential
-from tests.credential_corpus import SHAPES, Case, negative_cases, positive_cases
+from tests.corpora.credential_corpus import SHAPES, Case, negative_cases, positive_cases
 
 
 @cache

@@ -1,7 +1,7 @@
 """The token verifier's own pieces: RS256/ES256 checks, the compact-form checks, JWKS parsing, the cached JWKS URL, lazy imports.
 
 Tokens are signed by local/dev_tokens.py or by hand with `cryptography`; the verifier checks them
-with PyJWT. tests/test_auth.py covers the same refusals through the API.
+with PyJWT. tests/routes/test_auth.py covers the same refusals through the API.
 """
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ from chalicelib.config import JwtSettings
 from chalicelib.errors import Unauthorized
 from local.dev_tokens import LOCAL_AUDIENCE, LOCAL_ISSUER, DevTokenIssuer
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _b64(data: bytes) -> str:

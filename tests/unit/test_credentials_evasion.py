@@ -17,8 +17,8 @@ import pytest
 
 from chalicelib.credentials import find_credential
 from chalicelib.normalize import _INVISIBLE_CLASS, bad_control, is_blank, readable, rejoined
-from tests.credential_corpus import negative_cases
-from tests.credential_corpus_evasion import (
+from tests.corpora.credential_corpus import negative_cases
+from tests.corpora.credential_corpus_evasion import (
     ALL_SHAPES,
     DISGUISES,
     HARD_INPUTS,

@@ -14,7 +14,7 @@ from tests.support.iam import iam_call
 from tests.support.invariants import assert_counters_match
 from tests.support.proposals import add_proposal
 from tests.support.stack import OPERATOR_ARN
-from tests.test_validation import _credential_samples
+from tests.routes.test_validation import _credential_samples
 
 
 @pytest.fixture

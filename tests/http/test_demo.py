@@ -16,7 +16,7 @@ import pytest
 from local import demo
 from local.demo import Step, StepFailed, Story, run_steps
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 # The story as issue 4 tells it, one line per check; a step that silently disappears fails this.
 EXPECTED_STEPS = 21  # issue 12 added forget-all destroying the key and the new key after it
 PROPOSAL_TEXT = "Prefers short, direct answers"  # what examples/memory-agent proposes

@@ -9,7 +9,7 @@ from functools import cache
 
 from mnemonic import Mnemonic
 
-from tests.credential_corpus import HEX, NAMES, Case, _s
+from tests.corpora.credential_corpus import HEX, NAMES, Case, _s
 
 SEED = 20_261_201 + 3
 PER_CATEGORY = 300

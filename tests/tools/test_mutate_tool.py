@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _load_tool() -> ModuleType:
@@ -70,7 +70,7 @@ def test_apply_replaces_exactly_the_named_text(tmp_path: Path) -> None:
 
 
 def test_main_stops_before_running_anything_when_a_mutation_rotted(monkeypatch: pytest.MonkeyPatch, capsys: Any) -> None:
-    rotted = tool.Mutation("rotted", "gone", ("tests/test_agents.py",), (tool.Edit("app.py", "no such text anywhere\n", "x"),))
+    rotted = tool.Mutation("rotted", "gone", ("tests/routes/test_agents.py",), (tool.Edit("app.py", "no such text anywhere\n", "x"),))
     monkeypatch.setattr(tool, "MUTATIONS", (rotted,))
     monkeypatch.setattr(tool, "run_in_scratch", lambda *a, **k: pytest.fail("must not run"))
     assert tool.main(["rotted"]) == 2

@@ -21,7 +21,7 @@ from infra import compose_template, layer
 from infra.dynamodb_access import UnreadableAccess, by_function, repository_actions, repository_calls
 from tests.support.package import Package
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 TABLES = ("EntriesTable", "ProposalsTable", "JournalTable", "SessionsTable", "EventsTable", "KeysTable")
 TABLE_ENV = {"ENTRIES_TABLE": "EntriesTable", "PROPOSALS_TABLE": "ProposalsTable", "JOURNAL_TABLE": "JournalTable",
              "SESSIONS_TABLE": "SessionsTable", "EVENTS_TABLE": "EventsTable", "KEYS_TABLE": "KeysTable",

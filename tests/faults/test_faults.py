@@ -13,7 +13,7 @@ import pytest
 from local.faults import FaultInjector, from_environment
 from tests.support.invariants import assert_counters_match
 from tests.support.proposals import add_proposal
-from tests.test_openapi import check
+from tests.support.openapi_check import check
 
 ENTRIES, PROPOSALS, JOURNAL = "t-entries", "t-proposals", "t-journal"
 

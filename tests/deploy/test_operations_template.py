@@ -15,7 +15,7 @@ import pytest
 from chalicelib import metrics
 from tests.support.package import Package
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 FUNCTIONS = ("APIHandler", "UserToken", "HandleEventsStream")
 TABLES = ("EntriesTable", "ProposalsTable", "JournalTable", "SessionsTable", "EventsTable")
 EXPECTED_ALARMS = {

@@ -25,7 +25,7 @@ from chalicelib.models import MAX_ACTIVE_ENTRIES, MAX_WAITING_PROPOSALS, Entry, 
 from local.dev_tokens import DevTokenIssuer
 from tests.support.stack import settings_env
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 ROLES = ("ann", "ben")
 NAMES = TableNames(entries="p-entries", proposals="p-proposals", journal="p-journal", sessions="p-sessions", events="p-events")
 DAY = 86_400
@@ -395,9 +395,11 @@ def shared_dynamodb(monkeypatch: pytest.MonkeyPatch, issuer: DevTokenIssuer) -> 
     import boto3
     from moto import mock_aws
 
+    from local import embedded_aws
     from local.kms import create_key
     from local.tables import create_tables
 
+    embedded_aws.install()  # DynamoDB's serialized transactions, without moto's whole-table copies
     for key, value in _settings_env(issuer).items():
         monkeypatch.setenv(key, value)
     monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)

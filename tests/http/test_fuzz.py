@@ -23,7 +23,7 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SPEC_PATH = ROOT / "openapi.yaml"
 EXAMPLES_PER_OPERATION = 30
 CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance, response_schema_conformance]

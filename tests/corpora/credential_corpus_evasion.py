@@ -1,12 +1,12 @@
 """The corpus's second part: credentials disguised as a person would still read them, the shapes
 issue 13 added, and the hard benign notes that reading text "as a person sees it" must not break.
 
-- ``evasion_cases()``: every shape of tests/credential_corpus.py and of this module, with its secret
+- ``evasion_cases()``: every shape of tests/corpora/credential_corpus.py and of this module, with its secret
   hidden by zero-width characters, soft hyphens, Cyrillic/Greek look-alike letters, full-width
   forms, a line break or spaces inside it (label = shape, context = the disguise);
 - ``new_shape_cases()``: Vault, GCP OAuth, Azure SAS, Mailchimp, Datadog, BIP-39 seed phrases,
   command-line passwords, private keys with odd headers or none, passwords named without the word;
-- ``hard_negative_cases()`` and ``HARD_INPUTS`` (tests/credential_corpus_hard.py, re-exported here):
+- ``hard_negative_cases()`` and ``HARD_INPUTS`` (tests/corpora/credential_corpus_hard.py, re-exported here):
   the hard benign notes, and inputs built to be slow.
 Seeded like the first part, so every run sees the same texts.
 """
@@ -20,7 +20,7 @@ from functools import cache
 
 from mnemonic import Mnemonic
 
-from tests.credential_corpus import (
+from tests.corpora.credential_corpus import (
     ALNUM,
     B64,
     B64URL,
@@ -38,7 +38,7 @@ from tests.credential_corpus import (
     _positive_cases_for,
     _s,
 )
-from tests.credential_corpus_hard import HARD_INPUTS, HARD_NEGATIVES, hard_negative_cases
+from tests.corpora.credential_corpus_hard import HARD_INPUTS, HARD_NEGATIVES, hard_negative_cases
 
 __all__ = ["ALL_SHAPES", "DISGUISES", "HARD_INPUTS", "HARD_NEGATIVES", "NEW_SHAPES", "evasion_cases",
            "hard_negative_cases", "new_shape_cases"]
