@@ -25,7 +25,6 @@ from local.dev_tokens import DevTokenIssuer  # noqa: E402
 from tests.support.package import package  # noqa: E402, F401 - one package build per session
 from tests.support.stack import HOST_ARN, OPERATOR_ARN, WORKER_ARN, Clock, settings_env  # noqa: E402
 
-
 _SERVER_FIXTURES = frozenset({"live", "stack", "stored"})
 _FOLDER_TIERS = {"browser": "browser", "http": "server", "deploy": "package"}
 

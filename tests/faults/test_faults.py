@@ -12,8 +12,8 @@ import pytest
 
 from local.faults import FaultInjector, from_environment
 from tests.support.invariants import assert_counters_match
-from tests.support.proposals import add_proposal
 from tests.support.openapi_check import check
+from tests.support.proposals import add_proposal
 
 ENTRIES, PROPOSALS, JOURNAL = "t-entries", "t-proposals", "t-journal"
 

@@ -9,8 +9,8 @@ import pytest
 from local.faults import FaultInjector
 from tests.support.iam import calling_as
 from tests.support.invariants import assert_counters_match
-from tests.support.stack import OPERATOR_ARN
 from tests.support.openapi_check import check
+from tests.support.stack import OPERATOR_ARN
 
 ENTRIES, PROPOSALS, JOURNAL = "t-entries", "t-proposals", "t-journal"
 

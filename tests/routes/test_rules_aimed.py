@@ -10,11 +10,11 @@ from typing import Any
 import pytest
 
 from chalicelib.models import MAX_ACTIVE_ENTRIES, MAX_ENTRY_BYTES
+from tests.routes.test_validation import _credential_samples
 from tests.support.iam import iam_call
 from tests.support.invariants import assert_counters_match
 from tests.support.proposals import add_proposal
 from tests.support.stack import OPERATOR_ARN
-from tests.routes.test_validation import _credential_samples
 
 
 @pytest.fixture
