@@ -15,9 +15,10 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["install", "wire_body"]
+__all__ = ["install", "moto_execute_result", "wire_body"]
 
 JSON_HEADERS = {"Content-Type": "application/x-amz-json-1.0"}
+moto_execute_result: Callable[..., Any] | None = None  # moto's own method, once installed (for the comparison test)
 
 
 class _NotPlain(TypeError):
@@ -40,11 +41,12 @@ def wire_body(result: Any) -> str | None:
         return None
 
 
-def install() -> Callable[..., Any]:
-    """Patch moto's DynamoResult (once; the caller holds embedded_aws's lock). Returns moto's own method."""
+def install() -> None:
+    """Patch moto's DynamoResult (once; the caller holds embedded_aws's lock)."""
+    global moto_execute_result
     from moto.dynamodb.responses import DynamoResult
 
-    original = DynamoResult.execute_result
+    original = moto_execute_result = DynamoResult.execute_result
 
     def execute_result(self: Any, context: Any) -> Any:
         body = wire_body(self.result)
@@ -53,4 +55,3 @@ def install() -> Callable[..., Any]:
         return 200, dict(JSON_HEADERS), body
 
     DynamoResult.execute_result = execute_result  # type: ignore[method-assign]
-    return original

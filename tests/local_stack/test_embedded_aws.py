@@ -1,6 +1,7 @@
 """The embedded moto keeps DynamoDB's promises: isolated all-or-nothing transactions, TTL with its stream records, bounds."""
 from __future__ import annotations
 
+import json
 import threading
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -184,3 +185,60 @@ def test_the_dev_clock_only_moves_forward() -> None:
     moved = clock.advance(86_400)
     assert moved - before >= timedelta(seconds=86_400)
     assert clock() >= moved - timedelta(seconds=1)
+
+
+# ---- local/moto_wire.py: plain JSON answers equal moto's own serializer's -------------------------
+
+_EVERY_TYPE = {
+    "s": {"S": "é ✓ \u0000 \"quoted\""}, "n": {"N": "-12.50"}, "b": {"B": b"\x00\xffbinary"}, "t": {"BOOL": True},
+    "z": {"NULL": True}, "l": {"L": [{"S": "x"}, {"N": "1"}, {"B": b"\x01"}]}, "m": {"M": {"k": {"SS": ["a", "b"]}}},
+    "ns": {"NS": ["1", "2"]}, "bs": {"BS": [b"\x02", b"\x03"]},
+}
+
+
+def _exercise(dynamodb: Any, table: str) -> list[Any]:
+    """One answer of each data-plane kind the app uses, with every attribute type, and one refusal."""
+    key = {"user_id": {"S": "u"}, "sk": {"S": "one"}}
+    answers: list[Any] = [
+        dynamodb.put_item(TableName=table, Item={**key, **_EVERY_TYPE}, ReturnConsumedCapacity="TOTAL"),
+        dynamodb.get_item(TableName=table, Key=key),
+        dynamodb.get_item(TableName=table, Key={"user_id": {"S": "u"}, "sk": {"S": "missing"}}),
+        dynamodb.query(TableName=table, KeyConditionExpression="user_id = :u", ExpressionAttributeValues={":u": {"S": "u"}}),
+        dynamodb.query(TableName=table, KeyConditionExpression="user_id = :u", ExpressionAttributeValues={":u": {"S": "u"}}, Limit=1, ProjectionExpression="sk, b"),
+        dynamodb.update_item(TableName=table, Key=key, UpdateExpression="SET n = n + :one", ExpressionAttributeValues={":one": {"N": "1"}}, ReturnValues="ALL_NEW"),
+        dynamodb.batch_get_item(RequestItems={table: {"Keys": [key]}}),
+        dynamodb.transact_write_items(TransactItems=[_put(table, "u", "two")]),
+        dynamodb.delete_item(TableName=table, Key=key, ReturnValues="ALL_OLD"),
+    ]
+    with pytest.raises(ClientError) as refused:
+        dynamodb.put_item(TableName=table, Item=key, ConditionExpression="attribute_exists(sk)")
+    answers.append(refused.value.response["Error"])
+    for answer in answers:
+        answer.pop("ResponseMetadata", None)
+    return answers
+
+
+def test_plain_json_answers_equal_motos_own_serializer(dynamodb: Any, tables: dict[str, str], table_names: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    from moto.dynamodb.responses import DynamoResult
+
+    from local import moto_wire
+
+    written: list[bool] = []
+    monkeypatch.setattr(moto_wire, "wire_body", _recording(moto_wire.wire_body, written))
+    fast = _exercise(dynamodb, table_names.entries)
+    assert written.count(True) >= 8, "the plain-JSON path did not answer the data-plane calls"
+    assert moto_wire.moto_execute_result is not None
+    monkeypatch.setattr(DynamoResult, "execute_result", moto_wire.moto_execute_result)
+    slow = _exercise(dynamodb, table_names.proposals)
+    assert json.loads(json.dumps(fast, default=repr).replace(table_names.entries, "T")) == json.loads(
+        json.dumps(slow, default=repr).replace(table_names.proposals, "T")
+    )
+
+
+def _recording(wire_body: Any, written: list[bool]) -> Any:
+    def record(result: Any) -> Any:
+        body = wire_body(result)
+        written.append(body is not None)
+        return body
+
+    return record
