@@ -4,7 +4,12 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test demo bench package mutate chaos lint install clean browser-deps redrive
+.PHONY: run test check demo bench package mutate chaos lint typecheck install clean browser-deps redrive
+
+# Both cores: pytest-xdist workers, each with its own moto, local stack and browser; the tests that read
+# the built package share one worker (--dist loadgroup), so it is built once.
+PARALLEL ?= -n 2 --dist loadgroup
+QUICK := not (server or browser or package or slow)
 
 $(STAMP): requirements.txt requirements-dev.txt requirements-package.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -17,7 +22,11 @@ run: $(STAMP)
 	$(PY) -m local.run
 
 test: $(STAMP) browser-deps
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q $(PARALLEL)
+
+# The edit-run loop (under a minute): lint, types, and every test that needs no server, browser or package.
+check: lint typecheck
+	$(PY) -m pytest -q $(PARALLEL) -m "$(QUICK)"
 
 demo: $(STAMP)
 	$(PY) -m local.demo
@@ -46,6 +55,9 @@ chaos: $(STAMP)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check app.py chalicelib local tests sdk bench scripts infra examples
+
+typecheck: $(STAMP)
+	$(VENV)/bin/mypy app.py chalicelib local sdk/personal_memory_sdk
 
 # The browser tests drive Debian's Chromium (never a downloaded browser).
 browser-deps:

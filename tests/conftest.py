@@ -7,7 +7,7 @@ rest; `make test` runs everything, in parallel (pytest-xdist), the package's tes
 """
 from __future__ import annotations
 
-import functools
+import copy
 import os
 import sys
 from collections.abc import Iterator
@@ -22,6 +22,7 @@ if str(ROOT) not in sys.path:
 
 from chalicelib.config import TableNames, load_settings, reset_settings  # noqa: E402
 from local.dev_tokens import DevTokenIssuer  # noqa: E402
+from tests.support.moto import fresh_moto, share_unused_rsa_keys  # noqa: E402
 from tests.support.package import package  # noqa: E402, F401 - one package build per session
 from tests.support.stack import HOST_ARN, OPERATOR_ARN, WORKER_ARN, Clock, settings_env  # noqa: E402
 
@@ -61,27 +62,13 @@ def aws_credentials(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.fixture
 def dynamodb(aws_credentials: None, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
     import boto3
-    from moto import mock_aws
 
     from chalicelib.storage.retries import client_config
     from local import embedded_aws
 
     embedded_aws.install()  # one lock around moto, as DynamoDB serializes (threads in tests race too)
-    # moto would drop boto3's default session at each start; building one costs ~0.25 s a test (two
-    # clients' endpoint rules and models), so the process keeps one, made after moto's hooks exist.
-    with mock_aws(config={"core": {"reset_boto3_session": False}}):
-        monkeypatch.setattr(boto3, "DEFAULT_SESSION", _moto_session())
-        # the app's own client configuration: standard retries, bounded attempts
+    with fresh_moto(monkeypatch):  # the app's own client configuration: standard retries, bounded attempts
         yield boto3.client("dynamodb", region_name="us-east-1", config=client_config())
-
-
-@functools.cache
-def _moto_session() -> Any:
-    """One boto3 session per test process, created after moto registered its botocore hooks."""
-    import boto3
-    import moto  # noqa: F401 - its before-send hook must be in botocore's handlers before the session
-
-    return boto3.session.Session()
 
 
 @pytest.fixture
@@ -98,32 +85,38 @@ def kms(dynamodb: Any) -> Any:
 
     from local.kms import create_key
 
-    _share_unused_rsa_keys()
+    share_unused_rsa_keys()
     client = boto3.client("kms", region_name="us-east-1")
     create_key(client)
     return client
 
 
-@functools.cache
-def _share_unused_rsa_keys() -> None:
-    """moto makes an RSA-2048 private key for every KMS key, symmetric ones too, where it is never used
-    (~50 ms a test). The tests' symmetric keys share one; asymmetric key specs still get their own."""
-    from moto.kms import models
-
-    original = models.generate_private_key
-    shared = functools.cache(original)
-
-    def generate(key_spec: str) -> Any:
-        return shared(key_spec) if key_spec == "SYMMETRIC_DEFAULT" else original(key_spec)
-
-    models.generate_private_key = generate
-
-
 @pytest.fixture
 def tables(dynamodb: Any, table_names: TableNames, kms: Any) -> dict[str, str]:
+    return _fresh_tables(dynamodb, table_names)
+
+
+_PRISTINE: dict[TableNames, tuple[dict[str, Any], dict[str, str]]] = {}
+
+
+def _fresh_tables(dynamodb: Any, names: TableNames) -> dict[str, str]:
+    """The template's tables, empty. Created through the API once per process (~50 ms, ten calls into moto);
+    every later test gets a deep copy of those just-created tables in its own fresh moto backend (~0.5 ms)."""
+    from moto.core import DEFAULT_ACCOUNT_ID
+    from moto.dynamodb.models import dynamodb_backends
+
     from local.tables import create_tables
 
-    return create_tables(dynamodb, table_names)
+    backend = dynamodb_backends[DEFAULT_ACCOUNT_ID]["us-east-1"]
+    wanted = [names.entries, names.proposals, names.journal, names.sessions, names.events, names.keys]
+    if names not in _PRISTINE:
+        created = create_tables(dynamodb, names)
+        _PRISTINE[names] = (copy.deepcopy({name: backend.tables[name] for name in wanted}), created)
+        return dict(created)
+    pristine, created = _PRISTINE[names]
+    assert not set(wanted) & set(backend.tables), "moto's backend was not fresh"
+    backend.tables.update(copy.deepcopy(pristine))
+    return dict(created)
 
 
 @pytest.fixture

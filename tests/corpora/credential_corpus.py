@@ -55,7 +55,10 @@ class Case:
 
 
 def _s(rng: random.Random, alphabet: str, n: int) -> str:
-    return "".join(rng.choice(alphabet) for _ in range(n))
+    # The same draws as `rng.choice(alphabet)` n times (CPython's choice is `seq[self._randbelow(len(seq))]`),
+    # without a method call per character: the corpus is built at collection, ~3.5 million characters.
+    below, size = rng._randbelow, len(alphabet)  # type: ignore[attr-defined]
+    return "".join([alphabet[below(size)] for _ in range(n)])
 
 
 def _b64(raw: bytes, url: bool = False) -> str:

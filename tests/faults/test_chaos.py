@@ -27,6 +27,8 @@ def _chaos(*args: str) -> dict[str, Any]:
     return report
 
 
+@pytest.mark.server
+@pytest.mark.slow
 @pytest.mark.timeout(600)
 def test_five_percent_faults_lose_nothing_and_answer_in_the_contract() -> None:
     report = _chaos("--seed", "7", "--n", "300", "--rate", "0.05")
@@ -37,6 +39,8 @@ def test_five_percent_faults_lose_nothing_and_answer_in_the_contract() -> None:
     assert set(report["statuses"]) >= {"200", "201", "202", "204"}
 
 
+@pytest.mark.server
+@pytest.mark.slow
 @pytest.mark.timeout(600)
 def test_half_of_all_calls_failing_gives_503s_never_a_500_or_a_half_change() -> None:
     report = _chaos("--seed", "3", "--n", "200", "--rate", "0.5")

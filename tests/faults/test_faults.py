@@ -201,6 +201,7 @@ def test_a_condition_failure_is_never_retried_or_reported_as_unavailable(api: An
 # ---- forget-all spans several transactions ---------------------------------------------------
 
 
+@pytest.mark.slow
 def test_forget_all_interrupted_midway_says_so_and_a_retry_finishes_it(api: Any, stores: Any, faults: FaultInjector) -> None:
     from chalicelib.services.forget_all import _ITEMS_PER_TRANSACTION as CHUNK
 

@@ -8,6 +8,7 @@ import pytest
 from tests.support.live import start_live_stack
 
 
+@pytest.mark.server
 def test_the_launcher_honours_the_fault_rate_and_answers_503_in_the_contract(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MEMORY_FAULT_RATE", "1")
     monkeypatch.setenv("MEMORY_FAULT_SEED", "5")

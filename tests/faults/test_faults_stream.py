@@ -147,6 +147,7 @@ def test_a_poison_record_is_reported_alone(api: Any, agents: Any, stores: Any, p
     _assert_each_event_once(stores, "alice", "s", proposed=3, refused=0)
 
 
+@pytest.mark.slow
 def test_random_faults_in_the_consumer_converge_to_one_outcome_per_event(
     api: Any, agents: Any, stores: Any, faults: FaultInjector, pump: StreamPump, lam: Lambda, client: Any
 ) -> None:

@@ -12,6 +12,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
+
 from chalicelib.models import MAX_ACTIVE_ENTRIES, MAX_ENTRY_BYTES, MAX_WAITING_PROPOSALS, Entry, Source, new_id
 from chalicelib.services import memory
 from chalicelib.storage import dynamo
@@ -82,6 +84,7 @@ def _invoke(user: str, path: str, query: dict[str, str] | None = None) -> tuple[
     return len(json.dumps(response).encode()), response
 
 
+@pytest.mark.slow
 def test_the_largest_users_export_fits_one_lambda_response_and_the_journal_follows_by_cursor(stores: Any, clock: Any) -> None:
     _seed_largest_user(stores, clock, "alice")
     size, response = _invoke("alice", "/v1/memory/export")

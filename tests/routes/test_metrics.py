@@ -76,6 +76,7 @@ def test_context_fetches_count_only_when_memory_was_read(api: Any, agents: Any, 
     assert counts[("ContextFetches",)] == 1
 
 
+@pytest.mark.slow
 def test_the_entry_cap_and_refused_tokens_are_counted(api: Any, client: Any, capsys: Any) -> None:
     api.turn_on("alice")
     for n in range(MAX_ACTIVE_ENTRIES):

@@ -160,6 +160,7 @@ def test_etags_corrections_and_kind_changes_match_the_spec(api: Any, stores: Any
         assert again.status_code == 304
 
 
+@pytest.mark.slow
 def test_the_caps_answer_in_the_spec(api: Any, stores: Any) -> None:
     api.turn_on("alice")
     waiting = add_proposal(stores, "alice", "one more idea")

@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
+
 from local.faults import FaultInjector
 from tests.support.invariants import assert_counters_match
 from tests.support.proposals import add_proposal
@@ -28,6 +30,7 @@ def _actions(stores: Any, user: str) -> list[str]:
     return [r.action for r in stores.journal.all(user)]
 
 
+@pytest.mark.slow
 def test_at_the_entry_cap_orphans_make_room_and_entries_under_the_new_key_stay(api: Any, stores: Any, faults: FaultInjector) -> None:
     api.turn_on("alice")
     for n in range(150):
@@ -47,6 +50,7 @@ def test_at_the_entry_cap_orphans_make_room_and_entries_under_the_new_key_stay(a
     assert actions.count("keep.memory.key_destroyed") == 1 and actions.count("keep.memory.key_created") == 2
 
 
+@pytest.mark.slow
 def test_at_the_entry_cap_with_no_orphan_nothing_is_deleted(api: Any, stores: Any) -> None:
     api.turn_on("alice")
     ids = sorted(api.add("alice", f"note {n}")["id"] for n in range(200))

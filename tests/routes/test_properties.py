@@ -23,6 +23,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, ru
 from chalicelib.config import TableNames, load_settings, reset_settings
 from chalicelib.models import MAX_ACTIVE_ENTRIES, MAX_WAITING_PROPOSALS, Entry, Source, new_id
 from local.dev_tokens import DevTokenIssuer
+from tests.support.moto import fresh_moto
 from tests.support.stack import settings_env
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -393,7 +394,6 @@ def _settings_env(issuer: DevTokenIssuer) -> dict[str, str]:
 def shared_dynamodb(monkeypatch: pytest.MonkeyPatch, issuer: DevTokenIssuer) -> Iterator[Any]:
     """One moto backend with the tables, shared by the runs of a test; fake credentials, no endpoint override."""
     import boto3
-    from moto import mock_aws
 
     from local import embedded_aws
     from local.kms import create_key
@@ -405,7 +405,7 @@ def shared_dynamodb(monkeypatch: pytest.MonkeyPatch, issuer: DevTokenIssuer) -> 
     monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
     monkeypatch.delenv("AWS_PROFILE", raising=False)
     reset_settings()
-    with mock_aws():
+    with fresh_moto(monkeypatch):
         client = boto3.client("dynamodb", region_name="us-east-1")
         create_tables(client, NAMES)
         create_key(boto3.client("kms", region_name="us-east-1"))
@@ -428,10 +428,12 @@ def _bounded(examples: int, steps: int) -> settings:
     )
 
 
+@pytest.mark.slow
 def test_any_sequence_keeps_caps_order_and_isolation(shared_dynamodb: Any, issuer: DevTokenIssuer) -> None:
     run_state_machine_as_test(lambda: MemoryMachine(issuer, shared_dynamodb), settings=_bounded(examples=30, steps=20))
 
 
+@pytest.mark.slow
 def test_sequences_across_the_caps_keep_them(shared_dynamodb: Any, issuer: DevTokenIssuer) -> None:
     run_state_machine_as_test(lambda: AtTheCapsMachine(issuer, shared_dynamodb), settings=_bounded(examples=5, steps=10))
 

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from chalicelib.models import MAX_ACTIVE_ENTRIES
 from tests.support.proposals import add_proposal
 
@@ -40,6 +42,7 @@ def test_accepting_while_off_is_memory_off_and_keeps_the_proposal(api: Any, stor
     assert [p["id"] for p in api.call("GET", "/v1/inbox", "alice")[1]["memory_proposals"]] == [proposal.id]
 
 
+@pytest.mark.slow
 def test_accepting_at_200_entries_is_limit_reached(api: Any, stores: Any) -> None:
     api.turn_on("alice")
     for n in range(MAX_ACTIVE_ENTRIES):

@@ -42,6 +42,7 @@ def test_a_patch_changing_text_with_other_fields_still_refuses_a_credential(
 # ---- forgetting one entry frees its slot; counters equal stored items after every route --------
 
 
+@pytest.mark.slow
 def test_at_the_cap_forgetting_one_entry_frees_its_slot(api: Any, stores: Any) -> None:
     api.turn_on("alice")
     ids = [api.add("alice", f"note {n}")["id"] for n in range(MAX_ACTIVE_ENTRIES)]

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from chalicelib.models import MAX_ACTIVE_ENTRIES
 
 
@@ -107,6 +109,7 @@ def test_settings_changes_are_journaled(api: Any, stores: Any) -> None:
     assert actions == [("keep.memory.settings", False), ("keep.memory.settings", True)]
 
 
+@pytest.mark.slow
 def test_the_entry_cap_is_200_and_expired_entries_do_not_count(api: Any, stores: Any, clock: Any) -> None:
     api.turn_on("alice")
     for n in range(MAX_ACTIVE_ENTRIES - 1):

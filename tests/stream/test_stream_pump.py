@@ -11,9 +11,9 @@ from typing import Any
 import boto3
 import pytest
 from boto3.dynamodb.types import TypeDeserializer
-from moto import mock_aws
 
 from local.stream_pump import StreamPump, create_streams_client
+from tests.support.moto import fresh_moto
 
 SAMPLE = Path(__file__).resolve().parents[1] / "events" / "stream_record_sample.json"
 TABLE = "events-test"
@@ -73,7 +73,7 @@ def stream(monkeypatch: pytest.MonkeyPatch) -> Iterator[Stream]:
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
     monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
-    with mock_aws():
+    with fresh_moto(monkeypatch):
         dynamodb = boto3.resource("dynamodb", region_name="us-east-1")
         table = dynamodb.create_table(
             TableName=TABLE,

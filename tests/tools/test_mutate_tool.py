@@ -118,6 +118,7 @@ def test_the_pytest_summary_gives_counts_and_failed_ids_with_spaces_in_parameter
     assert summary.evidence == ("E       AssertionError: [] != ['x']",)
 
 
+@pytest.mark.slow
 def test_real_pytest_runs_are_classified_caught_survived_and_error(tmp_path: Path) -> None:
     (tmp_path / "test_passes.py").write_text("def test_ok():\n    assert True\n")
     (tmp_path / "test_fails.py").write_text("def test_bad():\n    assert False\n")

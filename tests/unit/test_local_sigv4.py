@@ -348,7 +348,7 @@ class _Capture(BaseHTTPRequestHandler):
 def capture_server() -> Iterator[str]:
     _Capture.seen = []
     server = HTTPServer(("127.0.0.1", 0), _Capture)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
     thread.start()
     try:
         yield f"http://127.0.0.1:{server.server_address[1]}"
