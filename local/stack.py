@@ -197,7 +197,12 @@ class LocalStack:
         from local.event_filter import template_filter  # the event source mapping's FilterCriteria
 
         self.pump = StreamPump(create_streams_client(self.moto_url), self.stream_arn, deliver, record_filter=template_filter())
-        self.pump.start(interval=0.3)
+        from local import embedded_aws
+
+        # Polled when a record is written (records only ever come from moto, in this process), and every
+        # few seconds besides, as a backstop (a pass that failed, a record of a retried delivery).
+        embedded_aws.on_stream_record(self.pump.wake)
+        self.pump.start(interval=3.0)
 
     def token(self, user_id: str) -> str:
         return self.issuer.mint(user_id)

@@ -98,6 +98,7 @@ class StreamPump:
         # One pass at a time: the background thread and drain() must never deliver concurrently.
         self._lock = threading.Lock()
         self._stop = threading.Event()
+        self._wakeup = threading.Event()
         self._thread: threading.Thread | None = None
 
     def pump_once(self) -> int:
@@ -117,8 +118,12 @@ class StreamPump:
             if time.monotonic() > deadline:
                 raise TimeoutError("the stream kept producing records past the drain timeout")
 
+    def wake(self) -> None:
+        """A record may be waiting: poll now instead of at the end of the interval (safe from any thread)."""
+        self._wakeup.set()
+
     def start(self, interval: float = 0.2) -> None:
-        """Poll in a daemon thread every `interval` seconds until `stop()`."""
+        """Poll in a daemon thread every `interval` seconds, or at once after `wake()`, until `stop()`."""
         if self._thread is not None and self._thread.is_alive():
             return
         self._stop.clear()
@@ -130,6 +135,7 @@ class StreamPump:
     def stop(self) -> None:
         """Stop the polling thread, letting a pass in progress finish."""
         self._stop.set()
+        self._wakeup.set()
         if self._thread is not None:
             self._thread.join(timeout=30)
             self._thread = None
@@ -141,7 +147,8 @@ class StreamPump:
             except Exception as exc:  # noqa: BLE001 - keep polling: moto restarting must not kill the pump
                 # The type only: a message could quote a record, and records hold memory text.
                 logger.warning("stream pump pass failed: %s", type(exc).__name__)
-            self._stop.wait(interval)
+            self._wakeup.wait(interval)
+            self._wakeup.clear()  # a record written from here on wakes the next wait again
 
     # --- one pass over the stream -------------------------------------------------------------
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -270,3 +271,29 @@ def test_sample_record_has_the_shape_the_pump_delivers(stream: Stream) -> None:
     assert set(sample["dynamodb"]) == set(record["dynamodb"])
     assert sample["eventSourceARN"].startswith("arn:aws:dynamodb:us-east-1:")
     assert isinstance(sample["dynamodb"]["ApproximateCreationDateTime"], int)
+
+
+def test_a_written_record_wakes_a_pump_that_would_otherwise_wait_a_minute(stream: Stream) -> None:
+    """The local stack's pump polls when moto makes a stream record (local/stack.py), not on a short timer."""
+    from local import embedded_aws
+
+    embedded_aws.install()
+    handler = Recorder()
+    pump = StreamPump(stream.client, stream.arn, handler)
+    stop_listening = embedded_aws.on_stream_record(pump.wake)
+    stream.put("first")
+    pump.start(interval=60.0)
+    try:
+        _wait_for(handler, "first")  # the pass at start; then the pump waits its minute
+        stream.put("woken")
+        _wait_for(handler, "woken")
+        assert handler.delivered == ["first", "woken"]
+    finally:
+        stop_listening()
+        pump.stop()
+
+
+def _wait_for(handler: Recorder, event_id: str, seconds: float = 10.0) -> None:
+    deadline = time.monotonic() + seconds
+    while event_id not in handler.delivered and time.monotonic() < deadline:
+        time.sleep(0.05)
