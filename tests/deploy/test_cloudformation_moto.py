@@ -27,16 +27,22 @@ STACK = "personal-memory"
 BUCKET = "placeholder-bucket"  # where infra/sam_transform.py points the code, as `aws cloudformation package` would
 
 
-@pytest.fixture
-def cloud(aws_credentials: None) -> Iterator[Any]:
+@pytest.fixture(scope="module")
+def cloud() -> Iterator[Any]:
+    """One moto account for the module: creating the stack takes ~20 s, and every test only reads it."""
     import boto3
     from moto import mock_aws
 
-    with mock_aws():
-        yield boto3.session.Session(region_name="us-east-1")
+    with pytest.MonkeyPatch.context() as env:  # fake credentials and region, no endpoint override
+        for key, value in {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_DEFAULT_REGION": "us-east-1"}.items():
+            env.setenv(key, value)
+        for key in ("AWS_ENDPOINT_URL", "AWS_PROFILE"):
+            env.delenv(key, raising=False)
+        with mock_aws():
+            yield boto3.session.Session(region_name="us-east-1")
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def stack(cloud: Any, package: Package) -> dict[str, Any]:
     s3 = cloud.client("s3")
     s3.create_bucket(Bucket=BUCKET)

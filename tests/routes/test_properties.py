@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, Phase, settings
+from hypothesis import HealthCheck, Phase, seed, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule, run_state_machine_as_test
 
@@ -428,14 +428,27 @@ def _bounded(examples: int, steps: int) -> settings:
     )
 
 
-@pytest.mark.slow
-def test_any_sequence_keeps_caps_order_and_isolation(shared_dynamodb: Any, issuer: DevTokenIssuer) -> None:
-    run_state_machine_as_test(lambda: MemoryMachine(issuer, shared_dynamodb), settings=_bounded(examples=30, steps=20))
+def _seeded(shard: int, factory: Any) -> Any:
+    """The runs of one shard: a fixed seed per shard (it wins over derandomize), so shards differ and repeat.
+
+    Each run is split into shards so pytest-xdist can spread them over the cores; every shard's first
+    run is hypothesis's simplest, so the shards together run one more example each than one run would.
+    """
+    return seed(shard)(factory)
 
 
 @pytest.mark.slow
-def test_sequences_across_the_caps_keep_them(shared_dynamodb: Any, issuer: DevTokenIssuer) -> None:
-    run_state_machine_as_test(lambda: AtTheCapsMachine(issuer, shared_dynamodb), settings=_bounded(examples=5, steps=10))
+@pytest.mark.parametrize("shard", range(3))
+def test_any_sequence_keeps_caps_order_and_isolation(shared_dynamodb: Any, issuer: DevTokenIssuer, shard: int) -> None:
+    factory = _seeded(shard, lambda: MemoryMachine(issuer, shared_dynamodb))
+    run_state_machine_as_test(factory, settings=_bounded(examples=11, steps=20))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("shard", range(2))
+def test_sequences_across_the_caps_keep_them(shared_dynamodb: Any, issuer: DevTokenIssuer, shard: int) -> None:
+    factory = _seeded(shard, lambda: AtTheCapsMachine(issuer, shared_dynamodb))
+    run_state_machine_as_test(factory, settings=_bounded(examples=3, steps=10))
 
 
 def test_the_invariant_catches_another_users_entry(shared_dynamodb: Any, issuer: DevTokenIssuer) -> None:
