@@ -11,11 +11,16 @@ import re
 
 from chalicelib.errors import CredentialRefused, InvalidRequest
 
-__all__ = ["IDENTIFIER_PATTERN", "MAX_IDENTIFIER_LENGTH", "check_identifier"]
+__all__ = ["IDENTIFIER_PATTERN", "MAX_IDENTIFIER_LENGTH", "USER_ID_PATTERN", "check_identifier", "check_user_id"]
 
 MAX_IDENTIFIER_LENGTH = 128
 IDENTIFIER_PATTERN = rf"^[A-Za-z0-9._:\-]{{1,{MAX_IDENTIFIER_LENGTH}}}$"
 _SHAPE = re.compile(IDENTIFIER_PATTERN)
+# A user id a host names for a session is a token's `sub`: the identifier's characters plus the `@`,
+# `|` and `+` that OIDC providers put in theirs (`auth0|5f…`, an e-mail address). No space, no control
+# or invisible character, no bidi override, nothing that could be a second line in a log or the page.
+USER_ID_PATTERN = rf"^[A-Za-z0-9._:@|+\-]{{1,{MAX_IDENTIFIER_LENGTH}}}$"
+_USER_ID_SHAPE = re.compile(USER_ID_PATTERN)
 
 
 def check_identifier(value: str, field: str) -> str:
@@ -24,6 +29,20 @@ def check_identifier(value: str, field: str) -> str:
         raise InvalidRequest(
             f"{field}: 1 to {MAX_IDENTIFIER_LENGTH} characters of letters, digits, '.', '_', ':' or '-'.", field=field
         )
+    return _no_credential(value)
+
+
+def check_user_id(value: str, field: str = "user_id") -> str:
+    """A session's user id: a 400 unless it has a token subject's shape, a 422 when it holds a credential."""
+    if not isinstance(value, str) or _USER_ID_SHAPE.fullmatch(value) is None:
+        raise InvalidRequest(
+            f"{field}: 1 to {MAX_IDENTIFIER_LENGTH} characters of letters, digits, '.', '_', ':', '@', '|', '+' or '-'.",
+            field=field,
+        )
+    return _no_credential(value)
+
+
+def _no_credential(value: str) -> str:
     from chalicelib.credentials import find_credential  # compiled on first use, not at cold start
 
     shape = find_credential(value)

@@ -12,7 +12,7 @@ from typing import Annotated, Any, Literal, TypeVar
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, ValidationError
 
 from chalicelib.errors import InvalidRequest
-from chalicelib.identifiers import check_identifier
+from chalicelib.identifiers import check_identifier, check_user_id
 from chalicelib.models import MAX_EXPIRY_DAYS, MIN_EXPIRY_DAYS
 
 Kind = Literal["preference", "fact", "note"]
@@ -29,6 +29,7 @@ ThreadId = Annotated[StrictStr, _checked_as("thread_id")]
 AgentId = Annotated[StrictStr, _checked_as("agent")]
 EventId = Annotated[StrictStr, _checked_as("id")]
 MessageId = Annotated[StrictStr, _checked_as("message_id")]
+UserId = Annotated[StrictStr, AfterValidator(check_user_id)]
 
 
 class _Body(BaseModel):
@@ -69,7 +70,7 @@ class SessionManifest(_Body):
 
 
 class SessionBody(_Body):
-    user_id: StrictStr | None = Field(default=None, min_length=1, max_length=128)
+    user_id: UserId | None = None
     thread_id: ThreadId | None = None
     agent: AgentId
     manifest: SessionManifest = SessionManifest()

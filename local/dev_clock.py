@@ -5,6 +5,8 @@ import threading
 from datetime import UTC, datetime, timedelta
 
 MAX_ADVANCE_SECONDS = 20 * 365 * 86_400  # beyond any expiry the contract allows (3650 days)
+# However many advances: a century ahead is past every expiry and TTL, and far from datetime's year 9999.
+MAX_OFFSET = timedelta(days=100 * 365)
 
 
 class DevClock:
@@ -25,5 +27,8 @@ class DevClock:
         if not 0 <= seconds <= MAX_ADVANCE_SECONDS:
             raise ValueError(f"advance_seconds must be between 0 and {MAX_ADVANCE_SECONDS}")
         with self._lock:
-            self._offset += timedelta(seconds=seconds)
+            moved = self._offset + timedelta(seconds=seconds)
+            if moved > MAX_OFFSET:
+                raise ValueError(f"the dev clock goes at most {MAX_OFFSET.days} days ahead in all")
+            self._offset = moved
         return self()

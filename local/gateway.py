@@ -24,6 +24,7 @@ from local.sigv4 import LocalPrincipal, SignatureRejected, verify_request
 from local.ttl_sweeper import TtlSweeper
 
 JSON = {"Content-Type": "application/json"}
+MAX_BODY_BYTES = 10 * 1024 * 1024  # API Gateway's payload limit
 _USER_ID = re.compile(r"^[A-Za-z0-9._@-]{1,64}$")
 
 
@@ -40,12 +41,18 @@ def _ok(document: dict[str, Any]) -> dict[str, Any]:
     return {"statusCode": 200, "headers": dict(JSON), "multiValueHeaders": {}, "body": json.dumps(document)}
 
 
+class _NotAnObject(ValueError):
+    """The body is not one JSON object (malformed, nested past Python's recursion limit, or another type)."""
+
+
 def _json_object(body: bytes | None) -> dict[str, Any]:
     try:
         document = json.loads(body or b"{}")
-    except ValueError:
-        return {}
-    return document if isinstance(document, dict) else {}
+    except (ValueError, RecursionError) as exc:  # RecursionError: `[[[[…` thousands deep
+        raise _NotAnObject() from exc
+    if not isinstance(document, dict):
+        raise _NotAnObject()
+    return document
 
 
 @dataclass(frozen=True)
@@ -63,7 +70,11 @@ class DevRoutes:
             return None
         if method != "POST":
             return _error(405, "invalid_request", "Use POST.")
-        return handler(_json_object(body))
+        try:
+            document = _json_object(body)
+        except _NotAnObject:
+            return _error(400, "invalid_request", "The body must be one JSON object.")
+        return handler(document)
 
     def _token(self, document: dict[str, Any]) -> dict[str, Any]:
         user_id = document.get("user_id")
@@ -141,6 +152,20 @@ class MemoryRequestHandler(ChaliceRequestHandler):
     def __init__(self, request: Any, client_address: Any, server: Any, app_object: Any, config: Any, principals: Any = None, dev: Any = None) -> None:
         self.local_gateway = MemoryGateway(app_object, config, principals, dev)
         BaseHTTPRequestHandler.__init__(self, request, client_address, server)
+
+    timeout = 30  # seconds a connection may sit half-sent (a Content-Length longer than the body) before it is closed
+
+    def _generic_handle(self) -> None:
+        """Chalice's handler, after a Content-Length check: a bad one is a 400 in the contract's shape, not a crash."""
+        declared = self.headers.get("content-length", "0").strip()
+        if not declared.isdigit() or not declared.isascii() or int(declared) > MAX_BODY_BYTES:
+            self.close_connection = True  # what follows on this connection cannot be framed
+            body = json.dumps({"code": "invalid_request", "message": "Content-Length must be a byte count up to 10 MB."})
+            self._send_http_response(400, {"Content-Type": "application/json"}, body)
+            return
+        super()._generic_handle()
+
+    do_GET = do_PUT = do_POST = do_HEAD = do_DELETE = do_PATCH = do_OPTIONS = _generic_handle
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
         return

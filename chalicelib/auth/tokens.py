@@ -84,7 +84,8 @@ class TokenVerifier:
                 token, key.key, algorithms=[key.algorithm], options=_OPTIONS,
                 issuer=self._settings.issuer, leeway=LEEWAY_SECONDS,
             )
-        except (jwt.PyJWTError, jwks.JwksError, ValueError, KeyError, TypeError) as exc:
+        except (jwt.PyJWTError, jwks.JwksError, ValueError, KeyError, TypeError, OverflowError) as exc:
+            # OverflowError: a time claim of JSON `1e999` (infinity) that PyJWT turns into a date.
             raise Unauthorized() from exc
         return claims
 

@@ -29,8 +29,12 @@ def tag(view: str, user_id: str, version: int, next_expiry: int | None) -> str:
     return f'"{view}{version}.{next_expiry or 0}.{_user_mark(user_id)}"'
 
 
-def matches(if_none_match: str, view: str, user_id: str, version: int, now_epoch: int) -> bool:
-    """Whether any tag in an If-None-Match header still describes this view now (`*` never does here)."""
+def current_tag_in(if_none_match: str, view: str, user_id: str, version: int, now_epoch: int) -> str | None:
+    """The tag of an If-None-Match header that still describes this view now, rebuilt from its parts, or None.
+
+    Rebuilt rather than echoed: a 304 carries the current tag, never the rest of what the client sent
+    (other tags, a weak prefix, a script). `*` never matches here.
+    """
     for candidate in if_none_match.split(","):
         found = _TAG.fullmatch(candidate.strip())
         if not found:
@@ -39,8 +43,8 @@ def matches(if_none_match: str, view: str, user_id: str, version: int, now_epoch
         if (kind, int(seen_version), mark) == (view, version, _user_mark(user_id)) and (
             int(expiry) == 0 or now_epoch < int(expiry)
         ):
-            return True
-    return False
+            return tag(view, user_id, version, int(expiry) or None)
+    return None
 
 
 def _epoch(iso_second: str) -> int:
@@ -62,8 +66,9 @@ def view(stores: Stores, user_id: str, view_name: str, if_none_match: str | None
     version: int | None = None
     if if_none_match:
         version = stores.entries.get_state(user_id).version
-        if matches(if_none_match, view_name, user_id, version, instant(stores.clock).epoch):
-            return None, if_none_match.strip()
+        current = current_tag_in(if_none_match, view_name, user_id, version, instant(stores.clock).epoch)
+        if current is not None:
+            return None, current
     if view_name == MEMORY:
         body, version = memory.view_and_version(stores, user_id)
         return body, tag(MEMORY, user_id, version, next_expiry(body["items"]))

@@ -132,7 +132,7 @@ def _register(client: Any, session_id: str, **fields: Any) -> tuple[int, Any]:
     return iam_call(client, "PUT", f"/v1/sessions/{session_id}", HOST_ARN, body)
 
 
-@pytest.mark.parametrize("field", ["thread_id", "agent"])
+@pytest.mark.parametrize("field", ["thread_id", "agent", "user_id"])
 def test_session_names_holding_a_credential_are_refused_and_nothing_is_registered(client: Any, agents: Any, field: str) -> None:
     status, body = _register(client, "s", **{field: _GH})
     assert _refused(status, body, "github_token") and _GH not in repr(body)
@@ -146,6 +146,20 @@ def test_session_names_outside_the_identifier_shape_are_400(client: Any, agents:
     assert status == 400 and body["code"] == "invalid_request"
     assert not value or value not in body["message"]
     assert agents.context("s")[0] == 404
+
+
+@pytest.mark.parametrize("value", ["alice\n", "#state", "\u202ealice", "ali ce", "x" * 129, "", "alice\u200b", "<b>", "a\x00"])
+def test_a_session_user_id_outside_a_token_subjects_shape_is_400(client: Any, agents: Any, value: str) -> None:
+    """Red team, issue 21 #13: any 1-128 characters were stored and returned as typed."""
+    status, body = _register(client, "s", user_id=value)
+    assert status == 400 and body["code"] == "invalid_request"
+    assert not value.strip() or value not in body["message"]
+    assert agents.context("s")[0] == 404
+
+
+@pytest.mark.parametrize("value", ["alice", "auth0|5f7c8ec7c33c6c004bbafe82", "alice@example.com", "google-oauth2|1234", "a+b"])
+def test_a_session_user_id_in_a_token_subjects_shape_registers(client: Any, agents: Any, value: str) -> None:
+    assert _register(client, "s", user_id=value)[0] == 200
 
 
 def test_message_id_holding_a_credential_is_refused_before_anything_is_stored(api: Any, agents: Any) -> None:

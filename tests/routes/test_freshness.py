@@ -128,3 +128,15 @@ def test_304_over_the_real_http_server(live: Any) -> None:
         tags[path] = etag
     live.request("POST", "/v1/memory", body={"text": "Likes tea"}, token=token)
     assert live.request("GET", "/v1/memory", token=token, headers={"If-None-Match": tags["/v1/memory"]})[0] == 200
+
+
+def test_a_304_carries_the_current_tag_never_what_the_client_sent(live: Any) -> None:
+    """Red team, issue 21 #9: the whole If-None-Match header came back as the 304's ETag."""
+    token = live.token("fresh-echo")
+    live.request("PUT", "/v1/memory/settings", body={"enabled": True}, token=token)
+    _, _, headers = live.request("GET", "/v1/memory", token=token)
+    current = {k.lower(): v for k, v in headers.items()}["etag"]
+    for sent in (f"{current}, <script>x</script>", f'"m0.0.00000000", {current}', f"W/{current}", f"  {current}  "):
+        status, body, headers = live.request("GET", "/v1/memory", token=token, headers={"If-None-Match": sent})
+        assert (status, body) == (304, None), sent
+        assert {k.lower(): v for k, v in headers.items()}["etag"] == current, sent

@@ -485,3 +485,18 @@ def test_a_url_serving_no_usable_jwks_refuses_tokens_and_is_not_refetched_per_to
         for _ in range(5):
             assert _refused(verifier, issuer.mint("alice"))
         assert server.fetches == 1
+
+
+@pytest.mark.parametrize("claim", ["exp", "nbf", "iat"])
+@pytest.mark.parametrize("infinity", ["1e999", "-1e999"])
+def test_a_time_claim_of_json_infinity_is_refused_not_a_crash(issuer: DevTokenIssuer, claim: str, infinity: str) -> None:
+    """Red team, issue 21 #11: `exp: 1e999` parses as infinity and PyJWT's date conversion overflowed."""
+    header = _b64(json.dumps({"alg": "RS256", "typ": "JWT", "kid": "local-rs"}).encode())
+    claims = json.dumps(_claims()).replace(f'"{claim}": ', f'"{claim}": {infinity}, "was_{claim}": ') if claim != "nbf" else (
+        json.dumps(_claims())[:-1] + f', "nbf": {infinity}}}'
+    )
+    payload = _b64(claims.encode())
+    signer = jwt.algorithms.RSAAlgorithm(jwt.algorithms.RSAAlgorithm.SHA256)
+    signature = _b64(signer.sign(f"{header}.{payload}".encode(), issuer.rsa_key))
+    assert infinity in claims and json.loads(claims)[claim] in (float("inf"), float("-inf"))
+    assert _refused(_inline(issuer), f"{header}.{payload}.{signature}")
