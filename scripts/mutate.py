@@ -427,7 +427,13 @@ MUTATIONS: tuple[Mutation, ...] = (
         "forget_all_keeps_the_key",
         "DELETE /v1/memory deletes the items but not the user's wrapped key: backups stay readable",
         (ENCRYPTION,),
-        (Edit("chalicelib/services/forget_all.py", "    stores.keyring.destroy(user_id)\n", ""),),
+        (Edit("chalicelib/services/forget_all.py", "    stores.keyring.destroy(user_id, with_actions=[stores.entries.bump_version(user_id, only_if_stored=False)])\n", ""),),
+    ),
+    Mutation(
+        "destroyed_key_keeps_the_tag",
+        "forget-all destroys the key without moving the view version: after an interrupted forget-all a stale tag gets 304",
+        ("tests/faults/test_faults.py",),
+        (Edit("chalicelib/services/forget_all.py", "with_actions=[stores.entries.bump_version(user_id, only_if_stored=False)]", "with_actions=[]"),),
     ),
     Mutation(
         "writes_trust_a_destroyed_key",

@@ -9,7 +9,7 @@ Key creation and destruction are journaled in the same transaction as the key ro
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -87,12 +87,16 @@ class Keyring:
                 checks[(user_id, key_id)] = self.keys.is_current(user_id, key_id)
         return [*actions, *checks.values()]
 
-    def destroy(self, user_id: str) -> bool:
-        """Delete the user's wrapped key and journal it; False when they had none. The next write makes a new one."""
+    def destroy(self, user_id: str, *, with_actions: Sequence[dict[str, Any]] = ()) -> bool:
+        """Delete the user's wrapped key and journal it, with `with_actions` in the same transaction; False
+        when they had none (then nothing happened). The next write makes a new key."""
         now = instant(self.clock)
         self.cache.drop(user_id)
         try:
-            transact(self._client, [self.keys.delete_existing(user_id), self.journal.record(user_id, KEY_DESTROYED, now.iso, {})])
+            transact(
+                self._client,
+                [self.keys.delete_existing(user_id), self.journal.record(user_id, KEY_DESTROYED, now.iso, {}), *with_actions],
+            )
         except TransactionCancelled as exc:
             if exc.failed(0):
                 return False

@@ -32,8 +32,10 @@ Removal = tuple[str, str, bool]  # (kind, id, counts as a live entry)
 
 def forget_all(stores: Stores, user_id: str) -> dict[str, int]:
     now = instant(stores.clock)
-    # Refused, this is a 503 that changed nothing: the key is still there.
-    stores.keyring.destroy(user_id)
+    # Refused, this is a 503 that changed nothing: the key is still there. The view version moves with
+    # the key: from then on nothing opens, so GET shows less, and a tag taken before must stop matching
+    # even if every deletion below is interrupted (red team, issue 21 #8).
+    stores.keyring.destroy(user_id, with_actions=[stores.entries.bump_version(user_id, only_if_stored=False)])
     row_id = secrets.token_hex(6)  # this call's journal row, which each of its transactions adds to
     deleted = {"entries": 0, "proposals": 0, "transactions": 0}
     try:

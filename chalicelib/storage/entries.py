@@ -208,17 +208,21 @@ class EntriesRepository:
 
     # ---- transaction actions (services compose these so a cap and its write move together) ----
 
-    def bump_version(self, user_id: str) -> dict[str, Any]:
-        """Move the view version (for a write that changes what the user sees but no counter)."""
-        return {
-            "Update": {
-                "TableName": self.table,
-                "Key": self._key(user_id, STATE_KEY),
-                "UpdateExpression": "SET " + _BUMP,
-                "ConditionExpression": "attribute_exists(sk)",
-                "ExpressionAttributeValues": dynamo.values(zero=0, one=1),
-            }
+    def bump_version(self, user_id: str, *, only_if_stored: bool = True) -> dict[str, Any]:
+        """Move the view version (for a write that changes what the user sees but no counter).
+
+        `only_if_stored=False` moves it whether or not the state item exists yet (it then holds only the
+        version): for destroying a key, which changes what GET shows however the items came to be.
+        """
+        update: dict[str, Any] = {
+            "TableName": self.table,
+            "Key": self._key(user_id, STATE_KEY),
+            "UpdateExpression": "SET " + _BUMP,
+            "ExpressionAttributeValues": dynamo.values(zero=0, one=1),
         }
+        if only_if_stored:
+            update["ConditionExpression"] = "attribute_exists(sk)"
+        return {"Update": update}
 
     def take_entry_slots(self, user_id: str, count: int = 1, *, release_waiting: int = 0) -> dict[str, Any]:
         """Count `count` more active entries, only while memory is on and the cap leaves room."""
