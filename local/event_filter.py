@@ -1,6 +1,7 @@
 """The stream consumer's event filter, read from the template, applied locally as Lambda's event source mapping does.
 
-Deployed, the mapping's `FilterCriteria` (infra/stack.json: INSERT records of `memory.propose` events)
+Deployed, the mapping's `FilterCriteria` (infra/stack.json: records whose new image is a pending
+`memory.propose` event; Lambda filters DynamoDB records on their `dynamodb` key only)
 keeps every other record (the consumer's own settle step, TTL deletions) from invoking the consumer;
 a filtered-out record counts as processed. moto and `chalice local` have no event source mappings, so
 the local stream pump applies the same patterns. Only what the template uses is implemented: nested

@@ -169,7 +169,19 @@ def test_every_data_table_refuses_deletion(package: Package, table: str) -> None
     assert package.props(table)["DeletionProtectionEnabled"] is True
 
 
-def test_the_stream_invokes_the_consumer_only_for_new_propose_events(package: Package) -> None:
+def test_the_stream_invokes_the_consumer_only_for_pending_propose_events(package: Package) -> None:
     (mapping,) = [r["Properties"] for r in package.expanded["Resources"].values() if r["Type"] == "AWS::Lambda::EventSourceMapping"]
     (only,) = mapping["FilterCriteria"]["Filters"]
-    assert json.loads(only["Pattern"]) == {"eventName": ["INSERT"], "dynamodb": {"NewImage": {"type": {"S": ["memory.propose"]}}}}
+    assert json.loads(only["Pattern"]) == {"dynamodb": {"NewImage": {"type": {"S": ["memory.propose"]}, "status": {"S": ["pending"]}}}}
+
+
+def test_every_stream_filter_reads_only_the_dynamodb_key(package: Package) -> None:
+    """AWS Lambda Developer Guide, "Using event filtering with a DynamoDB event source" (current): "DynamoDB
+    event source mappings only support filtering on the dynamodb key." A record that matches no filter is
+    dropped without an error, so a pattern on `eventName` (as older guides showed) could silently starve the
+    consumer. The consumer itself skips what it need not handle (chalicelib/services/consumer.py)."""
+    mappings = [r["Properties"] for r in package.expanded["Resources"].values() if r["Type"] == "AWS::Lambda::EventSourceMapping"]
+    assert mappings
+    for mapping in mappings:
+        for pattern in mapping["FilterCriteria"]["Filters"]:
+            assert set(json.loads(pattern["Pattern"])) == {"dynamodb"}, pattern

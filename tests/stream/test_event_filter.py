@@ -1,4 +1,4 @@
-"""The consumer's FilterCriteria, emulated locally: only INSERTs of `memory.propose` events reach it, as deployed."""
+"""The consumer's FilterCriteria, emulated locally: only pending `memory.propose` events reach it, as deployed."""
 from __future__ import annotations
 
 from typing import Any
@@ -15,14 +15,16 @@ def _record(event_name: str, image: dict[str, Any] | None) -> dict[str, Any]:
     return {"eventName": event_name, "dynamodb": dynamodb}
 
 
-def test_the_template_filter_keeps_new_propose_events_only() -> None:
+def test_the_template_filter_keeps_pending_propose_events_only() -> None:
     accepts = template_filter()
     propose = {"type": {"S": "memory.propose"}, "status": {"S": "pending"}}
     assert accepts(_record("INSERT", propose))
     assert not accepts(_record("MODIFY", {**propose, "status": {"S": "handled"}}))  # the consumer's own settle step
     assert not accepts(_record("REMOVE", None))  # TTL deleting a 30-day-old event
-    assert not accepts(_record("INSERT", {"type": {"S": "memory.other"}}))
+    assert not accepts(_record("INSERT", {"type": {"S": "memory.other"}, "status": {"S": "pending"}}))
     assert not accepts(_record("INSERT", None))
+    # Only the `dynamodb` key decides (Lambda filters on nothing else for DynamoDB): eventName is not read.
+    assert accepts({k: v for k, v in _record("INSERT", propose).items() if k != "eventName"})
 
 
 def test_patterns_match_nested_keys_against_lists_of_values_and_refuse_other_operators() -> None:
