@@ -152,10 +152,17 @@ def test_there_is_one_stage_and_no_extra_stage_named_stage(package: Package) -> 
     assert len(deployments) == 1 and "StageName" not in deployments[0]  # StageName here makes the extra "Stage"
 
 
-def test_the_account_logging_role_is_created_only_when_asked(package: Package) -> None:
+def test_the_account_logging_role_is_set_by_default_and_outlives_the_stack(package: Package) -> None:
+    """API Gateway developer guide, "Set up CloudWatch logging for REST APIs": to enable logging, API Gateway
+    needs an IAM role ARN set on the account ("CloudWatch log role ARN", per Region) — a stage with access
+    logging fails to create in an account and Region without it. So a fresh account's first deploy needs it
+    by default. The role is retained on stack deletion: the account setting (AWS::ApiGateway::Account is
+    one per account and Region) keeps pointing at a role that exists, so other APIs keep logging."""
     resources = package.template["Resources"]
     assert resources["ApiGatewayAccount"]["Condition"] == resources["ApiGatewayLoggingRole"]["Condition"] == "CreateApiGatewayLoggingRole"
-    assert package.template["Parameters"]["ConfigureApiGatewayLoggingRole"]["Default"] == "false"
+    assert package.template["Parameters"]["ConfigureApiGatewayLoggingRole"]["Default"] == "true"
+    role = resources["ApiGatewayLoggingRole"]
+    assert role["DeletionPolicy"] == role["UpdateReplacePolicy"] == "Retain"
     # A stage with access logs fails unless the account's role is set first: when this stack sets it,
     # the API refers to it (so the deployment and the stage come after it).
     condition, when_set, _ = package.props("RestAPI")["Description"]["Fn::If"]
