@@ -192,3 +192,23 @@ def test_every_stream_filter_reads_only_the_dynamodb_key(package: Package) -> No
     for mapping in mappings:
         for pattern in mapping["FilterCriteria"]["Filters"]:
             assert set(json.loads(pattern["Pattern"])) == {"dynamodb"}, pattern
+
+
+def test_the_api_is_regional_so_personal_data_stays_in_its_region(package: Package) -> None:
+    """API Gateway developer guide, "API endpoint types for REST APIs": an edge-optimized API is reached
+    through CloudFront's points of presence; a Regional API is served from its Region. Requests carry
+    people's notes: REGIONAL keeps them where the tables are."""
+    (api,) = [r["Properties"] for r in package.expanded["Resources"].values() if r["Type"] == "AWS::ApiGateway::RestApi"]
+    assert api["EndpointConfiguration"] == {"Types": ["REGIONAL"]} or api["EndpointConfiguration"] == "REGIONAL"
+
+
+def test_the_dependency_layer_is_named_after_its_stack(package: Package) -> None:
+    """Two stacks in one Region must not publish versions of one shared layer name."""
+    assert package.props("DependenciesLayer")["LayerName"] == {"Fn::Sub": "${AWS::StackName}-dependencies"}
+
+
+def test_the_dead_letter_queue_says_what_a_deleted_stack_does_with_it(package: Package) -> None:
+    """cfn-lint I3011: a stateful resource states its DeletionPolicy and UpdateReplacePolicy. The queue holds
+    shard ids and sequence numbers of failed batches (never record data), which expire with the stream."""
+    queue = package.resource("EventsStreamDeadLetterQueue")
+    assert queue["DeletionPolicy"] == queue["UpdateReplacePolicy"] == "Delete"
