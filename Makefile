@@ -6,9 +6,10 @@ STAMP := $(VENV)/.installed
 
 .PHONY: run test check demo bench package mutate chaos lint typecheck install clean browser-deps redrive
 
-# Both cores: pytest-xdist workers, each with its own moto, local stack and browser; the tests that read
-# the built package share one worker (--dist loadgroup), so it is built once.
-PARALLEL ?= -n 2 --dist loadgroup
+# pytest-xdist workers, each with its own moto, local stack and browser. The tests that read the built
+# package share one worker (built once), the browser tests another (they mostly wait): three workers
+# keep both cores busy while one of them waits on the page (--dist loadgroup).
+PARALLEL ?= -n 3 --dist loadgroup
 QUICK := not (server or browser or package or slow)
 
 $(STAMP): requirements.txt requirements-dev.txt requirements-package.txt
@@ -26,7 +27,7 @@ test: $(STAMP) browser-deps
 
 # The edit-run loop (under a minute): lint, types, and every test that needs no server, browser or package.
 check: lint typecheck
-	$(PY) -m pytest -q $(PARALLEL) -m "$(QUICK)"
+	$(PY) -m pytest -q -n 2 -m "$(QUICK)"
 
 demo: $(STAMP)
 	$(PY) -m local.demo

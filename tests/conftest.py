@@ -41,6 +41,10 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         if "package" in fixtures:
             item.add_marker("package")
             item.add_marker(pytest.mark.xdist_group("package"))  # one worker builds it once, for all of them
+        elif folder == "browser":
+            # The browser tests mostly wait (the page's poll, undo windows): one worker runs them all, with
+            # one Chromium and one stack, while the others keep both cores busy with the rest.
+            item.add_marker(pytest.mark.xdist_group("browser"))
 
 
 @pytest.fixture(scope="session")
