@@ -12,10 +12,12 @@ x86_64 functions without layers): those are asserted on the template in tests/de
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import warnings
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
@@ -27,13 +29,25 @@ STACK = "personal-memory"
 BUCKET = "placeholder-bucket"  # where infra/sam_transform.py points the code, as `aws cloudformation package` would
 
 
-@pytest.fixture(scope="module")
-def cloud() -> Iterator[Any]:
-    """One moto account for the module: creating the stack takes ~20 s, and every test only reads it."""
+@dataclass(frozen=True)
+class Deployed:
+    """What the tests read of the stack moto created, taken while its account was alive."""
+
+    stack: dict[str, Any]
+    status: str
+    tables: dict[str, dict[str, Any]]
+    functions: dict[str, dict[str, Any]]
+    mappings: list[dict[str, Any]]
+    queue_arn: str
+
+
+@contextlib.contextmanager
+def _moto_account() -> Iterator[Any]:
+    """A fresh moto account with fake credentials and no endpoint override, for as long as the block runs."""
     import boto3
     from moto import mock_aws
 
-    with pytest.MonkeyPatch.context() as env:  # fake credentials and region, no endpoint override
+    with pytest.MonkeyPatch.context() as env:
         for key, value in {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_DEFAULT_REGION": "us-east-1"}.items():
             env.setenv(key, value)
         for key in ("AWS_ENDPOINT_URL", "AWS_PROFILE"):
@@ -42,8 +56,26 @@ def cloud() -> Iterator[Any]:
             yield boto3.session.Session(region_name="us-east-1")
 
 
-@pytest.fixture(scope="module")
-def stack(cloud: Any, package: Package) -> dict[str, Any]:
+@pytest.fixture(scope="session")
+def deployed(package: Package) -> Deployed:
+    """Create the stack once (~20 s, more on a busy machine) and keep what the tests read; moto's account
+    is gone before any test runs, so no other test ever shares it. Session-scoped: the package's tests
+    run on one xdist worker, but other tests come between them there, and a module scope was rebuilt."""
+    with _moto_account() as cloud:
+        stack = _create_stack(cloud, package)
+        dynamodb, lam = cloud.client("dynamodb"), cloud.client("lambda")
+        tables = {k: dynamodb.describe_table(TableName=stack["resources"][k]["PhysicalResourceId"])["Table"]
+                  for k, r in stack["template"]["Resources"].items() if r["Type"] == "AWS::DynamoDB::Table" and k in stack["resources"]}
+        functions = {k: lam.get_function_configuration(FunctionName=stack["resources"][k]["PhysicalResourceId"])
+                     for k in ("APIHandler", "UserToken", "HandleEventsStream")}
+        mappings = lam.list_event_source_mappings(FunctionName=functions["HandleEventsStream"]["FunctionName"])["EventSourceMappings"]
+        queue_url = stack["resources"]["EventsStreamDeadLetterQueue"]["PhysicalResourceId"]
+        queue_arn = cloud.client("sqs").get_queue_attributes(QueueUrl=queue_url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+        status = cloud.client("cloudformation").describe_stacks(StackName=STACK)["Stacks"][0]["StackStatus"]
+    return Deployed(stack, status, tables, functions, mappings, queue_arn)
+
+
+def _create_stack(cloud: Any, package: Package) -> dict[str, Any]:
     s3 = cloud.client("s3")
     s3.create_bucket(Bucket=BUCKET)
     for name in ("deployment.zip", "layer-deployment.zip"):
@@ -68,42 +100,34 @@ def stack(cloud: Any, package: Package) -> dict[str, Any]:
             "resources": {s["LogicalResourceId"]: s for s in summaries if s["LogicalResourceId"]}}
 
 
-def test_the_stack_and_every_resource_moto_supports_reach_create_complete(cloud: Any, stack: dict[str, Any], package: Package) -> None:
-    status = cloud.client("cloudformation").describe_stacks(StackName=STACK)["Stacks"][0]["StackStatus"]
-    assert status == "CREATE_COMPLETE"
-    conditional = {k for k, r in stack["template"]["Resources"].items() if "Condition" in r}  # turned off above
-    expected = set(stack["template"]["Resources"]) - conditional
-    created = stack["resources"]
+def test_the_stack_and_every_resource_moto_supports_reach_create_complete(deployed: Deployed, package: Package) -> None:
+    assert deployed.status == "CREATE_COMPLETE"
+    conditional = {k for k, r in deployed.stack["template"]["Resources"].items() if "Condition" in r}  # turned off above
+    expected = set(deployed.stack["template"]["Resources"]) - conditional
+    created = deployed.stack["resources"]
     assert set(created) == expected
     assert {k: s["ResourceStatus"] for k, s in created.items()} == dict.fromkeys(expected, "CREATE_COMPLETE")
-    left = {r["Type"] for k, r in package.expanded["Resources"].items() if k in stack["left_out"]}
+    left = {r["Type"] for k, r in package.expanded["Resources"].items() if k in deployed.stack["left_out"]}
     assert left == set(LEFT_TO_OTHER_TESTS)  # nothing else had to be taken out
 
 
-def test_the_tables_exist_with_keys_stream_and_deletion_protection(cloud: Any, stack: dict[str, Any]) -> None:
-    dynamodb = cloud.client("dynamodb")
+def test_the_tables_exist_with_keys_stream_and_deletion_protection(deployed: Deployed) -> None:
     for logical_id in ("EntriesTable", "ProposalsTable", "JournalTable", "SessionsTable", "EventsTable"):
-        table = dynamodb.describe_table(TableName=stack["resources"][logical_id]["PhysicalResourceId"])["Table"]
+        table = deployed.tables[logical_id]
         assert table["TableStatus"] == "ACTIVE" and table["DeletionProtectionEnabled"] is True, logical_id
         assert table["BillingModeSummary"]["BillingMode"] == "PAY_PER_REQUEST"
-    events = dynamodb.describe_table(TableName=stack["resources"]["EventsTable"]["PhysicalResourceId"])["Table"]
+    events = deployed.tables["EventsTable"]
     assert events["StreamSpecification"] == {"StreamEnabled": True, "StreamViewType": "NEW_IMAGE"}
 
 
-def test_the_functions_the_mapping_and_the_dead_letter_queue_are_wired(cloud: Any, stack: dict[str, Any]) -> None:
-    lam = cloud.client("lambda")
-    names = {k: stack["resources"][k]["PhysicalResourceId"] for k in ("APIHandler", "UserToken", "HandleEventsStream")}
-    for logical_id, name in names.items():
-        config = lam.get_function_configuration(FunctionName=name)
+def test_the_functions_the_mapping_and_the_dead_letter_queue_are_wired(deployed: Deployed) -> None:
+    for logical_id, config in deployed.functions.items():
         assert config["Runtime"] == "python3.13", logical_id
-    assert lam.get_function_configuration(FunctionName=names["APIHandler"])["Timeout"] == 28
-    (mapping,) = lam.list_event_source_mappings(FunctionName=names["HandleEventsStream"])["EventSourceMappings"]
-    tables = cloud.client("dynamodb")
-    stream = tables.describe_table(TableName=stack["resources"]["EventsTable"]["PhysicalResourceId"])["Table"]["LatestStreamArn"]
+    assert deployed.functions["APIHandler"]["Timeout"] == 28
+    (mapping,) = deployed.mappings
+    stream = deployed.tables["EventsTable"]["LatestStreamArn"]
     assert mapping["EventSourceArn"] == stream and mapping["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
-    queue_url = stack["resources"]["EventsStreamDeadLetterQueue"]["PhysicalResourceId"]
-    queue_arn = cloud.client("sqs").get_queue_attributes(QueueUrl=queue_url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
-    assert mapping["DestinationConfig"]["OnFailure"]["Destination"] == queue_arn
+    assert mapping["DestinationConfig"]["OnFailure"]["Destination"] == deployed.queue_arn
     assert set(json.loads(mapping["FilterCriteria"]["Filters"][0]["Pattern"])) == {"dynamodb"}
 
 
@@ -122,7 +146,12 @@ def _resolve(value: Any, refs: dict[str, str], attributes: dict[tuple[str, str],
     return {k: _resolve(v, refs, attributes) for k, v in value.items()}
 
 
-def test_every_alarm_is_accepted_by_cloudwatch_and_notifies_the_topic(cloud: Any, stack: dict[str, Any], package: Package) -> None:
+def test_every_alarm_is_accepted_by_cloudwatch_and_notifies_the_topic(deployed: Deployed, package: Package) -> None:
+    with _moto_account() as cloud:
+        _put_every_alarm(cloud, deployed.stack, package)
+
+
+def _put_every_alarm(cloud: Any, stack: dict[str, Any], package: Package) -> None:
     refs = {k: s["PhysicalResourceId"] for k, s in stack["resources"].items()}
     refs.update({"AlarmTopicArn": stack["topic"], "AWS::StackName": STACK})
     queue_url = refs["EventsStreamDeadLetterQueue"]
