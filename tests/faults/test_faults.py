@@ -239,7 +239,7 @@ def test_forget_all_refused_right_after_the_key_went_says_nothing_opens_and_dele
     for n in range(3):
         api.add("alice", f"note number {n}")
     add_proposal(stores, "alice", "a waiting proposal")
-    tags = {path: _tagged_get(api, path, "alice")[2] for path in ("/v1/memory", "/v1/inbox")}
+    tags = {path: api.tagged_get(path, "alice")[2] for path in ("/v1/memory", "/v1/inbox")}
     faults.add(error="InternalServerError", operation="TransactWriteItems", after=1)  # the key's destruction goes through
     status, body, headers = _call(api, "DELETE", "/v1/memory", "alice")
     _assert_unavailable(status, body, headers)
@@ -252,7 +252,7 @@ def test_forget_all_refused_right_after_the_key_went_says_nothing_opens_and_dele
     faults.clear()
     # What GET shows changed with the key alone (red team, issue 21 #8): a tag from before is no 304.
     for path, before in tags.items():
-        status, shown, after = _tagged_get(api, path, "alice", before)
+        status, shown, after = api.tagged_get(path, "alice", before)
         assert status == 200 and after != before and shown is not None, path
     _, view = api.call("GET", "/v1/memory", "alice")
     assert view["items"] == [] and view["proposals"] == []
@@ -305,12 +305,3 @@ def test_kms_refusing_to_unwrap_a_key_is_503_and_a_retry_reads_everything(api: A
 
 def stored_items(stores: Any, user_id: str) -> list[str]:
     return sorted(ref.id for ref in stores.entries.stored(user_id)[1])
-
-
-def _tagged_get(api: Any, path: str, user: str, etag: str | None = None) -> tuple[int, Any, str]:
-    headers = api.headers(user)
-    if etag is not None:
-        headers["If-None-Match"] = etag
-    response = api.client.http.get(path, headers=headers)
-    body = json.loads(response.body) if response.body else None
-    return response.status_code, body, {k.lower(): v for k, v in response.headers.items()}.get("etag", "")

@@ -1,7 +1,6 @@
 """ETag / If-None-Match on GET /v1/memory and /v1/inbox: 304 for one GetItem while nothing shown changed."""
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from tests.support.calls import dynamodb_calls
@@ -9,13 +8,7 @@ from tests.support.proposals import add_proposal
 
 
 def get(api: Any, path: str, user: str, etag: str | None = None) -> tuple[int, Any, str]:
-    headers = api.headers(user)
-    if etag is not None:
-        headers["If-None-Match"] = etag
-    response = api.client.http.get(path, headers=headers)
-    body = json.loads(response.body) if response.body else None
-    etag = {key.lower(): value for key, value in response.headers.items()}.get("etag", "")
-    return response.status_code, body, etag
+    return api.tagged_get(path, user, etag)
 
 
 def test_an_unchanged_memory_is_304_for_one_dynamodb_read(api: Any, stores: Any) -> None:

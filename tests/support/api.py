@@ -24,6 +24,15 @@ class Api:
         text = response.body.decode() if isinstance(response.body, bytes) else response.body
         return response.status_code, (json.loads(text) if text else None)
 
+    def tagged_get(self, path: str, user: str, etag: str | None = None) -> tuple[int, Any, str]:
+        """GET with `If-None-Match: etag` when given: (status, body or None, the answer's ETag or "")."""
+        headers = self.headers(user)
+        if etag is not None:
+            headers["If-None-Match"] = etag
+        response = self.client.http.get(path, headers=headers)
+        body = json.loads(response.body) if response.body else None
+        return response.status_code, body, {k.lower(): v for k, v in response.headers.items()}.get("etag", "")
+
     # conveniences for the common steps of a story
     def turn_on(self, user: str) -> None:
         status, _ = self.call("PUT", "/v1/memory/settings", user, {"enabled": True})
