@@ -424,6 +424,12 @@ MUTATIONS: tuple[Mutation, ...] = (
         (Edit("chalicelib/crypto/sealing.py", '"table": table, "user": user_id, "key"', '"table": table, "key"'),),
     ),
     Mutation(
+        "edit_trusts_a_destroyed_key",
+        "a PATCH racing a forget-all stores text sealed under the destroyed key: a 200 for text nothing opens",
+        (ENCRYPTION,),
+        (Edit("chalicelib/crypto/keyring.py", ' or update.get("ExpressionAttributeValues", {}).get(f":{TEXT_ATTRIBUTE}")', ""),),
+    ),
+    Mutation(
         "aad_without_provenance",
         "the associated data binds where a text is stored but not its provenance: a taint cleared in storage is believed",
         (TAMPERING,),
