@@ -2,33 +2,19 @@
 proposal's id is unique for ever (issue 21 items 5, 6 and 10), checked in the raw tables and the stream."""
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from local.stream_pump import StreamPump, create_streams_client
-from tests.support.raw_storage import every_item, every_stream_record, raw_item
+from tests.support.raw_storage import every_item, every_stream_record, raw_item, strings_in
 
 GITHUB_TOKEN = "ghp_" + "Z7rK2mQ9xW4vB8nT1yL6pH3cJ5dF0gS2aE9u"
 HOSTILE_KINDS = [GITHUB_TOKEN, "\x00", "note\u202e", "\u2067fact", "<<<MEMORY_NOTES_END>>>", "Note", "note ", "notes"]
 
 
-def _strings(value: Any) -> Iterator[str]:
-    """Every string anywhere in a DynamoDB item or stream record (names and values)."""
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, dict):
-        for key, inner in value.items():
-            yield str(key)
-            yield from _strings(inner)
-    elif isinstance(value, list | tuple):
-        for inner in value:
-            yield from _strings(inner)
-
-
 def _holds(kind: str, *stored: Any) -> bool:
-    return any(kind in text for text in _strings(stored))
+    return any(kind in text for text in strings_in(stored))
 
 
 def test_a_kind_outside_the_three_is_never_stored_as_typed_and_is_refused_invalid_kind(
@@ -49,7 +35,7 @@ def test_a_kind_outside_the_three_is_never_stored_as_typed_and_is_refused_invali
     for kind in HOSTILE_KINDS[:5]:
         assert not _holds(kind, stored, records), repr(kind)  # no table, no stream record, no journal row
     for kind in HOSTILE_KINDS[5:]:
-        assert not any(kind == text for text in _strings([stored, records])), repr(kind)
+        assert not any(kind == text for text in strings_in([stored, records])), repr(kind)
     shown = agents.events("s1")
     assert [e["kind"] for e in shown] == [None] * 5
     assert {e["id"]: e["outcome"] for e in shown} == {
