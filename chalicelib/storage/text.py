@@ -66,8 +66,9 @@ class TextSeal:
         `under`: the id of the key that sealed the text being replaced (just opened, so it is cached):
         sealing again under it costs no keys-table read; the caller's write must check it is still current.
         """
-        sealing = self.keyring.opening_key(user_id, under) if under else None
-        key_id, data_key = (under, sealing) if under and sealing else self.keyring.sealing_key(user_id)
+        key_id, data_key = under, (self.keyring.opening_key(user_id, under) if under else None)
+        if key_id is None or data_key is None:  # a first text, or that key is gone: the user's current key
+            key_id, data_key = self.keyring.sealing_key(user_id)
         return {TEXT_ATTRIBUTE: seal(key_id, data_key, text, associated_data(self.table, user_id, key, provenance))}
 
     def open_text(self, user_id: str, key: Mapping[str, str], provenance: Provenance, stored: Mapping[str, Any]) -> str:
