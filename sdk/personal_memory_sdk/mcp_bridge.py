@@ -19,10 +19,18 @@ from typing import Literal, TypeVar
 import anyio
 import anyio.to_thread
 
-from .errors import ApiError, ForbiddenError, MemorySdkError, TransportError
+from .errors import (
+    ApiError,
+    CredentialRefusedError,
+    ForbiddenError,
+    InvalidRequestError,
+    MemorySdkError,
+    NotFoundError,
+    TransportError,
+)
 from .host import HostClient
 from .mcp_config import McpConfig
-from .mcp_words import NO_ITEMS_REASON, agent_name, refusal_words
+from .mcp_words import FALLBACK_AGENT, NO_ITEMS_REASON, agent_name, refusal_words
 from .memory import MemoryItems
 from .worker import EventOutcome, WorkerClient
 
@@ -32,10 +40,15 @@ _T = TypeVar("_T")
 # The API's door refuses longer text (chalicelib/schemas.py); the consumer keeps 2000 bytes.
 _MAX_POSTED_CHARS = 8000
 _POLL_SECONDS = 0.2
+_NAME_REFUSED = (CredentialRefusedError, InvalidRequestError)
 
 
 class BridgeError(Exception):
     """A failure the model should read in words (never carrying entry or proposal text)."""
+
+    def __init__(self, message: str, cause: MemorySdkError | None = None) -> None:
+        super().__init__(message)
+        self.cause = cause
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,35 +96,66 @@ class MemoryBridge:
 
     async def session_for(self, client_name: object) -> SessionInfo:
         """The client's session, registered (and marked untrusted) before anything reads it."""
-        agent = agent_name(client_name)
+        name = agent_name(client_name)
         async with self._lock:
-            known = self._sessions.get(agent)
-            if known is not None:
-                return known
-            session_id = f"mcp-{uuid.uuid4().hex}"
-            tainted = not self.config.trusts(agent)
-            await self._call(
-                self._host.register_session,
-                session_id,
-                user_id=self.config.user_id,
-                agent=agent,
-                memory=True,
-            )
-            if tainted:
-                # Before the session is remembered: a failure here leaves no untainted session
-                # behind (the next call registers a new one), so no proposal skips the taint.
-                await self._call(self._host.mark_untrusted, session_id)
-            info = SessionInfo(session_id, agent, tainted)
-            self._sessions[agent] = info
-            return info
+            known = self._sessions.get(name)
+            if known is None:
+                known = await self._register(name)
+                self._sessions[name] = known
+            return known
+
+    async def _register(self, agent: str) -> SessionInfo:
+        session_id = f"mcp-{uuid.uuid4().hex}"
+        try:
+            await self._register_as(session_id, agent)
+        except BridgeError as exc:
+            # A client name the API refuses as an id (a credential-shaped name: a token is never a
+            # name) is registered under the generic name instead, and never repeated.
+            if agent == FALLBACK_AGENT or not isinstance(exc.cause, _NAME_REFUSED):
+                raise
+            agent, session_id = FALLBACK_AGENT, f"mcp-{uuid.uuid4().hex}"
+            await self._register_as(session_id, agent)
+        tainted = not self.config.trusts(agent)
+        if tainted:
+            # Before the session is remembered: a failure here leaves no untainted session
+            # behind (the next call registers a new one), so no proposal skips the taint.
+            await self._call(self._host.mark_untrusted, session_id)
+        return SessionInfo(session_id, agent, tainted)
+
+    async def _register_as(self, session_id: str, agent: str) -> None:
+        await self._call(
+            self._host.register_session,
+            session_id,
+            user_id=self.config.user_id,
+            agent=agent,
+            memory=True,
+        )
+
+    def _forget(self, session: SessionInfo) -> None:
+        """Drop a session the API no longer knows (sessions expire 30 days after registration)."""
+        for name in [name for name, known in self._sessions.items() if known == session]:
+            del self._sessions[name]
 
     async def context(self, client_name: object) -> ContextAnswer:
         session = await self.session_for(client_name)
-        items = await self._call(self._host.fetch_context, session.session_id)
+        try:
+            items = await self._call(self._host.fetch_context, session.session_id)
+        except BridgeError as exc:
+            if not isinstance(exc.cause, NotFoundError):
+                raise
+            self._forget(session)  # expired: once more, with a new session
+            session = await self.session_for(client_name)
+            items = await self._call(self._host.fetch_context, session.session_id)
         return ContextAnswer(session, items, None if items else NO_ITEMS_REASON)
 
     async def propose(self, client_name: object, text: str, kind: str) -> ProposeAnswer:
-        session = await self.session_for(client_name)
+        answer = await self._propose_once(await self.session_for(client_name), text, kind)
+        if answer.status == "refused" and answer.reason == "unknown_session":
+            self._forget(answer.session)  # expired: once more, with a new session
+            answer = await self._propose_once(await self.session_for(client_name), text, kind)
+        return answer
+
+    async def _propose_once(self, session: SessionInfo, text: str, kind: str) -> ProposeAnswer:
         if len(text) > _MAX_POSTED_CHARS:  # the door would refuse it; the consumer's own reason
             return ProposeAnswer(session, None, "refused", "too_long")
         event_id = await self._call(self._worker.propose, session.session_id, text, kind)
@@ -141,18 +185,20 @@ class MemoryBridge:
         except TransportError as exc:
             raise BridgeError(
                 f"Personal memory could not be reached at {self.config.base_url} ({exc.reason}); "
-                "try again later."
+                "try again later.",
+                exc,
             ) from None
-        except ForbiddenError:
+        except ForbiddenError as exc:
             raise BridgeError(
                 "Personal memory refused this server's credentials (403 forbidden): the host and "
-                "worker keys must belong to roles the deployment allows."
+                "worker keys must belong to roles the deployment allows.",
+                exc,
             ) from None
         except ApiError as exc:
-            raise BridgeError(f"Personal memory answered {exc.status} {exc.code}.") from None
+            raise BridgeError(f"Personal memory answered {exc.status} {exc.code}.", exc) from None
         except MemorySdkError as exc:
             raise BridgeError(
-                f"Personal memory gave an unexpected answer ({type(exc).__name__})."
+                f"Personal memory gave an unexpected answer ({type(exc).__name__}).", exc
             ) from None
 
     def describe(self, answer: ProposeAnswer) -> str:
