@@ -35,6 +35,7 @@ def keys_file(tmp_path: Path) -> Path:
     return path
 
 
+@pytest.mark.slow  # a subprocess each (the real entry point, importing the MCP SDK)
 @pytest.mark.parametrize(
     ("args", "says"),
     [
@@ -60,6 +61,7 @@ def test_each_missing_piece_is_one_clear_line_and_exit_2(args: list[str], says: 
     assert "Traceback" not in result.stderr and result.stdout == ""
 
 
+@pytest.mark.slow
 def test_a_file_without_the_worker_role_names_the_role_and_never_a_secret(tmp_path: Path) -> None:
     path = tmp_path / "credentials.json"
     path.write_text(json.dumps({"host": KEYS["host"]}))
