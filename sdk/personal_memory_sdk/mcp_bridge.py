@@ -98,11 +98,12 @@ class MemoryBridge:
         """The client's session, registered (and marked untrusted) before anything reads it."""
         name = agent_name(client_name)
         async with self._lock:
-            known = self._sessions.get(name)
-            if known is None:
-                known = await self._register(name)
-                self._sessions[name] = known
-            return known
+            if name not in self._sessions:
+                # Shielded: a client that disconnects mid-way must not leave a registered session
+                # that was never marked untrusted (the PUT and the taint are two calls).
+                with anyio.CancelScope(shield=True):
+                    self._sessions[name] = await self._register(name)
+            return self._sessions[name]
 
     async def _register(self, agent: str) -> SessionInfo:
         session_id = f"mcp-{uuid.uuid4().hex}"

@@ -113,3 +113,25 @@ def test_a_second_refusal_is_told_not_retried(server: RecordingServer) -> None:
         "Not suggested: Personal memory refused it because this conversation has already made 5 "
         "suggestions. Nothing was kept."
     )
+
+
+def test_two_first_calls_at_once_register_one_session(server: RecordingServer) -> None:
+    server.reply(Reply(200, _session("zed")), Reply(200, _session("zed", True)))
+    server.default = Reply(200, {"items": []})
+    bridge = _bridge(server)
+
+    async def both() -> list[Any]:
+        return list(await asyncio.gather(bridge.context("Zed"), bridge.context("zed")))
+
+    first, second = asyncio.run(both())
+    assert first.session == second.session
+    assert [r.method for r in server.requests].count("PUT") == 1
+
+
+def test_text_the_api_door_would_refuse_is_refused_as_too_long_without_posting(server: RecordingServer) -> None:
+    server.reply(Reply(200, _session("zed")), Reply(200, _session("zed", True)))
+    bridge = _bridge(server)
+    answer = asyncio.run(bridge.propose("Zed", "x" * 8001, "note"))
+    assert (answer.status, answer.reason, answer.event_id) == ("refused", "too_long", None)
+    assert [r.method for r in server.requests] == ["PUT", "POST"]  # register and taint, no event
+    assert "longer than 2000 bytes" in bridge.describe(answer)

@@ -111,7 +111,9 @@ def test_the_context_is_empty_while_memory_is_off_and_has_the_items_once_on(live
     assert "claude-desktop" in json.dumps(row, default=repr)
 
 
-def test_a_proposal_waits_for_review_tainted_and_named_after_the_client(live: Any, stored: StoredState) -> None:
+def test_a_proposal_waits_for_review_tainted_and_named_after_the_client(
+    live: Any, stored: StoredState, capfd: pytest.CaptureFixture[str]
+) -> None:
     user, token = _user_with_memory(live, True)
 
     async def propose(client: Client) -> Any:
@@ -137,6 +139,7 @@ def test_a_proposal_waits_for_review_tainted_and_named_after_the_client(live: An
     session = _session_item(stored, raw["src_session"])
     assert session["user_id"] == user and session["agent"] == "claude-desktop"
     assert session["memory"] is True and session["tainted"] is True and session.get("thread_id") is None
+    assert "Prefers tea" not in capfd.readouterr().err  # the server's own log never holds the text
 
 
 def test_a_client_the_person_trusts_proposes_untainted(live: Any, stored: StoredState) -> None:
@@ -232,3 +235,21 @@ def test_keys_the_api_does_not_know_are_refused_in_words(live: Any, tmp_path: Pa
     result = run_client(parameters(local_args(live.url, "alice", wrong)), read)
     assert result.is_error and "refused this server's credentials (403 forbidden)" in text_of(result)
     assert "not-the-secret" not in text_of(result)
+
+
+def test_the_session_is_registered_and_tainted_when_the_client_connects(live: Any, stored: StoredState) -> None:
+    user, _ = _user_with_memory(live, True)
+
+    async def connect_only(client: Client) -> Any:
+        return await client.list_tools()  # no tool is called
+
+    run_client(_server(live, user), connect_only, client_name="Claude Desktop")
+    from boto3.dynamodb.types import TypeDeserializer
+
+    pages = stored._client.get_paginator("scan").paginate(TableName=stored.tables["sessions"])  # noqa: SLF001
+    mine = [
+        {k: TypeDeserializer().deserialize(v) for k, v in raw.items()}
+        for page in pages for raw in page["Items"] if raw.get("user_id", {}).get("S") == user
+    ]
+    assert len(mine) == 1 and str(mine[0]["session_id"]).startswith("mcp-")
+    assert mine[0]["agent"] == "claude-desktop" and mine[0]["tainted"] is True and mine[0]["memory"] is True
