@@ -35,9 +35,9 @@ MAX_ATTEMPTS = 5  # botocore's attempts per call (first try included); throttlin
 CONFLICT_ATTEMPTS = 4
 CONFLICT_BASE_SECONDS = 0.05
 CONFLICT_MAX_SECONDS = 1.0
-CONNECT_TIMEOUT = 2.0  # seconds; botocore cannot shorten it per attempt, so the deadline check counts it whole
+CONNECT_TIMEOUT = 1.0  # seconds; botocore cannot shorten it per attempt, so the deadline check counts it whole
 READ_TIMEOUT = 10.0  # seconds per attempt at most, less when the invocation has less left
-RESERVE_SECONDS = 1.0  # kept back from the deadline to build and send the 503 once AWS gave up
+RESERVE_SECONDS = 0.5  # kept back from the deadline to build and send the 503 once AWS gave up
 MIN_ATTEMPT_SECONDS = 0.25  # an attempt that could only wait less than this for its answer is not started
 
 # What AWS documents as "try again later" for DynamoDB and KMS (the standard mode's own lists included).
