@@ -53,6 +53,8 @@ class Plan:
     env: Mapping[str, str]
     aws: str = "aws"
     log: list[str] = field(default_factory=list)
+    template: Path = TEMPLATE
+    packaged: Path = PACKAGED
 
     @property
     def stack(self) -> str:
@@ -63,12 +65,12 @@ class Plan:
         return {**given, **overrides}
 
     def package_command(self, bucket: str) -> list[str]:
-        return [self.aws, "cloudformation", "package", "--template-file", str(TEMPLATE), "--s3-bucket", bucket,
-                "--s3-prefix", self.stack, "--use-json", "--output-template-file", str(PACKAGED)]
+        return [self.aws, "cloudformation", "package", "--template-file", str(self.template), "--s3-bucket", bucket,
+                "--s3-prefix", self.stack, "--use-json", "--output-template-file", str(self.packaged)]
 
     def deploy_command(self, bucket: str, parameters: Mapping[str, str]) -> list[str]:
         # --s3-bucket always: the packaged template is over TEMPLATE_BODY_LIMIT (tests/deploy/test_deploy.py).
-        return [self.aws, "cloudformation", "deploy", "--template-file", str(PACKAGED), "--stack-name", self.stack,
+        return [self.aws, "cloudformation", "deploy", "--template-file", str(self.packaged), "--stack-name", self.stack,
                 "--s3-bucket", bucket, "--s3-prefix", self.stack,
                 "--capabilities", "CAPABILITY_NAMED_IAM", "CAPABILITY_AUTO_EXPAND", "--no-fail-on-empty-changeset",
                 "--parameter-overrides", *[f"{k}={v}" for k, v in sorted(parameters.items())]]
