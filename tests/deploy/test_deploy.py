@@ -153,7 +153,8 @@ def test_each_function_reserves_the_concurrency_its_parameter_says_and_none_by_d
     reserved = template["Resources"][function]["Properties"]["ReservedConcurrentExecutions"]
     condition, value, otherwise = reserved["Fn::If"]
     assert value == {"Ref": parameter} and otherwise == {"Ref": "AWS::NoValue"}
-    assert template["Conditions"][condition] == {"Fn::Not": [{"Fn::Equals": [{"Ref": parameter}, 0]}]}
+    # A Number parameter's Ref is a string: compared with "0", as CloudFormation compares.
+    assert template["Conditions"][condition] == {"Fn::Not": [{"Fn::Equals": [{"Ref": parameter}, "0"]}]}
     assert template["Parameters"][parameter]["Default"] == 0
 
 
