@@ -49,7 +49,7 @@ deploy: $(STAMP) $(if $(DRY_RUN),,package)
 smoke: $(STAMP)
 	$(PY) scripts/smoke.py --base-url "$(BASE_URL)" $(if $(TOKEN),--token "$(TOKEN)") $(if $(CREDENTIALS),--credentials "$(CREDENTIALS)") \
 	  $(if $(HOST_ROLE_ARN),--host-role-arn "$(HOST_ROLE_ARN)") $(if $(WORKER_ROLE_ARN),--worker-role-arn "$(WORKER_ROLE_ARN)") \
-	  $(if $(OPERATOR_ROLE_ARN),--operator-role-arn "$(OPERATOR_ROLE_ARN)")
+	  $(if $(OPERATOR_ROLE_ARN),--operator-role-arn "$(OPERATOR_ROLE_ARN)") $(if $(REGION),--region "$(REGION)")
 
 # Re-drive the stream batches in the dead-letter queue (docs/deploy.md): QUEUE_URL and FUNCTION from the
 # stack outputs; LOCAL=1 runs the consumer in this process instead (the local stack).

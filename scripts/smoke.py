@@ -180,12 +180,13 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--credentials", default="", help="host/worker/operator keys file (.local/credentials.json)")
     for role in ("host", "worker", "operator"):
         parser.add_argument(f"--{role}-role-arn", default="", help=f"assume this role for the {role} calls")
+    parser.add_argument("--region", default="", help="SigV4 Region (default: read from an execute-api URL, else us-east-1)")
     parser.add_argument("--user-id", default="", help="the local sign-in's user (default: a fresh smoke-<hex>)")
     parser.add_argument("--wait", type=float, default=STREAM_WAIT_SECONDS, help="seconds to wait for the stream")
     args = parser.parse_args(argv)
     if not args.base_url:
         parser.error("BASE_URL is required: make smoke BASE_URL=<EndpointURL>")
-    stage = Stage(args.base_url, region_of(args.base_url))
+    stage = Stage(args.base_url, args.region or region_of(args.base_url))
     print(f"smoke: {stage.base_url} (SigV4 region {stage.region})")
     try:
         if args.token:
