@@ -40,3 +40,20 @@ def test_the_smoke_fails_loudly_at_the_first_step_the_stage_refuses(live: Any, t
     [failed] = [line for line in run.stdout.splitlines() if line.startswith("FAILED")]
     assert "host" in failed and "/v1/sessions/" in failed and "→ 403" in failed
     assert "smoke FAILED" in run.stdout and "not-the-secret" not in run.stdout
+
+
+def test_the_signing_region_comes_from_the_url_and_the_operator_is_given_the_tokens_subject() -> None:
+    import base64
+
+    from scripts import smoke
+
+    assert smoke.region_of("https://abc123.execute-api.eu-west-1.amazonaws.com/api/") == "eu-west-1"
+    assert smoke.region_of("http://127.0.0.1:8000") == "us-east-1"  # the local stack checks us-east-1 signatures
+    claims = base64.urlsafe_b64encode(json.dumps({"sub": "auth0|alice"}).encode()).decode().rstrip("=")
+    assert smoke.token_subject(f"e30.{claims}.sig") == "auth0|alice"
+    for bad in ("", "no-dots", "e30.e30.sig"):
+        try:
+            smoke.token_subject(bad)
+        except smoke.SmokeFailed:
+            continue
+        raise AssertionError(f"{bad!r} was accepted")
