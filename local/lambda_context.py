@@ -1,4 +1,4 @@
-"""The context Lambda hands the stream consumer: a fresh one per batch, with the function's own timeout.
+"""The context Lambda hands a function: a fresh one per invocation, with the function's own timeout.
 
 chalice's `LambdaContext` defaults to 3 s (and the test client's `lambda_.invoke` uses that default),
 while the deployed consumer has the timeout in .chalice/config.json. The app bounds its AWS calls by
@@ -19,10 +19,15 @@ def function_timeout_ms(function: str) -> int:
     return int(scoped.get("lambda_timeout", stage.get("lambda_timeout", 60))) * 1000
 
 
-def consumer_context() -> Any:
+def lambda_context(function: str = "api_handler") -> Any:
+    """A chalice LambdaContext whose remaining time starts at `function`'s configured timeout."""
     from chalice.local import LambdaContext
 
-    return LambdaContext("handle_events_stream", 512, max_runtime_ms=function_timeout_ms("handle_events_stream"))
+    return LambdaContext(function, 512, max_runtime_ms=function_timeout_ms(function))
+
+
+def consumer_context() -> Any:
+    return lambda_context("handle_events_stream")
 
 
 def invoke_consumer(event: dict[str, Any]) -> Any:

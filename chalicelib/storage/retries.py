@@ -50,6 +50,16 @@ RETRYABLE_CODES = frozenset(
     }
 )
 
+# botocore's standard mode backs off from 1 s (not 50 ms) after these (its ThrottledRetryableChecker's list).
+THROTTLING_CODES = frozenset(
+    {
+        "Throttling", "ThrottlingException", "ThrottledException", "RequestThrottledException", "TooManyRequestsException",
+        "ProvisionedThroughputExceededException", "TransactionInProgressException", "RequestLimitExceeded",
+        "BandwidthLimitExceeded", "LimitExceededException", "RequestThrottled", "SlowDown", "PriorRequestNotComplete",
+        "EC2ThrottledException",
+    }
+)
+
 sleep: Callable[[float], None] = time.sleep  # tests replace it to count backoffs without waiting
 counts: Counter[str] = Counter()  # conflict retries and Unavailable answers so far (figures for the chaos run)
 clock: Callable[[], float] = time.monotonic
@@ -93,27 +103,32 @@ def _bound_attempt(request: Any, **_: Any) -> None:
     request.context["read_timeout"] = read_timeout
 
 
-def _failed_retryably(response: Any, caught_exception: Any) -> bool:
+def _failure(response: Any, caught_exception: Any) -> str | None:
+    """How an attempt failed, as botocore's standard mode sorts it: "throttled", "transient", or None (no retry)."""
     if caught_exception is not None:
-        return True
+        return "transient"  # timeouts, resets: standard mode retries them with the short base
     if not response:
-        return False
+        return None
     http, parsed = response
     code = (parsed or {}).get("Error", {}).get("Code")
-    return int(getattr(http, "status_code", 0) or 0) >= 500 or code in RETRYABLE_CODES
+    status = int(getattr(http, "status_code", 0) or 0)
+    if code in THROTTLING_CODES or status == 429:
+        return "throttled"
+    return "transient" if status >= 500 or code in RETRYABLE_CODES else None
 
 
 def _no_retry_past_deadline(attempts: int, response: Any = None, caught_exception: Any = None, **_: Any) -> None:
     """botocore `needs-retry` (run before the retry handler): give up rather than sleep into the deadline.
 
-    Standard mode sleeps up to min(2^(attempt-1), 20) s before the next attempt (botocore's
-    ExponentialBackoff; 5 s more when the answer carries `x-amz-retry-after`), then the attempt needs
-    its connect timeout and a little time to be answered.
+    Standard mode sleeps up to min(base·2^(attempt-1), 20) s before the next attempt, base 1 s after
+    throttling and 50 ms otherwise (botocore's ExponentialBackoff; up to 5 s more when the answer
+    carries `x-amz-retry-after`); then the attempt needs its connect timeout and a little time.
     """
     left = seconds_left()
-    if left is None or not _failed_retryably(response, caught_exception):
+    failure = None if left is None else _failure(response, caught_exception)
+    if left is None or failure is None:
         return None
-    longest_sleep = min(2.0 ** (attempts - 1), 20.0)
+    longest_sleep = min((1.0 if failure == "throttled" else 0.05) * 2.0 ** (attempts - 1), 20.0)
     if response and "x-amz-retry-after" in (getattr(response[0], "headers", None) or {}):
         longest_sleep += 5.0
     if left - longest_sleep - CONNECT_TIMEOUT < MIN_ATTEMPT_SECONDS:

@@ -15,6 +15,10 @@ botocore's standard mode, as the app configured it before, made up to 5 attempts
 (plus backoff): about 50 s against a DynamoDB that stops answering, past both deadlines. Here the
 "DynamoDB" is a socket on 127.0.0.1 that accepts each request and never answers, and the real
 handler runs with a LambdaContext that has 3 s left (Lambda's default timeout).
+
+Time is counted as the code spends it waiting (`WaitClock`): each attempt's socket wait advances the
+clock by the read timeout botocore was given, each backoff by its length; CPU time does not count, so
+a loaded machine cannot make the result vary. The socket waits themselves are real.
 """
 from __future__ import annotations
 
@@ -67,8 +71,50 @@ class SilentEndpoint:
             connection.close()
 
 
+class WaitClock:
+    """The invocation's clock (LambdaContext and retries.clock): it moves only while the code waits."""
+
+    def __init__(self) -> None:
+        self.now = 1_000.0
+
+    def time(self) -> float:  # chalice's LambdaContext reads time_source.time()
+        return self.now
+
+    def __call__(self) -> float:  # chalicelib.storage.retries.clock
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.now += seconds
+
+
 @pytest.fixture
-def silent(aws_credentials: None, env: dict[str, str]) -> Iterator[SilentEndpoint]:
+def clock(monkeypatch: pytest.MonkeyPatch) -> WaitClock:
+    import botocore.endpoint
+    import botocore.httpsession
+
+    from chalicelib.storage import retries
+
+    wait_clock = WaitClock()
+    real_send = botocore.httpsession.URLLib3Session.send
+
+    def send(session: Any, request: Any) -> Any:
+        granted = (getattr(request, "context", None) or {}).get("read_timeout")
+        if granted is None:  # the client's own read timeout (before the fix, always)
+            granted = getattr(session._timeout, "read_timeout", None) or session._timeout
+        try:
+            return real_send(session, request)
+        finally:
+            wait_clock.sleep(float(granted))  # the silent socket made it wait that long
+
+    monkeypatch.setattr(botocore.httpsession.URLLib3Session, "send", send)
+    monkeypatch.setattr(botocore.endpoint, "time", wait_clock)  # botocore sleeps between retries through it
+    monkeypatch.setattr(retries, "sleep", wait_clock.sleep)
+    monkeypatch.setattr(retries, "clock", wait_clock, raising=False)
+    return wait_clock
+
+
+@pytest.fixture
+def silent(aws_credentials: None, env: dict[str, str], clock: WaitClock) -> Iterator[SilentEndpoint]:
     """The app's stores, with the app's own client configuration, pointed at an endpoint that never answers."""
     import boto3
 
@@ -87,10 +133,10 @@ def silent(aws_credentials: None, env: dict[str, str]) -> Iterator[SilentEndpoin
         endpoint.close()
 
 
-def _context(function_name: str) -> Any:
+def _context(function_name: str, clock: WaitClock) -> Any:
     from chalice.local import LambdaContext
 
-    return LambdaContext(function_name=function_name, memory_size=512, max_runtime_ms=TIME_LEFT_MS)
+    return LambdaContext(function_name=function_name, memory_size=512, max_runtime_ms=TIME_LEFT_MS, time_source=clock)
 
 
 def _proxy_event(user: str, path: str) -> dict[str, Any]:
@@ -106,10 +152,12 @@ def _proxy_event(user: str, path: str) -> dict[str, Any]:
     }
 
 
-def test_a_hanging_dynamodb_gets_the_contracts_503_before_the_api_functions_deadline(silent: SilentEndpoint) -> None:
+def test_a_hanging_dynamodb_gets_the_contracts_503_before_the_api_functions_deadline(
+    silent: SilentEndpoint, clock: WaitClock
+) -> None:
     from app import app
 
-    context = _context("api_handler")
+    context = _context("api_handler", clock)
     response = app(_proxy_event("alice", "/v1/memory"), context)
     left_ms = context.get_remaining_time_in_millis()
 
@@ -121,7 +169,7 @@ def test_a_hanging_dynamodb_gets_the_contracts_503_before_the_api_functions_dead
 
 
 def test_a_hanging_dynamodb_leaves_every_record_in_batch_item_failures_before_the_consumers_deadline(
-    silent: SilentEndpoint,
+    silent: SilentEndpoint, clock: WaitClock
 ) -> None:
     from app import handle_events_stream
     sample = json.loads(SAMPLE.read_text())
@@ -132,7 +180,7 @@ def test_a_hanging_dynamodb_leaves_every_record_in_batch_item_failures_before_th
         record["dynamodb"]["Keys"]["event_id"]["S"] = record["dynamodb"]["NewImage"]["event_id"]["S"] = f"evt-{number}"
         records.append(record)
 
-    context = _context("handle_events_stream")
+    context = _context("handle_events_stream", clock)
     answer = handle_events_stream({"Records": records}, context)
     left_ms = context.get_remaining_time_in_millis()
 
@@ -153,3 +201,20 @@ def test_outside_an_invocation_each_attempt_keeps_the_configured_timeouts() -> N
     retries._bound_attempt(request)
     assert request.context["read_timeout"] == retries.READ_TIMEOUT
     assert retries._no_retry_past_deadline(5, caught_exception=TimeoutError()) is None
+
+
+def test_with_seconds_left_a_timed_out_attempt_is_retried_but_a_throttled_one_is_not_slept_into_the_deadline() -> None:
+    """Standard mode backs off 50 ms·2^n after a timeout, 1 s·2^n after throttling (botocore's ExponentialBackoff)."""
+    from types import SimpleNamespace
+
+    from chalicelib.storage import retries
+
+    throttled = (SimpleNamespace(status_code=400, headers={}), {"Error": {"Code": "ThrottlingException"}})
+    refused = (SimpleNamespace(status_code=400, headers={}), {"Error": {"Code": "ConditionalCheckFailedException"}})
+    with retries.invocation_deadline(SimpleNamespace(get_remaining_time_in_millis=lambda: 4000)):
+        assert retries._no_retry_past_deadline(3, caught_exception=TimeoutError()) is None  # ≤ 0.2 s, then 1 s + a read
+        assert retries._no_retry_past_deadline(1, response=throttled) is None  # ≤ 1 s fits in 3.5 s
+        with pytest.raises(retries.OutOfTime):
+            retries._no_retry_past_deadline(3, response=throttled)  # ≤ 4 s would end past the deadline
+        assert retries._no_retry_past_deadline(5, response=refused) is None  # a definite answer is never turned into a 503
+    assert retries.seconds_left() is None  # the deadline ends with the invocation
