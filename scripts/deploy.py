@@ -7,7 +7,7 @@ What it runs, in order (`--dry-run` prints the same commands and runs none):
 3. the alarm topic: the one given, or `<stack>-alarms`, created if it does not exist (subscribe the
    on-call to it: docs/deploy.md);
 4. `aws cloudformation package` (the zips to S3) and `aws cloudformation deploy` with `--s3-bucket`:
-   the packaged template is ~60 KB, and CloudFormation takes a template over 51,200 bytes only from
+   the packaged template is ~135 KB (JSON), and CloudFormation takes one over 51,200 bytes only from
    S3 (the CLI refuses it otherwise);
 5. when the page's sign-in settings are given but not its redirect URI (which exists only once the
    API does), deploys with `PageSignIn=off`, reads `EndpointURL`, and deploys again with it.
