@@ -9,7 +9,17 @@ import json
 import re
 from typing import Annotated, Any, Literal, TypeVar
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, ValidationError
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictInt,
+    StrictStr,
+    ValidationError,
+    model_validator,
+)
 
 from chalicelib.errors import InvalidRequest
 from chalicelib.identifiers import check_identifier, check_user_id
@@ -88,6 +98,27 @@ class ProposeEvent(_Body):
 
 class EventsBody(_Body):
     events: list[ProposeEvent] = Field(min_length=1, max_length=20)
+
+
+class AgentSwitchesBody(_Body):
+    """`PUT /v1/agents/{id}`: at least one switch, each a boolean (null is no switch position)."""
+
+    read: StrictBool | None = None
+    propose: StrictBool | None = None
+
+    @model_validator(mode="after")
+    def _one_switch_at_least(self) -> AgentSwitchesBody:
+        if not self.model_fields_set:
+            raise ValueError("give read, propose or both")
+        if any(getattr(self, name) is None for name in self.model_fields_set):
+            raise ValueError("read and propose are true or false")
+        return self
+
+
+class ForgetAgentBody(_Body):
+    """`POST /v1/agents/{id}/forget`: only one session's writes when `session_id` is given."""
+
+    session_id: Annotated[StrictStr, _checked_as("session_id")] | None = None
 
 
 B = TypeVar("B", bound=BaseModel)

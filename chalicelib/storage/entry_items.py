@@ -66,10 +66,19 @@ class StoredRef:
     id: str
     expires_at: int | None
     key_id: bytes | None = None
+    agent: str | None = None  # the proposing agent, for items that came from one (origin "agent")
+    session_id: str | None = None
 
     def is_expired(self, now_epoch: int) -> bool:
         return self.expires_at is not None and self.expires_at <= now_epoch
 
 
 def ref_from_item(item: Mapping[str, Any]) -> StoredRef:
-    return StoredRef(id=str(item["id"]), expires_at=item.get(EXPIRY_ATTRIBUTE), key_id=sealing_key_id(item))
+    came_from_agent = item.get("origin") == "agent" and isinstance(item.get("agent"), str)
+    return StoredRef(
+        id=str(item["id"]),
+        expires_at=item.get(EXPIRY_ATTRIBUTE),
+        key_id=sealing_key_id(item),
+        agent=str(item["agent"]) if came_from_agent else None,
+        session_id=item.get("src_session") if came_from_agent and isinstance(item.get("src_session"), str) else None,
+    )
