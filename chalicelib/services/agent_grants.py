@@ -16,6 +16,7 @@ from chalicelib.errors import InvalidRequest, Unavailable
 from chalicelib.identifiers import check_identifier
 from chalicelib.models import AgentGrant, Entry
 from chalicelib.services.forget_all import Forgetting, forget_counted
+from chalicelib.storage.agents import is_agent_name
 from chalicelib.storage.dynamo import transact
 
 SETTINGS_ACTION = "keep.memory.agent_settings"
@@ -96,4 +97,4 @@ def _rows(stores: Stores, user_id: str) -> list[dict[str, Any]]:
 
 
 def _agent_of(item: Entry) -> str | None:
-    return item.agent if item.origin == "agent" and item.agent else None
+    return item.agent if item.origin == "agent" and is_agent_name(item.agent) else None

@@ -8,13 +8,22 @@ No counter moves here: grants are not entries (EntriesRepository skips these ite
 """
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
+from chalicelib.identifiers import IDENTIFIER_PATTERN
 from chalicelib.models import AgentGrant
 from chalicelib.storage import dynamo
 
 AGENT_PREFIX = "a#"
+_AGENT = re.compile(IDENTIFIER_PATTERN)
+_INSTANT = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{6})?Z")
+
+
+def is_agent_name(value: Any) -> bool:
+    """An agent as sessions name it (chalicelib/identifiers.py's shape); anything else in storage was altered."""
+    return isinstance(value, str) and _AGENT.fullmatch(value) is not None
 
 
 def _allowed(value: Any) -> bool:
@@ -22,14 +31,18 @@ def _allowed(value: Any) -> bool:
     return value is None or value is True
 
 
-def grant_from_item(item: Mapping[str, Any]) -> AgentGrant:
-    """The grant stored in `item`; the agent is named by the item's key, never by an attribute that could differ."""
+def grant_from_item(item: Mapping[str, Any]) -> AgentGrant | None:
+    """The grant stored in `item`, named by the item's key; None when that key names no agent (altered)."""
+    agent = str(item["sk"])[len(AGENT_PREFIX):]
+    if not is_agent_name(agent):
+        return None
+
     def when(name: str) -> str | None:
         value = item.get(name)
-        return value if isinstance(value, str) else None
+        return value if isinstance(value, str) and _INSTANT.fullmatch(value) else None
 
     return AgentGrant(
-        agent=str(item["sk"])[len(AGENT_PREFIX):],
+        agent=agent,
         read=_allowed(item.get("read")),
         propose=_allowed(item.get("propose")),
         last_read_at=when("last_read_at"),

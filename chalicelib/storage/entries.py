@@ -68,7 +68,7 @@ class EntriesRepository:
             if item["sk"] == STATE_KEY:
                 state = item
             elif item["sk"].startswith(AGENT_PREFIX):
-                grants.append(grant_from_item(item))
+                grants.extend(g for g in (grant_from_item(item),) if g is not None)
             elif item["sk"].startswith(ENTRY_PREFIX):
                 try:
                     entries.append(from_item(item, self.seal))

@@ -267,3 +267,16 @@ def test_the_agent_routes_and_their_journal_rows_match_the_spec(api: Any, agents
     assert user(api, "POST", "/v1/agents/helper/forget", "alice", {"session_id": "no way"}, template="/v1/agents/{id}/forget")[0] == 400
     actions = {row["action"] for row in user(api, "GET", "/v1/memory/journal?limit=100", "alice")[1]["items"]}
     assert {"keep.memory.agent_settings", "keep.memory.forget_agent", "keep.memory.context"} <= actions
+
+
+def test_grant_items_altered_in_storage_list_nothing_unshaped_and_never_500(api: Any, agents: Any, stores: Any) -> None:
+    from tests.support.openapi_check import check
+
+    api.turn_on("alice")
+    for sk, extra in (("a#", {}), ("a#bad agent\n", {}), ("a#ok", {"last_read_at": "yesterday", "last_proposal_at": 7})):
+        stores.client.put_item(TableName=stores.entries.table, Item=dynamo.dump({"user_id": "alice", "sk": sk, **extra}))
+    status, body = api.call("GET", "/v1/agents", "alice")
+    check("GET", "/v1/agents", status, body)
+    assert body == {"agents": [{"agent": "ok", "read": True, "propose": True, "entries": 0, "waiting": 0,
+                                "last_read_at": None, "last_proposal_at": None}]}
+    assert_counters_match(stores, "alice")
