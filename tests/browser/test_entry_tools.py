@@ -210,7 +210,8 @@ def test_every_button_names_the_entry_it_acts_on(browser: Browser, live: Any, ag
         expect(page.locator(PROPOSALS)).to_have_count(2, timeout=12_000)
         names = page.evaluate("""() => [...document.querySelectorAll('#entries button, #proposals button')]
             .map((b) => b.getAttribute('aria-label'))""")
-        assert None not in names and len(names) == len(set(names)) == 12, names
+        # 3 per entry, 3 per suggestion, and each suggestion's "Forget everything from this conversation".
+        assert None not in names and len(names) == len(set(names)) == 14, names
         for verb in ("Edit", "Pin", "Forget"):
             for text in ("Likes tea", "Likes coffee"):
                 expect(page.get_by_role("button", name=f"{verb} “{text}”", exact=True)).to_have_count(1)
