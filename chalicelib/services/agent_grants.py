@@ -73,9 +73,12 @@ def forget_agent(stores: Stores, user_id: str, agent: str, session_id: str | Non
 def _rows(stores: Stores, user_id: str) -> list[dict[str, Any]]:
     now = instant(stores.clock)
     state, entries = stores.entries.load(user_id)
-    live = [e for e in entries if not e.is_expired(now.epoch)]
-    proposals = stores.proposals.list(user_id)
-    grants = {g.agent: g for g in state.agents}
+    return agent_rows(state.agents, [e for e in entries if not e.is_expired(now.epoch)], stores.proposals.list(user_id))
+
+
+def agent_rows(stored: tuple[AgentGrant, ...], live: list[Entry], proposals: list[Entry]) -> list[dict[str, Any]]:
+    """One row per agent with a grant item or anything of the user's from it (also the export's `agents`)."""
+    grants = {g.agent: g for g in stored}
     for item in (*live, *proposals):
         if _agent_of(item) is not None:
             grants.setdefault(str(item.agent), AgentGrant(str(item.agent)))

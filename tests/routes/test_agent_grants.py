@@ -280,3 +280,14 @@ def test_grant_items_altered_in_storage_list_nothing_unshaped_and_never_500(api:
     assert body == {"agents": [{"agent": "ok", "read": True, "propose": True, "entries": 0, "waiting": 0,
                                 "last_read_at": None, "last_proposal_at": None}]}
     assert_counters_match(stores, "alice")
+
+
+def test_the_export_holds_the_users_choices_per_agent(api: Any, agents: Any) -> None:
+    from tests.support.openapi_check import user
+
+    api.turn_on("alice")
+    _accepted_from(api, agents, "alice", "s1", ["a fact"], agent="helper")
+    api.call("PUT", "/v1/agents/quiet", "alice", {"propose": False})
+    _, export = user(api, "GET", "/v1/memory/export", "alice")
+    rows = {r["agent"]: r for r in export["agents"]}
+    assert (rows["quiet"]["propose"], rows["helper"]["entries"]) == (False, 1)
