@@ -36,7 +36,15 @@ def _checked_as(field: str) -> AfterValidator:
 
 # Type aliases (not calls in annotations) so a type checker reads them as the strings they are.
 ThreadId = Annotated[StrictStr, _checked_as("thread_id")]
-AgentId = Annotated[StrictStr, _checked_as("agent")]
+def _addressable(value: str) -> str:
+    """An agent named only by dots could never be named in `/v1/agents/{id}` (URLs resolve "." and ".."),
+    so its user could never stop it: refused at registration."""
+    if value.strip(".") == "":
+        raise InvalidRequest("agent: an agent's name needs a letter, a digit or one of '_', ':', '-'.", field="agent")
+    return value
+
+
+AgentId = Annotated[StrictStr, _checked_as("agent"), AfterValidator(_addressable)]
 EventId = Annotated[StrictStr, _checked_as("id")]
 MessageId = Annotated[StrictStr, _checked_as("message_id")]
 UserId = Annotated[StrictStr, AfterValidator(check_user_id)]

@@ -291,3 +291,10 @@ def test_the_export_holds_the_users_choices_per_agent(api: Any, agents: Any) -> 
     _, export = user(api, "GET", "/v1/memory/export", "alice")
     rows = {r["agent"]: r for r in export["agents"]}
     assert (rows["quiet"]["propose"], rows["helper"]["entries"]) == (False, 1)
+
+
+@pytest.mark.parametrize("name", [".", "..", "..."])
+def test_an_agent_named_only_by_dots_is_refused_at_registration_since_no_url_could_name_it(agents: Any, name: str) -> None:
+    status, body = agents.register("s-dots", "alice", agent=name)
+    assert status == 400 and body["code"] == "invalid_request"
+    assert agents.register("s-dots", "alice", agent="a.b")[0] == 200
