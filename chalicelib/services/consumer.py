@@ -27,6 +27,7 @@ logger = get_logger("personal_memory.consumer")
 PROPOSED, REFUSED = "memory.proposed", "memory.proposal_refused"
 CAP_REASONS = {"session_cap": "session_proposals", "waiting_cap": "waiting_proposals"}
 KEY_RETRIES = 2  # a key destroyed between sealing and writing (a concurrent forget-all)
+_ADMIT = 4  # the proposal transaction's action that checks the user's grant for the agent
 
 
 def handle_batch(stores: Stores, records: list[Mapping[str, Any]]) -> dict[str, Any]:
@@ -125,6 +126,7 @@ def propose(stores: Stores, event: AgentEvent) -> str:
             stores.sessions.count_proposal(event.session_id),
             stores.entries.take_waiting_slot(user_id),
             stores.proposals.put_new(proposal),  # sealed here, under the user's current key
+            stores.agents.admit_proposal(user_id, session.agent, now.iso),  # the user's grant: no read needed
         ]
         guarded = stores.keyring.guard(actions)  # ... which must still be current when this lands
         try:
@@ -132,6 +134,8 @@ def propose(stores: Stores, event: AgentEvent) -> str:
         except TransactionCancelled as exc:
             if exc.failed(0):
                 return "duplicate"  # already handled by an earlier delivery
+            if exc.failed(_ADMIT):
+                return _refuse(stores, event, "agent_blocked", user_id, now)
             if exc.failed(1):
                 return _refuse(stores, event, "session_cap", user_id, now)
             if exc.failed(2):
