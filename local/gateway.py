@@ -167,5 +167,24 @@ class MemoryRequestHandler(ChaliceRequestHandler):
 
     do_GET = do_PUT = do_POST = do_HEAD = do_DELETE = do_PATCH = do_OPTIONS = _generic_handle
 
+    def __getattr__(self, name: str) -> Any:
+        """Every other method (TRACE, CONNECT, PROPFIND...) reaches the gateway too, which answers it as
+        API Gateway does (403, the contract's body), instead of http.server's 501 HTML page."""
+        if name.startswith("do_"):
+            return self._generic_handle
+        raise AttributeError(name)
+
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        """http.server's own refusals (a request line it cannot parse, one too long, too many headers) in the
+        contract's JSON shape; its message names the limit broken, never echoes the request."""
+        del message, explain
+        self.close_connection = True
+        body = json.dumps({"code": "invalid_request", "message": f"The HTTP request could not be read ({code})."})
+        headers = {"Content-Type": "application/json"}
+        if getattr(self, "command", None) == "HEAD":
+            self._send_http_response_no_body(code, headers)
+        else:
+            self._send_http_response(code, headers, body)
+
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
         return
