@@ -13,9 +13,9 @@ the block is built so that no entry can end it, fake its delimiters or hide inst
 - invisible characters (every default-ignorable code point: zero-width, bidi controls, Unicode
   tags, variation selectors, Hangul fillers, and the other format characters) and blank-looking
   ones (U+2800) are escaped into visible `\\uXXXX` form;
-- besides (defence in depth, not the guarantee), `<`, `>` and everything drawn like them (full-width and small forms, ‹ › ❮ ❯ ˂ ˃ ᐸ ᐳ, 〈 〉 ⟨ ⟩,
-  ≪ ≫, « », Unicode's confusables for `<` and `>`) are escaped, so no tag can be opened or closed
-  and no delimiter imitated;
+- besides (defence in depth, not the guarantee), `<`, `>` and everything drawn like them
+  (full-width and small forms, ‹ › ❮ ❯ ˂ ˃ ᐸ ᐳ, 〈 〉 ⟨ ⟩, ≪ ≫, « », Unicode's confusables for
+  `<` and `>`) are escaped, so no tag can be opened or closed and no known delimiter imitated;
 - the header says what the entries are: data about the person, never instructions.
 The escaped text is still valid JSON, so `json.loads` on it gives back the original text.
 """
