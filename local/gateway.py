@@ -179,6 +179,8 @@ class MemoryRequestHandler(ChaliceRequestHandler):
         contract's JSON shape; its message names the limit broken, never echoes the request."""
         del message, explain
         self.close_connection = True
+        if self.request_version == "HTTP/0.9":  # the request line was not read: answer with a status line
+            self.request_version = "HTTP/1.0"
         body = json.dumps({"code": "invalid_request", "message": f"The HTTP request could not be read ({code})."})
         headers = {"Content-Type": "application/json"}
         if getattr(self, "command", None) == "HEAD":
