@@ -113,9 +113,9 @@ class MemoryGateway(LocalGateway):
 
         entry = self._route_entry(method, route)
         if entry is None and method.upper() != "OPTIONS":
-            # API Gateway answers a path or method it does not know with 403 (its gateway response
-            # gives it the contract's body); Chalice would answer 405 in its own shape.
-            return _error(403, "forbidden", "This caller may not use this route.")
+            # API Gateway answers a path or method it does not know with 403, its MISSING_AUTHENTICATION_TOKEN
+            # response, to which the template gives this body; Chalice would answer 405 in its own shape.
+            return _error(403, "forbidden", "The request is not signed, or there is no such route.")
         lowered = {k.lower(): v for k, v in headers.items()}
         self._signer_arn = None
         # Only IAM routes check signatures (as API Gateway); elsewhere the header is just a bad token.
