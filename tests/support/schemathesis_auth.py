@@ -1,7 +1,8 @@
 """Schemathesis hooks (SCHEMATHESIS_HOOKS) that give `st run` each route family's real credentials.
 
-MEMORY_FUZZ_AUTH holds `{"bearer": token}` (user routes) or `{"sigv4": {access_key_id, secret_access_key}}`
-(host, worker, operator: the launcher's .local/credentials.json). A SigV4 signature covers the exact
+MEMORY_FUZZ_AUTH maps each route family (an operation's tag in openapi.yaml) to its credentials:
+`{"user": {"bearer": token}, "host": {"sigv4": {access_key_id, secret_access_key}}, ...}` (the IAM keys
+are the launcher's .local/credentials.json). A SigV4 signature covers the exact
 request sent, so the auth provider only marks the case (a placeholder `Authorization`, which the
 `ignored_auth` check can still remove or replace) and `before_call` signs the prepared request with
 botocore, as a real AWS client would.
@@ -38,16 +39,29 @@ class _SignedBySigV4(requests.auth.AuthBase):
         return request
 
 
+def _credentials(case: Any) -> dict[str, Any]:
+    family = next((tag for tag in case.operation.tags or () if tag in AUTH), None)
+    return AUTH[family] if family else {}
+
+
 @schemathesis.auth()
 class FamilyAuth:
-    def get(self, case: Any, ctx: Any) -> str:
-        return f"Bearer {AUTH['bearer']}" if "bearer" in AUTH else PLACEHOLDER
+    """`get` is cached across cases (schemathesis refreshes it every few minutes), so it returns every
+    family's credentials and `set` picks the case's own."""
 
-    def set(self, case: Any, data: str, ctx: Any) -> None:
-        case.headers = {**(case.headers or {}), "Authorization": data}
+    def get(self, case: Any, ctx: Any) -> dict[str, Any]:
+        return AUTH
+
+    def set(self, case: Any, data: dict[str, Any], ctx: Any) -> None:
+        credentials = _credentials(case)
+        if "bearer" in credentials:
+            case.headers = {**(case.headers or {}), "Authorization": f"Bearer {credentials['bearer']}"}
+        elif "sigv4" in credentials:
+            case.headers = {**(case.headers or {}), "Authorization": PLACEHOLDER}
 
 
 @schemathesis.hook
 def before_call(ctx: Any, case: Any, kwargs: dict[str, Any]) -> None:
-    if "sigv4" in AUTH and (case.headers or {}).get("Authorization") == PLACEHOLDER:
-        kwargs["auth"] = _SignedBySigV4(AUTH["sigv4"])
+    credentials = _credentials(case)
+    if "sigv4" in credentials and (case.headers or {}).get("Authorization") == PLACEHOLDER:
+        kwargs["auth"] = _SignedBySigV4(credentials["sigv4"])
