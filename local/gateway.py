@@ -153,6 +153,7 @@ class MemoryRequestHandler(ChaliceRequestHandler):
         self.local_gateway = MemoryGateway(app_object, config, principals, dev)
         BaseHTTPRequestHandler.__init__(self, request, client_address, server)
 
+    request_version: str  # http.server's, set while it parses the request line
     timeout = 30  # seconds a connection may sit half-sent (a Content-Length longer than the body) before it is closed
 
     def _generic_handle(self) -> None:
