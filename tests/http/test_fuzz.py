@@ -88,6 +88,7 @@ def test_schemathesis_runs_clean_on_every_route_family(live: Any, fuzz_user: dic
     expected = sum(len(_operations_by_family()[family]) for family in FAMILIES)
     generated, passed = map(int, tally.groups())
     assert int(operations[1]) == expected and generated == passed >= 20 * expected, output[-2000:]
+    print(f"schemathesis: {expected} operations, {generated} cases", *re.findall(r"Missing test data.*", output))
 
 
 # Inputs schemathesis does not produce (it draws ASCII digits, valid Unicode and shallow JSON), aimed
