@@ -116,6 +116,7 @@ class MemoryState:
     active: int = 0
     waiting: int = 0
     version: int = 0  # bumped by every write that changes what GET /v1/memory or /v1/inbox shows
+    switched_at: str = ""  # when the switch last changed (the state item's updated_at; only the switch sets it)
 
 
 @dataclass(frozen=True)

@@ -42,6 +42,7 @@ def _state_from_item(item: dict[str, Any] | None) -> MemoryState:
         active=int(item.get("active", 0)),
         waiting=int(item.get("waiting", 0)),
         version=int(item.get(VERSION, 0)),
+        switched_at=str(item.get("updated_at", "")),
     )
 
 
