@@ -101,3 +101,37 @@ def test_just_now_becomes_minutes_ago_without_a_reload(clocked: Page, live: Any,
     expect(source).to_have_text("From memory-agent, in a conversation, just now")
     page.clock.fast_forward("03:00")  # three minutes later, nothing new: the poll is a 304
     expect(source).to_have_text("From memory-agent, in a conversation, 3 minutes ago")
+
+
+@pytest.mark.parametrize(
+    ("advice", "most"),
+    [
+        ({"every_seconds": 0, "for_seconds": 10**9, "then_every_seconds": 0}, 12),  # never faster than every 5 s
+        ({"every_seconds": "soon", "for_seconds": None, "then_every_seconds": -1}, 1),  # nonsense: once a minute
+        (None, 1),  # an older server without advice: once a minute
+    ],
+    ids=["zero", "nonsense", "absent"],
+)
+def test_advice_that_makes_no_sense_never_makes_the_page_ask_more_often(
+    clocked: Page, live: Any, advice: Any, most: int
+) -> None:
+    page = clocked
+
+    def altered(route: Any) -> None:
+        response = route.fetch()
+        if response.status != 200:
+            return route.fulfill(response=response)
+        body = response.json()
+        if advice is None:
+            body.pop("poll", None)
+        else:
+            body["poll"] = advice
+        route.fulfill(response=response, json=body)
+
+    page.route("**/v1/memory", altered)
+    polls = Polls(page)
+    sign_in(page, new_user("poll-odd"))
+    _pause(page)
+    polls.settle()
+    asked = polls.over(60)
+    assert asked <= most, asked
