@@ -6,19 +6,9 @@ from typing import Any
 
 from playwright.sync_api import Page, expect
 
-from tests.browser.browser_support import add_entry, memory, new_user, settled, sign_in, switch_on
+from tests.browser.browser_support import add_entry, memory, new_user, set_hidden, settled, sign_in, switch_on
 
 ENTRIES = "[data-testid=entry]"
-
-
-def _hide(page: Page, hidden: bool) -> None:
-    page.evaluate(
-        """(hidden) => {
-        Object.defineProperty(document, 'visibilityState', {configurable: true, get: () => hidden ? 'hidden' : 'visible'});
-        document.dispatchEvent(new Event('visibilitychange'));
-    }""",
-        hidden,
-    )
 
 
 def test_forget_everything_inside_an_undo_window_counts_what_is_left_and_ends_the_undo(page: Page, live: Any) -> None:
@@ -52,8 +42,8 @@ def test_an_entry_forgotten_elsewhere_withdraws_its_undo(page: Page, live: Any) 
     expect(page.locator("#undo-bar")).to_be_visible()
     status, _, _ = live.request("DELETE", "/v1/memory", token=token)  # another tab forgets everything
     assert status == 200
-    _hide(page, True)
-    _hide(page, False)  # shown again: the page asks at once, and learns the entry is gone
+    set_hidden(page, True)
+    set_hidden(page, False)  # shown again: the page asks at once, and learns the entry is gone
     expect(page.locator("#undo-bar")).to_be_hidden(timeout=2_500)  # at once, well before the 5 s window ends
     expect(page.locator("#status")).not_to_have_text("Restored: nothing was forgotten.")
     expect(page.locator(ENTRIES)).to_have_count(0)
