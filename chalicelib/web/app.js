@@ -56,7 +56,7 @@
 
 import { renderAddForm, wireAddForm } from "./add-form.js";
 import { api } from "./api.js";
-import { closeForgetAll, confirmForgetAll, exportAll, openForgetAll } from "./dialogs.js";
+import { closeForgetAll, confirmForgetAll, exportAll, openForgetAll, wireDialogs } from "./dialogs.js";
 import { $, keepingFocus } from "./dom.js";
 import { renderEntries, wireEntries } from "./entries-view.js";
 import { wireFilter } from "./filter.js";
@@ -141,6 +141,7 @@ function wire() {
   wireProposals();
   wireTabs();
   wireJournal();
+  wireDialogs();
   $("forget-all").addEventListener("click", () => { clearStatus(); openForgetAll(); });
   $("forget-all-cancel").addEventListener("click", closeForgetAll);
   $("forget-all-confirm").addEventListener("click", confirmForgetAll);

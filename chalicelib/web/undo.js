@@ -15,6 +15,8 @@ function closeWindow() {
   state.pendingForget = null;
   const hadFocus = $("undo-bar").contains(document.activeElement);
   $("undo-bar").hidden = true;
+  $("undo-text").textContent = ""; // it quotes the entry: nothing of it stays in the page once the bar goes
+  $("undo").removeAttribute("aria-label");
   if (hadFocus) focusNode($("entries-heading"));
   return pending;
 }

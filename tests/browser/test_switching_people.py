@@ -8,7 +8,7 @@ from typing import Any
 
 from playwright.sync_api import Page, Route, expect
 
-from tests.browser.browser_support import add_entry, new_user, sign_in, switch_on
+from tests.browser.browser_support import add_entry, memory, new_user, sign_in, switch_on
 
 # Sampled on every DOM mutation (before the browser can paint it) and on every animation frame (which
 # also sees property changes such as a checkbox's `checked`, which mutations do not report).
@@ -37,13 +37,15 @@ RECORDER = """(secrets) => {
 }"""
 
 
-def test_the_next_person_never_sees_a_frame_of_the_previous_persons_memory(page: Page) -> None:
+def test_the_next_person_never_sees_a_frame_of_the_previous_persons_memory(page: Page, live: Any) -> None:
     frank, grace = new_user("frank"), new_user("grace")
-    notes = [f"frank-note-{n}-{uuid.uuid4().hex[:8]}" for n in (1, 2)]
-    sign_in(page, frank)
+    notes = [f"frank-note-{n}-{uuid.uuid4().hex[:8]}" for n in (1, 2, 3)]
+    token = sign_in(page, frank)
     switch_on(page)
     for note in notes:
         add_entry(page, note)
+    page.get_by_role("button", name=f"Forget “{notes[2]}”").click()  # still in its undo window at sign-out
+    expect(page.locator("#undo-text")).to_contain_text(notes[2])
     page.locator("#add-text").fill("frank was typing this")  # a half-typed note is frank's too
     expect(page.locator("#count-entries")).to_have_text("2 / 200 entries")
 
@@ -66,6 +68,7 @@ def test_the_next_person_never_sees_a_frame_of_the_previous_persons_memory(page:
     expect(page.locator("#count-entries")).to_have_text("0 / 200 entries")
     expect(page.locator("#entries-empty-off")).to_be_visible()
     frames: list[dict[str, Any]] = page.evaluate("() => window.__frames.slice(window.__cut)")
+    assert sorted(i["text"] for i in memory(live, token)["items"]) == sorted(notes[:2])  # the pending forget went out
 
     # From the first thing drawn after "Sign out", nothing of frank's is anywhere in the document.
     assert frames and not frames[0]["signedIn"], frames[:1]
