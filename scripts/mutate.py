@@ -64,6 +64,7 @@ class Mutation:
 AGENTS, TENANCY, OPERATORS = "tests/routes/test_agents.py", "tests/routes/test_tenancy.py", "tests/routes/test_operators.py"
 GAPS = "tests/routes/test_mutation_gaps.py"
 ENCRYPTION, SEALING = "tests/routes/test_encryption.py", "tests/unit/test_sealing.py"
+TAMPERING, EVENTS = "tests/routes/test_stored_tampering.py", "tests/routes/test_event_integrity.py"
 FAULTS, FAULTS_STREAM = "tests/faults/test_faults.py", "tests/faults/test_faults_stream.py"
 FAULTS_OPERATORS, AIMED = "tests/faults/test_faults_operators.py", "tests/routes/test_rules_aimed.py"
 SDK_TESTS = ("tests/sdk/test_sdk_memory.py", "tests/sdk/test_sdk_http.py")
@@ -373,7 +374,7 @@ MUTATIONS: tuple[Mutation, ...] = (
         "edit_keeps_the_etag",
         "PATCH changes an entry without moving the view version: a polling page keeps getting 304",
         ("tests/routes/test_freshness.py",),
-        (Edit("chalicelib/storage/entries.py", '[{"Update": request}, self.bump_version(user_id)]', '[{"Update": request}]'),),
+        (Edit("chalicelib/storage/entries.py", "                self.bump_version(user_id),\n            ]\n            guarded =", "            ]\n            guarded ="),),
     ),
     Mutation(
         "corrections_skip_the_text_rules",
@@ -413,15 +414,58 @@ MUTATIONS: tuple[Mutation, ...] = (
         "the plaintext is stored beside its sealed copy (reads still work; tables, backups and stream hold text)",
         (ENCRYPTION,),
         (Edit("chalicelib/storage/text.py",
-              "        return {TEXT_ATTRIBUTE: seal(key_id, key, text, associated_data(self.table, user_id, item))}\n",
-              '        return {TEXT_ATTRIBUTE: seal(key_id, key, text, associated_data(self.table, user_id, item)), "text": text}\n'),),
+              "        return {TEXT_ATTRIBUTE: seal(key_id, data_key, text, associated_data(self.table, user_id, key, provenance))}\n",
+              '        return {TEXT_ATTRIBUTE: seal(key_id, data_key, text, associated_data(self.table, user_id, key, provenance)), "text": text}\n'),),
     ),
     Mutation(
         "aad_without_user_id",
         "the associated data leaves out the user: a ciphertext opens for another user under the same key",
         (SEALING,),
-        (Edit("chalicelib/crypto/sealing.py", "    return json.dumps([AAD_VERSION, table, user_id, *item], separators=(\",\", \":\")).encode()\n",
-              "    return json.dumps([AAD_VERSION, table, *item], separators=(\",\", \":\")).encode()\n"),),
+        (Edit("chalicelib/crypto/sealing.py", '"table": table, "user": user_id, "key"', '"table": table, "key"'),),
+    ),
+    Mutation(
+        "edit_trusts_a_destroyed_key",
+        "a PATCH racing a forget-all stores text sealed under the destroyed key: a 200 for text nothing opens",
+        (ENCRYPTION,),
+        (Edit("chalicelib/crypto/keyring.py", ' or update.get("ExpressionAttributeValues", {}).get(f":{TEXT_ATTRIBUTE}")', ""),),
+    ),
+    Mutation(
+        "aad_without_provenance",
+        "the associated data binds where a text is stored but not its provenance: a taint cleared in storage is believed",
+        (TAMPERING,),
+        (Edit("chalicelib/crypto/sealing.py", '"key": dict(key), "provenance": dict(provenance)}', '"key": dict(key)}'),),
+    ),
+    Mutation(
+        "aad_binds_the_id_not_the_key",
+        "the associated data leaves out the item's key: a copy under a new sort key opens (listed twice)",
+        (TAMPERING,),
+        (Edit("chalicelib/storage/entry_items.py", '    return {"user_id": user_id, "sk": sort_key}\n',
+              '    return {"user_id": user_id}\n'),),
+    ),
+    Mutation(
+        "damaged_items_raise",
+        "an item with a missing or mistyped attribute raises instead of being absent: one half-written item is a 500",
+        (TAMPERING,),
+        (Edit("chalicelib/storage/entry_items.py", "    except (KeyError, TypeError, ValueError) as exc:\n        raise unreadable(seal.table, \"attributes\") from exc\n",
+              "    except ZeroDivisionError as exc:\n        raise unreadable(seal.table, \"attributes\") from exc\n"),),
+    ),
+    Mutation(
+        "broken_key_row_is_a_500",
+        "KMS refusing to unwrap a garbage or foreign key row escapes as a botocore error: a 500, not a 503 refusal",
+        (TAMPERING,),
+        (Edit("chalicelib/crypto/keyring.py", "        except ClientError as exc:  # KMS said no", "        except ZeroDivisionError as exc:  # KMS said no"),),
+    ),
+    Mutation(
+        "event_kind_stored_as_typed",
+        "a worker's kind is stored as typed: a token or control characters stay in the events table and its stream",
+        (EVENTS,),
+        (Edit("chalicelib/storage/events.py", '            "kind": known_kind(event.kind),  # None', '            "kind": event.kind,  # None'),),
+    ),
+    Mutation(
+        "proposal_id_derived_from_the_event",
+        "a proposal's id is derived from its session and event ids: after TTL the same ids propose an entry's id again",
+        (EVENTS,),
+        (Edit("chalicelib/services/consumer.py", "        id=new_id(),  # never derived", "        id=(refusal_row_id(event) * 3)[:32],  # never derived"),),
     ),
     Mutation(
         "forget_all_keeps_the_key",

@@ -5,6 +5,10 @@ Sealing always reads the user's key row (one consistent GetItem, no KMS call whe
 request or container is never used for new text. Opening trusts the cache for a key it
 has seen (at most `cache.MAX_AGE_SECONDS`), and otherwise asks the keys table which key is current.
 Key creation and destruction are journaled in the same transaction as the key row itself.
+
+A key row that cannot be used (attributes missing or altered, a wrapped key KMS refuses to unwrap for
+this user, as when another user's row is copied over it) is `KeyUnusable`: a 503 refusal that changes
+nothing, logged with KMS's error code only. Forget-all still works: destroying a key never unwraps it.
 """
 from __future__ import annotations
 
@@ -17,16 +21,33 @@ from chalicelib.clock import instant
 from chalicelib.crypto.cache import KeyCache
 from chalicelib.crypto.kms import Kms
 from chalicelib.crypto.sealing import KEY_ID_BYTES, key_id_of
+from chalicelib.errors import Unavailable
+from chalicelib.logs import get_logger
 from chalicelib.storage.dynamo import TransactionCancelled, transact
 from chalicelib.storage.journal import JournalRepository
-from chalicelib.storage.keys import KeysRepository, StoredKey
+from chalicelib.storage.keys import KeyRowUnreadable, KeysRepository, StoredKey
 from chalicelib.storage.text import TEXT_ATTRIBUTE
 
 KEY_CREATED, KEY_DESTROYED = "keep.memory.key_created", "keep.memory.key_destroyed"
+DATA_KEY_BYTES = 32  # AES-256
+
+logger = get_logger("personal_memory.keys")
 
 
 class KeyUnavailable(RuntimeError):
     """Two first writes and a destruction raced past every retry: the caller may try again."""
+
+
+class KeyUnusable(Unavailable):
+    """The user's key row is there but cannot be used: refused as `unavailable` (503), nothing changes.
+
+    Not a 500 (nothing in the request was wrong) and not "absent" (the user's memory is not gone: an
+    operator can repair the row from the journal's evidence, or the user can forget everything, which
+    needs no unwrap). Retry-After is long: this does not pass in seconds, as throttling does.
+    """
+
+    default_message = "Your memory's key cannot be used right now: nothing was changed. Try again later."
+    retry_after_seconds = 300
 
 
 class Keyring:
@@ -49,7 +70,7 @@ class Keyring:
     def sealing_key(self, user_id: str) -> tuple[bytes, bytes]:
         """(key id, key) to seal new text with: the user's current key, created now if they have none."""
         for _ in range(3):
-            stored = self.keys.get(user_id)
+            stored = self._stored(user_id)
             if stored is not None:
                 return stored.key_id, self._unwrapped(stored)
             created = self._create(user_id)
@@ -62,14 +83,14 @@ class Keyring:
         cached = self.cache.get(user_id, key_id)
         if cached is not None:
             return cached
-        stored = self.keys.get(user_id)
+        stored = self._stored(user_id)
         if stored is None or stored.key_id != key_id:
             return None
         return self._unwrapped(stored)
 
     def current_key_id(self, user_id: str) -> bytes | None:
         """The id of the user's key as the keys table has it now (consistent, no KMS call); None if they have none."""
-        stored = self.keys.get(user_id)
+        stored = self._stored(user_id)
         return stored.key_id if stored is not None else None
 
     def guard(self, actions: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -81,9 +102,12 @@ class Keyring:
         """
         checks: dict[tuple[str, bytes], dict[str, Any]] = {}
         for action in actions:
-            item = action.get("Put", {}).get("Item", {})
-            if TEXT_ATTRIBUTE in item:
-                user_id, key_id = item["user_id"]["S"], key_id_of(bytes(item[TEXT_ATTRIBUTE]["B"]))
+            put, update = action.get("Put", {}), action.get("Update", {})
+            # A Put's item, or an Update that sets `sealed_text = :sealed_text` (an edit sealing again).
+            user = put.get("Item", {}).get("user_id") or update.get("Key", {}).get("user_id")
+            sealed = put.get("Item", {}).get(TEXT_ATTRIBUTE) or update.get("ExpressionAttributeValues", {}).get(f":{TEXT_ATTRIBUTE}")
+            if user and sealed:
+                user_id, key_id = user["S"], key_id_of(bytes(sealed["B"]))
                 checks[(user_id, key_id)] = self.keys.is_current(user_id, key_id)
         return [*actions, *checks.values()]
 
@@ -105,11 +129,28 @@ class Keyring:
             self.cache.drop(user_id)  # also what a sealing racing this call may have put back
         return True
 
+    def _stored(self, user_id: str) -> StoredKey | None:
+        try:
+            return self.keys.get(user_id)
+        except KeyRowUnreadable as exc:
+            logger.error("key row unusable", extra={"outcome": "key_unusable", "reason": "attributes"})
+            raise KeyUnusable() from exc
+
     def _unwrapped(self, stored: StoredKey) -> bytes:
         cached = self.cache.get(stored.user_id, stored.key_id)
         if cached is not None:
             return cached
-        key = self.kms.unwrap(stored.user_id, stored.wrapped)
+        from botocore.exceptions import ClientError
+
+        try:
+            key = self.kms.unwrap(stored.user_id, stored.wrapped)
+        except ClientError as exc:  # KMS said no (not "busy": that is already Unavailable): a garbage or foreign row
+            code = str(exc.response.get("Error", {}).get("Code", "unknown"))
+            logger.error("key row unusable", extra={"outcome": "key_unusable", "reason": code})
+            raise KeyUnusable() from exc
+        if len(key) != DATA_KEY_BYTES:
+            logger.error("key row unusable", extra={"outcome": "key_unusable", "reason": "key_length"})
+            raise KeyUnusable()
         self.cache.put(stored.user_id, stored.key_id, key)
         return key
 

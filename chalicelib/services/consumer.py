@@ -1,8 +1,10 @@
 """The stream consumer: each new `memory.propose` event becomes a waiting proposal or a refusal with a reason.
 
-One record at a time, idempotent by the worker's event id: the proposal's id is derived from the
-event, and every outcome is written together with the event's own pending → handled step, under the
-condition that it is still pending. A replayed or retried record finds it handled and does nothing.
+One record at a time, idempotent by the worker's event id: every outcome is written together with
+the event's own pending → handled step, under the condition that it is still pending. A replayed or
+retried record finds it handled (or gone) and does nothing. That condition, not the proposal's id, is
+what makes delivery idempotent, so a proposal gets a fresh random id like any entry: ids are unique for
+ever, also when the same session and event id propose again after TTL removed the first event.
 """
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ from chalicelib.bootstrap import Stores
 from chalicelib.clock import Instant, instant
 from chalicelib.logs import get_logger
 from chalicelib.metrics import count
-from chalicelib.models import KINDS, MAX_WAITING_PROPOSALS, Entry, Source
+from chalicelib.models import KINDS, MAX_WAITING_PROPOSALS, Entry, Source, new_id
 from chalicelib.services.orphans import recount_waiting
 from chalicelib.storage.dynamo import TransactionCancelled, transact
 from chalicelib.storage.events import PENDING, AgentEvent
@@ -101,10 +103,10 @@ def propose(stores: Stores, event: AgentEvent) -> str:
     if event.unreadable:  # sealed text that does not open for this user and event: never retried
         return _refuse(stores, event, "unreadable", user_id, now, session.agent)
     reason = refusal_reason(event.text or "") or (None if event.kind in KINDS else "invalid_kind")
-    if reason:
-        return _refuse(stores, event, reason, user_id, now, session.agent)
+    if reason or event.kind is None:
+        return _refuse(stores, event, reason or "invalid_kind", user_id, now, session.agent)
     proposal = Entry(
-        id=proposal_id(event),
+        id=new_id(),  # never derived from the event: see the module's docstring
         user_id=user_id,
         text=(event.text or "").strip(),
         kind=event.kind,
@@ -149,9 +151,9 @@ def propose(stores: Stores, event: AgentEvent) -> str:
     raise RuntimeError("the user's key changed during every attempt")  # the record fails and is retried
 
 
-def proposal_id(event: AgentEvent) -> str:
-    """Derived from the worker's event id, so no delivery can create a second proposal for it."""
-    return hashlib.sha256(f"{event.session_id}\x00{event.event_id}".encode()).hexdigest()[:32]
+def refusal_row_id(event: AgentEvent) -> str:
+    """The refusal's journal row, named after the event (its sort key also holds the time of the refusal)."""
+    return hashlib.sha256(f"{event.session_id}\x00{event.event_id}".encode()).hexdigest()[:12]
 
 
 def _refuse(
@@ -169,7 +171,7 @@ def _refuse(
                 "keep.memory.proposal_refused",
                 now.iso,
                 {"reason": reason, "session_id": event.session_id, **({"agent": agent} if agent else {})},
-                row_id=proposal_id(event)[:12],
+                row_id=refusal_row_id(event),
             )
         )
     try:

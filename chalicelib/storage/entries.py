@@ -17,12 +17,19 @@ from typing import Any
 from chalicelib.errors import Unavailable
 from chalicelib.models import MAX_ACTIVE_ENTRIES, MAX_WAITING_PROPOSALS, Entry, MemoryState
 from chalicelib.storage import dynamo
-from chalicelib.storage.entry_items import EXPIRY_ATTRIBUTE, StoredRef, from_item, ref_from_item, to_item
-from chalicelib.storage.text import TextSeal, UnreadableText
+from chalicelib.storage.entry_items import (
+    ENTRY_PREFIX,
+    EXPIRY_ATTRIBUTE,
+    StoredRef,
+    from_item,
+    ref_from_item,
+    sealed,
+    to_item,
+)
+from chalicelib.storage.text import TEXT_ATTRIBUTE, TextSeal, UnreadableText, sealing_key_id
 
 STATE_KEY = "#state"
 _EDIT_ROUNDS = 4  # read, then write if unchanged: concurrent edits of one entry take turns
-ENTRY_PREFIX = "e#"
 
 # An entry is live while it has no expiry or its expiry is still ahead: TTL deletion lags by up to
 # days, so every read and conditional write checks the instant itself instead of trusting TTL.
@@ -67,9 +74,9 @@ class EntriesRepository:
                 state = item
             else:
                 try:
-                    entries.append(from_item(item, self.seal))
+                    entries.append(from_item(item, self.seal, ENTRY_PREFIX))
                 except UnreadableText:
-                    continue  # not openable here (moved, or its key destroyed): absent, like any missing id
+                    continue  # not openable here (moved, altered, or its key destroyed): absent, like any missing id
         return _state_from_item(state), entries
 
     def stored(self, user_id: str, *, consistent: bool = False) -> tuple[MemoryState, list[StoredRef]]:
@@ -79,8 +86,8 @@ class EntriesRepository:
         for item in dynamo.query_partition(self._client, self.table, "user_id", user_id, consistent=consistent):
             if item["sk"] == STATE_KEY:
                 state = item
-            else:
-                refs.append(ref_from_item(item))
+            elif (ref := ref_from_item(item, ENTRY_PREFIX)) is not None:
+                refs.append(ref)
         return _state_from_item(state), refs
 
     def correct_active(self, user_id: str, active: int, seen: MemoryState) -> bool:
@@ -143,60 +150,25 @@ class EntriesRepository:
         expires_at: int | None = None,
         remove_expiry: bool = False,
     ) -> Entry | None:
-        """Change a live entry and bump the view version in one transaction; None when it is missing or expired."""
-        sets = ["updated_at = :t"]
-        names: dict[str, str] = {}
-        vals: dict[str, Any] = {"t": now_iso, "now": now_epoch}
-        if text is not None:
-            for position, (attr, value) in enumerate(self.seal.seal_text(user_id, [entry_id], text).items()):
-                names[f"#x{position}"] = attr
-                vals[f"x{position}"] = value
-                sets.append(f"#x{position} = :x{position}")
-        if kind is not None:
-            names["#kind"] = "kind"
-            sets.append("#kind = :k")
-            vals["k"] = kind
-        if text is not None or kind is not None:
-            sets.append("edited = :ed")  # the user changed what was said: the page shows it
-            vals["ed"] = True
-        if pinned is not None:
-            sets.append("pinned = :p")
-            vals["p"] = pinned
-        if expires_at is not None:
-            sets.append(f"{EXPIRY_ATTRIBUTE} = :exp")
-            vals["exp"] = expires_at
-        expression = "SET " + ", ".join(sets)
-        if remove_expiry:
-            expression += f" REMOVE {EXPIRY_ATTRIBUTE}"
-        request: dict[str, Any] = {
-            "TableName": self.table,
-            "Key": self._key(user_id, ENTRY_PREFIX + entry_id),
-            "UpdateExpression": expression,
-            "ConditionExpression": f"attribute_exists(sk) AND {_LIVE}",
-            "ExpressionAttributeValues": dynamo.values(**vals),
-        }
-        # Read first, then write on the condition that nothing changed since (`updated_at` as read), and
-        # answer with what was read plus these changes: the transaction is the last call, so a 503 after
-        # AWS kept refusing always means the edit did not happen (a read after it could fail on its own).
-        request["ConditionExpression"] += " AND updated_at = :seen"
-        if names:
-            request["ExpressionAttributeNames"] = names
+        """Change a live entry and bump the view version in one transaction; None when it is missing, expired or unreadable.
+
+        Read first, then write on the condition that nothing changed since (`updated_at` as read), and
+        answer with what was read plus these changes: the transaction is the last call, so a 503 after
+        AWS kept refusing always means the edit did not happen (a read after it could fail on its own).
+        A new text or kind seals the text again (the kind is bound to it), under the key that opened it,
+        with a check in the same transaction that this key is still the user's.
+        """
+        key = self._key(user_id, ENTRY_PREFIX + entry_id)
         for _ in range(_EDIT_ROUNDS):
-            raw = self._client.get_item(TableName=self.table, Key=request["Key"], ConsistentRead=True).get("Item")
+            raw = self._client.get_item(TableName=self.table, Key=key, ConsistentRead=True).get("Item")
+            stored = dynamo.load(raw) if raw else None
             try:
-                current = from_item(dynamo.load(raw), self.seal) if raw else None
+                current = from_item(stored, self.seal, ENTRY_PREFIX) if stored else None
             except UnreadableText:
-                return None  # not openable here (moved, or its key destroyed): a 404, and nothing changes
-            if current is None or current.is_expired(now_epoch):
+                return None  # not openable here (moved, altered, or its key destroyed): a 404, and nothing changes
+            if stored is None or current is None or current.is_expired(now_epoch):
                 return None
-            request["ExpressionAttributeValues"] = dynamo.values(**vals, seen=current.updated_at)
-            try:
-                dynamo.transact(self._client, [{"Update": request}, self.bump_version(user_id)])
-            except dynamo.TransactionCancelled as exc:
-                if exc.failed(0):
-                    continue  # gone, expired or changed meanwhile: read again
-                raise
-            return replace(
+            changed = replace(
                 current,
                 text=text if text is not None else current.text,
                 kind=kind if kind is not None else current.kind,
@@ -205,7 +177,51 @@ class EntriesRepository:
                 updated_at=now_iso,
                 edited=current.edited or text is not None or kind is not None,
             )
+            resealed = text is not None or kind is not None
+            actions = [
+                {"Update": self._edit(key, changed, stored if resealed else None, seen=current.updated_at, now_epoch=now_epoch,
+                                      remove_expiry=remove_expiry)},
+                self.bump_version(user_id),
+            ]
+            guarded = self.seal.keyring.guard(actions)
+            try:
+                dynamo.transact(self._client, guarded)
+            except dynamo.TransactionCancelled as exc:
+                if exc.failed(0) or any(exc.failed(i) for i in range(len(actions), len(guarded))):
+                    continue  # gone, expired, changed or its key destroyed meanwhile: read again
+                raise
+            return changed
         raise Unavailable("The entry kept changing while this edit was saved: try again.")
+
+    def _edit(
+        self, key: dict[str, Any], changed: Entry, reseal: dict[str, Any] | None, *, seen: str, now_epoch: int, remove_expiry: bool
+    ) -> dict[str, Any]:
+        """The Update that stores `changed` over the entry read with `updated_at == seen`; with `reseal` (that
+        item as read), its text is sealed again, for its kind as changed, under the key that sealed it."""
+        sets = ["updated_at = :t", "pinned = :p", "#kind = :k"]
+        vals: dict[str, Any] = {"t": changed.updated_at, "p": changed.pinned, "k": changed.kind, "now": now_epoch, "seen": seen}
+        if changed.edited:
+            sets.append("edited = :ed")  # the user changed what was said: the page shows it
+            vals["ed"] = True
+        if reseal is not None:
+            attributes = sealed(changed, str(reseal["sk"]), self.seal, under=sealing_key_id(reseal))
+            sets.append(f"{TEXT_ATTRIBUTE} = :{TEXT_ATTRIBUTE}")  # Keyring.guard checks the key it names
+            vals[TEXT_ATTRIBUTE] = attributes[TEXT_ATTRIBUTE]
+        if changed.expires_at is not None:
+            sets.append(f"{EXPIRY_ATTRIBUTE} = :exp")
+            vals["exp"] = changed.expires_at
+        expression = "SET " + ", ".join(sets)
+        if remove_expiry:
+            expression += f" REMOVE {EXPIRY_ATTRIBUTE}"
+        return {
+            "TableName": self.table,
+            "Key": key,
+            "UpdateExpression": expression,
+            # Still there, still live, and unchanged since it was read.
+            "ConditionExpression": f"attribute_exists(sk) AND {_LIVE} AND updated_at = :seen",
+            "ExpressionAttributeNames": {"#kind": "kind"},
+            "ExpressionAttributeValues": dynamo.values(**vals),
+        }
 
     # ---- transaction actions (services compose these so a cap and its write move together) ----
 

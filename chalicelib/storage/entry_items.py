@@ -1,22 +1,53 @@
-"""Mapping between Entry dataclasses and the items that store them (entries and proposals share a shape)."""
+"""Mapping between Entry dataclasses and the items that store them (entries and proposals share a shape).
+
+An item is believed only as a whole: its id comes from its sort key, its provenance is bound to its
+sealed text (`provenance`), and an item that is half-written or altered in storage (an attribute
+missing or of the wrong type, a field that no longer matches its seal) is `UnreadableText`: absent.
+"""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from decimal import Decimal
 from typing import Any
 
+from chalicelib.crypto.sealing import Provenance
 from chalicelib.models import Entry, Source
-from chalicelib.storage.text import TextSeal, sealing_key_id
+from chalicelib.storage.text import TextSeal, sealing_key_id, unreadable
 
 # The entries table's TTL attribute: DynamoDB removes an expired entry some time after this instant.
 EXPIRY_ATTRIBUTE = "expires_at"
+ENTRY_PREFIX, PROPOSAL_PREFIX = "e#", "p#"  # sort keys: "e#<id>" in the entries table, "p#<id>" in proposals
 
 
-def to_item(entry: Entry, sort_key: str, seal: TextSeal) -> dict[str, Any]:
+def item_key(user_id: str, sort_key: str) -> dict[str, str]:
+    """The item's whole primary key, as its associated data binds it."""
+    return {"user_id": user_id, "sk": sort_key}
+
+
+def provenance(entry: Entry) -> Provenance:
+    """Where the text came from and what it claims to be: bound to its ciphertext, so storage cannot change it.
+
+    Pinned, expiry, updated_at and edited are the user's own settings (PATCH changes them without
+    touching the text), so they are not bound; the kind is (PATCH of the kind seals the text again).
+    """
+    return {
+        "origin": entry.origin,
+        "agent": entry.agent,
+        "tainted": entry.tainted,
+        "kind": entry.kind,
+        "created_at": entry.created_at,
+        "src_session": entry.source.session_id,
+        "src_thread": entry.source.thread_id,
+        "src_message": entry.source.message_id,
+    }
+
+
+def to_item(entry: Entry, sort_key: str, seal: TextSeal, *, under: bytes | None = None) -> dict[str, Any]:
     item: dict[str, Any] = {
         "user_id": entry.user_id,
         "sk": sort_key,
-        "id": entry.id,
+        "id": entry.id,  # for people reading the table; the id is read from the sort key
         "kind": entry.kind,
         "pinned": entry.pinned,
         "tainted": entry.tainted,
@@ -30,33 +61,82 @@ def to_item(entry: Entry, sort_key: str, seal: TextSeal) -> dict[str, Any]:
         "agent": entry.agent,
         "edited": entry.edited or None,  # stored only when true (None attributes are left out)
     }
-    item.update(seal.seal_text(entry.user_id, [entry.id], entry.text))
+    item.update(sealed(entry, sort_key, seal, under=under))
     return item
 
 
-def from_item(item: Mapping[str, Any], seal: TextSeal) -> Entry:
-    """The entry or proposal stored in `item`; UnreadableText when its text does not open here."""
-    user_id = str(item["user_id"])
-    entry_id = str(item["id"])
+def sealed(entry: Entry, sort_key: str, seal: TextSeal, *, under: bytes | None = None) -> dict[str, Any]:
+    """The sealed-text attribute of `entry` stored at `sort_key`, bound to that key and the entry's provenance."""
+    return seal.seal_text(entry.user_id, item_key(entry.user_id, sort_key), provenance(entry), entry.text, under=under)
+
+
+def from_item(item: Mapping[str, Any], seal: TextSeal, prefix: str) -> Entry:
+    """The entry or proposal stored in `item` (its sort key starts with `prefix`); UnreadableText when it is
+    incomplete or does not open here as itself."""
+    try:
+        entry = _unsealed(item, prefix)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise unreadable(seal.table, "attributes") from exc
+    text = seal.open_text(entry.user_id, item_key(entry.user_id, str(item["sk"])), provenance(entry), item)
+    return replace(entry, text=text)
+
+
+def _unsealed(item: Mapping[str, Any], prefix: str) -> Entry:
+    """Every field but the text, each of the type it is written with (anything else raises)."""
     return Entry(
-        id=entry_id,
-        user_id=user_id,
-        text=seal.open_text(user_id, [entry_id], item),
-        kind=str(item["kind"]),
-        pinned=bool(item.get("pinned", False)),
-        tainted=bool(item.get("tainted", False)),
-        origin=str(item.get("origin", "user")),
+        id=id_of(item, prefix),
+        user_id=_text(item, "user_id"),
+        text="",
+        kind=_text(item, "kind"),
+        pinned=_flag(item, "pinned"),
+        tainted=_flag(item, "tainted"),
+        origin=_text(item, "origin"),
         source=Source(
-            session_id=item.get("src_session"),
-            thread_id=item.get("src_thread"),
-            message_id=item.get("src_message"),
+            session_id=_optional_text(item, "src_session"),
+            thread_id=_optional_text(item, "src_thread"),
+            message_id=_optional_text(item, "src_message"),
         ),
-        created_at=str(item["created_at"]),
-        updated_at=str(item["updated_at"]),
-        expires_at=item.get(EXPIRY_ATTRIBUTE),
-        agent=item.get("agent"),
-        edited=bool(item.get("edited", False)),
+        created_at=_text(item, "created_at"),
+        updated_at=_text(item, "updated_at"),
+        expires_at=_expiry(item),
+        agent=_optional_text(item, "agent"),
+        edited=_flag(item, "edited"),
     )
+
+
+def id_of(item: Mapping[str, Any], prefix: str) -> str:
+    """The id in the item's sort key (`prefix` + id): the key is what the seal binds, not the `id` attribute."""
+    sort_key = _text(item, "sk")
+    if not sort_key.startswith(prefix) or len(sort_key) == len(prefix):
+        raise ValueError("not a sort key of this table")
+    return sort_key[len(prefix) :]
+
+
+def _text(item: Mapping[str, Any], name: str) -> str:
+    value = item[name]
+    if not isinstance(value, str):
+        raise TypeError(name)
+    return value
+
+
+def _optional_text(item: Mapping[str, Any], name: str) -> str | None:
+    return None if item.get(name) is None else _text(item, name)
+
+
+def _flag(item: Mapping[str, Any], name: str) -> bool:
+    value = item.get(name, False)
+    if not isinstance(value, bool):
+        raise TypeError(name)
+    return value
+
+
+def _expiry(item: Mapping[str, Any]) -> int | None:
+    value = item.get(EXPIRY_ATTRIBUTE)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | Decimal):
+        raise TypeError(EXPIRY_ATTRIBUTE)
+    return int(value)
 
 
 @dataclass(frozen=True)
@@ -71,5 +151,15 @@ class StoredRef:
         return self.expires_at is not None and self.expires_at <= now_epoch
 
 
-def ref_from_item(item: Mapping[str, Any]) -> StoredRef:
-    return StoredRef(id=str(item["id"]), expires_at=item.get(EXPIRY_ATTRIBUTE), key_id=sealing_key_id(item))
+def ref_from_item(item: Mapping[str, Any], prefix: str) -> StoredRef | None:
+    """Any item of ours, damaged or not (forget-all and the purges must reach those too; a bad expiry reads as
+    none); None for a sort key this table never writes (a delete by id could not name it)."""
+    try:
+        item_id = id_of(item, prefix)
+    except (TypeError, ValueError):
+        return None
+    try:
+        expires_at = _expiry(item)
+    except TypeError:
+        expires_at = None
+    return StoredRef(id=item_id, expires_at=expires_at, key_id=sealing_key_id(item))

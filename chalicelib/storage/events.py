@@ -3,13 +3,19 @@
 A propose event holds its text, sealed for the session's user, only until the consumer has handled
 it; settling it removes the text in the same write that records the outcome. An event posted to a
 session with no user (or none registered yet) stores no text at all: there is no key to seal it with.
+
+The sealed text is bound to the event's key and to what it claims (type, kind, message, taint at post,
+time, user): an event altered in storage is refused `unreadable`. A `kind` outside the three is never
+stored as typed (issue 21): the event keeps no kind, and the consumer refuses it `invalid_kind`.
 """
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
+from chalicelib.crypto.sealing import Provenance
+from chalicelib.models import KINDS
 from chalicelib.storage import dynamo
 from chalicelib.storage.text import TEXT_ATTRIBUTE, TextSeal, UnreadableText
 
@@ -22,7 +28,7 @@ class AgentEvent:
     session_id: str
     event_id: str
     type: str
-    kind: str
+    kind: str | None  # one of the three, or None: any other kind is never stored (nor shown) as typed
     message_id: str | None
     status: str
     outcome: Mapping[str, Any] | None
@@ -44,31 +50,60 @@ class AgentEvent:
         }
 
 
+def known_kind(kind: object) -> str | None:
+    """The kind if it is one of the three; None for anything else (it is then never stored or shown)."""
+    return kind if isinstance(kind, str) and kind in KINDS else None
+
+
+def event_key(session_id: str, event_id: str) -> dict[str, str]:
+    """The event's whole primary key, as its associated data binds it."""
+    return {"session_id": session_id, "event_id": event_id}
+
+
+def event_provenance(event: AgentEvent) -> Provenance:
+    """What the event claims besides its text; bound to the sealed text, so storage cannot change it."""
+    return {
+        "type": event.type,
+        "kind": event.kind,
+        "message_id": event.message_id,
+        "tainted_at_post": event.tainted_at_post,
+        "created_at": event.created_at,
+    }
+
+
+def _optional_text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
 def event_from_item(item: Mapping[str, Any], seal: TextSeal | None = None) -> AgentEvent:
-    """The event in `item`; its text is opened only when `seal` is given (the consumer's read)."""
-    user_id = item.get("user_id")
-    text, unreadable = None, False
-    if seal is not None and TEXT_ATTRIBUTE in item:
-        try:
-            if not user_id:  # text with no user to open it for was never written by us
-                raise UnreadableText("events")
-            text = seal.open_text(user_id, _item_parts(item), item)
-        except UnreadableText:
-            unreadable = True
-    return AgentEvent(
+    """The event in `item`; its text is opened only when `seal` is given (the consumer's read).
+
+    Attributes of the wrong type read as missing (never a 500): if that changed what the event claims,
+    its sealed text no longer opens, and the consumer refuses it `unreadable`.
+    """
+    user_id = _optional_text(item.get("user_id"))
+    outcome = item.get("outcome")
+    event = AgentEvent(
         session_id=str(item["session_id"]),
         event_id=str(item["event_id"]),
         type=str(item.get("type", "")),
-        kind=str(item.get("kind", "")),
-        message_id=item.get("message_id"),
+        kind=known_kind(item.get("kind")),
+        message_id=_optional_text(item.get("message_id")),
         status=str(item.get("status", PENDING)),
-        outcome=item.get("outcome"),
+        outcome=outcome if isinstance(outcome, Mapping) else None,
         created_at=str(item.get("created_at", "")),
-        tainted_at_post=bool(item.get("tainted_at_post", False)),
+        tainted_at_post=item.get("tainted_at_post") is True,
         user_id=user_id,
-        text=text,
-        unreadable=unreadable,
     )
+    if seal is None or TEXT_ATTRIBUTE not in item:
+        return event
+    try:
+        if not user_id:  # text with no user to open it for was never written by us
+            raise UnreadableText("events")
+        text = seal.open_text(user_id, event_key(event.session_id, event.event_id), event_provenance(event), item)
+    except UnreadableText:
+        return replace(event, unreadable=True)
+    return replace(event, text=text)
 
 
 def _binary_decoded(image: Mapping[str, Any]) -> dict[str, Any]:
@@ -79,10 +114,6 @@ def _binary_decoded(image: Mapping[str, Any]) -> dict[str, Any]:
         name: {"B": base64.b64decode(value["B"])} if isinstance(value, Mapping) and isinstance(value.get("B"), str) else value
         for name, value in image.items()
     }
-
-
-def _item_parts(item: Mapping[str, Any]) -> list[str]:
-    return [str(item["session_id"]), str(item["event_id"])]
 
 
 class EventsRepository:
@@ -113,7 +144,7 @@ class EventsRepository:
             "session_id": event.session_id,
             "event_id": event.event_id,
             "type": event.type,
-            "kind": event.kind,
+            "kind": known_kind(event.kind),  # None (left out) for any other: never stored as typed
             "message_id": event.message_id,
             "status": PENDING,
             "created_at": event.created_at,
@@ -122,7 +153,9 @@ class EventsRepository:
             "ttl": now_epoch + EVENT_TTL_SECONDS,
         }
         if event.user_id:  # an event for no user (yet) keeps no text (issue 12)
-            item.update(self.seal.seal_text(event.user_id, [event.session_id, event.event_id], event.text or ""))
+            stored = replace(event, kind=known_kind(event.kind))
+            key, claims = event_key(event.session_id, event.event_id), event_provenance(stored)
+            item.update(self.seal.seal_text(event.user_id, key, claims, event.text or ""))
         return item
 
     def list(self, session_id: str) -> list[AgentEvent]:

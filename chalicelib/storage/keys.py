@@ -19,8 +19,15 @@ class StoredKey:
     created_at: str
 
 
-def _bytes(value: Any) -> bytes:
-    return bytes(getattr(value, "value", value))
+class KeyRowUnreadable(Exception):
+    """The user's key row lacks its key id or wrapped key, or holds them as something other than bytes."""
+
+
+def _bytes(item: dict[str, Any], name: str) -> bytes:
+    value = getattr(item.get(name), "value", item.get(name))  # boto3's Binary wraps the bytes
+    if not isinstance(value, bytes) or not value:
+        raise KeyRowUnreadable(name)
+    return value
 
 
 class KeysRepository:
@@ -38,8 +45,8 @@ class KeysRepository:
         item = dynamo.load(raw)
         return StoredKey(
             user_id=user_id,
-            key_id=_bytes(item["key_id"]),
-            wrapped=_bytes(item["wrapped"]),
+            key_id=_bytes(item, "key_id"),
+            wrapped=_bytes(item, "wrapped"),
             created_at=str(item.get("created_at", "")),
         )
 

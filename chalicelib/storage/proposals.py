@@ -6,10 +6,8 @@ from typing import Any
 
 from chalicelib.models import Entry
 from chalicelib.storage import dynamo
-from chalicelib.storage.entry_items import StoredRef, from_item, ref_from_item, to_item
+from chalicelib.storage.entry_items import PROPOSAL_PREFIX, StoredRef, from_item, ref_from_item, to_item
 from chalicelib.storage.text import TextSeal, UnreadableText
-
-PROPOSAL_PREFIX = "p#"
 
 
 class ProposalsRepository:
@@ -25,14 +23,15 @@ class ProposalsRepository:
         found = []
         for item in dynamo.query_partition(self._client, self.table, "user_id", user_id):
             try:
-                found.append(from_item(item, self.seal))
+                found.append(from_item(item, self.seal, PROPOSAL_PREFIX))
             except UnreadableText:
-                continue  # not openable here (moved, or its key destroyed): absent, like any missing id
+                continue  # not openable here (moved, altered, or its key destroyed): absent, like any missing id
         return found
 
     def stored(self, user_id: str) -> builtins.list[StoredRef]:  # `list` here is the method above
         """Every waiting proposal's id, without opening any text (no key needed)."""
-        return [ref_from_item(item) for item in dynamo.query_partition(self._client, self.table, "user_id", user_id)]
+        refs = (ref_from_item(item, PROPOSAL_PREFIX) for item in dynamo.query_partition(self._client, self.table, "user_id", user_id))
+        return [ref for ref in refs if ref is not None]
 
     def get(self, user_id: str, proposal_id: str) -> Entry | None:
         raw = self._client.get_item(
@@ -41,7 +40,7 @@ class ProposalsRepository:
         if not raw:
             return None
         try:
-            return from_item(dynamo.load(raw), self.seal)
+            return from_item(dynamo.load(raw), self.seal, PROPOSAL_PREFIX)
         except UnreadableText:
             return None  # a 404 like any missing id
 

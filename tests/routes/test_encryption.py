@@ -295,3 +295,26 @@ def test_a_text_sealed_under_a_key_destroyed_before_it_lands_is_sealed_again(api
     _, view = api.call("GET", "/v1/memory", "alice")
     assert entry["id"] in [i["id"] for i in view["items"]]  # stored, and it opens: sealed under the new key
     assert stores.entries.get_state("alice").active == len(stores.entries.stored("alice")[1])
+
+
+def test_an_edit_sealed_under_a_key_destroyed_before_it_lands_changes_nothing(api: Any, dynamodb: Any, table_names: Any, stores: Any) -> None:
+    """PATCH seals the new text under the key that opened the old one; a forget-all in between must refuse the write."""
+    api.turn_on("alice")
+    entry = api.add("alice", ALICE_NOTE)
+    before = raw_item(dynamodb, table_names.entries, _entry_key("alice", entry["id"]))
+    seal = stores.entries.seal
+    seal_text = seal.seal_text
+    raced: list[bool] = []
+
+    def forget_all_in_between(*args: Any, **kwargs: Any) -> dict[str, Any]:
+        sealed = seal_text(*args, **kwargs)
+        if not raced:
+            raced.append(stores.keyring.destroy("alice"))  # as a concurrent DELETE /v1/memory would
+        return sealed
+
+    seal.seal_text = forget_all_in_between
+    status, body = api.call("PATCH", f"/v1/memory/{entry['id']}", "alice", {"text": "Alice keeps a red notebook"})
+    seal.seal_text = seal_text
+    assert raced == [True]
+    assert status == 404 and body["code"] == "not_found"  # nothing opens any more: never a 200 for text no key opens
+    assert raw_item(dynamodb, table_names.entries, _entry_key("alice", entry["id"])) == before

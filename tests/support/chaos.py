@@ -132,13 +132,12 @@ class Worker:
         self.http.user("GET", path, path, m.user)
 
     def _waiting(self, m: UserModel) -> set[str]:
-        """Ids the proposals of our posted events have (or will have, once handled), minus those decided."""
-        from types import SimpleNamespace
-
-        from chalicelib.services.consumer import proposal_id
-
-        made = {proposal_id(SimpleNamespace(session_id=s, event_id=e)) for s, ids in m.events.items() for e in ids}  # type: ignore[arg-type]
-        return made - m.decided
+        """The user's waiting proposals as their inbox shows them (proposal ids are random, never derived
+        from the event), minus those decided; nothing when the inbox read is refused."""
+        call = self.http.user("GET", "/v1/inbox", "/v1/inbox", m.user)
+        if call.status != 200:
+            return set()
+        return {p["id"] for p in call.body["memory_proposals"]} - m.decided
 
     def _decide(self, m: UserModel, verb: str) -> None:
         waiting = sorted(self._waiting(m))

@@ -8,7 +8,7 @@ from chalicelib.models import Entry, Source, new_id
 from chalicelib.storage.dynamo import transact
 
 
-def add_proposal(stores: Any, user_id: str, text: str, *, tainted: bool = False, kind: str = "note") -> Entry:
+def add_proposal(stores: Any, user_id: str, text: str, *, tainted: bool = False, kind: str = "note", agent: str | None = None) -> Entry:
     now = instant(stores.clock)
     proposal = Entry(
         id=new_id(),
@@ -21,6 +21,7 @@ def add_proposal(stores: Any, user_id: str, text: str, *, tainted: bool = False,
         source=Source(session_id="s-1", thread_id="t-1", message_id="m-1"),
         created_at=now.iso,
         updated_at=now.iso,
+        agent=agent,
     )
     transact(stores.client, [stores.proposals.put_new(proposal), stores.entries.take_waiting_slot(user_id)])
     return proposal

@@ -1,6 +1,7 @@
 """What the embedded DynamoDB holds, read raw (as a backup, a stream reader or an operator with table access would)."""
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 from chalicelib.storage import dynamo
@@ -48,3 +49,16 @@ def plaintext_hits(texts: list[str], *stored: Any) -> list[str]:
 def raw_item(dynamodb: Any, table: str, key: dict[str, Any]) -> dict[str, Any] | None:
     item = dynamodb.get_item(TableName=table, Key=dynamo.dump(key), ConsistentRead=True).get("Item")
     return dict(item) if item else None
+
+
+def strings_in(value: Any) -> Iterator[str]:
+    """Every string anywhere in raw items or stream records, attribute names included (a kind hides in neither)."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for key, inner in value.items():
+            yield str(key)
+            yield from strings_in(inner)
+    elif isinstance(value, list | tuple):
+        for inner in value:
+            yield from strings_in(inner)

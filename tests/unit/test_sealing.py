@@ -1,4 +1,4 @@
-"""The sealing itself, with one key for everyone: the associated data alone binds table, user and item."""
+"""The sealing itself, with one key for everyone: the associated data alone binds table, user, key and provenance."""
 from __future__ import annotations
 
 import os
@@ -25,35 +25,55 @@ def _seal(table: str) -> TextSeal:
     return TextSeal(OneKeyForAll(), table)  # type: ignore[arg-type]
 
 
-def test_sealed_text_opens_only_for_its_table_user_and_item() -> None:
-    stored = _seal("entries").seal_text("alice", ["id-1"], "Alice keeps a blue notebook")
+def _key(item_id: str) -> dict[str, str]:
+    return {"user_id": "alice", "sk": "e#" + item_id}
+
+
+CLAIMS = {"origin": "agent", "tainted": True, "kind": "note", "created_at": "2026-12-02T10:00:00.000000Z", "agent": "helper"}
+
+
+def test_sealed_text_opens_only_for_its_table_user_key_and_provenance() -> None:
+    stored = _seal("entries").seal_text("alice", _key("id-1"), CLAIMS, "Alice keeps a blue notebook")
     assert b"blue" not in stored[TEXT_ATTRIBUTE]
-    assert _seal("entries").open_text("alice", ["id-1"], stored) == "Alice keeps a blue notebook"
-    for table, user, item in (("entries", "bob", ["id-1"]), ("entries", "alice", ["id-2"]), ("proposals", "alice", ["id-1"])):
+    assert _seal("entries").open_text("alice", _key("id-1"), CLAIMS, stored) == "Alice keeps a blue notebook"
+    elsewhere = [
+        ("entries", "bob", _key("id-1"), CLAIMS),
+        ("entries", "alice", _key("id-2"), CLAIMS),
+        ("entries", "alice", {**_key("id-1"), "sk": "p#id-1"}, CLAIMS),
+        ("proposals", "alice", _key("id-1"), CLAIMS),
+        *(("entries", "alice", _key("id-1"), {**CLAIMS, name: value})
+          for name, value in (("tainted", False), ("origin", "user"), ("kind", "fact"), ("agent", None),
+                              ("agent", "other"), ("created_at", "2026-12-02T10:00:00.000001Z"), ("src_session", "s-2"))),
+        ("entries", "alice", _key("id-1"), {k: v for k, v in CLAIMS.items() if k != "tainted"}),
+    ]
+    for table, user, key, claims in elsewhere:
         with pytest.raises(UnreadableText):
-            _seal(table).open_text(user, item, stored)
+            _seal(table).open_text(user, key, claims, stored)
 
 
 def test_ids_cannot_be_shifted_between_parts_of_the_associated_data() -> None:
-    stored = _seal("events").seal_text("alice", ["s", "1e"], "a note")
-    with pytest.raises(UnreadableText):
-        _seal("events").open_text("alice", ["s1", "e"], stored)
+    stored = _seal("events").seal_text("alice", {"session_id": "s", "event_id": "1e"}, {}, "a note")
+    for key, claims in (({"session_id": "s1", "event_id": "e"}, {}), ({"session_id": "s", "event_id": "1e", "x": ""}, {}),
+                        ({"session_id": "s"}, {"event_id": "1e"})):
+        with pytest.raises(UnreadableText):
+            _seal("events").open_text("alice", key, claims, stored)
 
 
 def test_altered_truncated_or_foreign_values_are_unreadable_not_errors() -> None:
-    stored = _seal("entries").seal_text("alice", ["id-1"], "a note")
+    stored = _seal("entries").seal_text("alice", _key("id-1"), CLAIMS, "a note")
     blob = bytearray(stored[TEXT_ATTRIBUTE])
     blob[-1] ^= 1
-    for value in (bytes(blob), bytes(blob[:20]), b"", "plain text", None):
+    legacy = bytes([1]) + bytes(stored[TEXT_ATTRIBUTE])[1:]  # the format before issue 21: never opened
+    for value in (bytes(blob), bytes(blob[:20]), b"", "plain text", None, 7, legacy):
         with pytest.raises(UnreadableText):
-            _seal("entries").open_text("alice", ["id-1"], {TEXT_ATTRIBUTE: value})
+            _seal("entries").open_text("alice", _key("id-1"), CLAIMS, {TEXT_ATTRIBUTE: value})
     with pytest.raises(UnreadableText):
-        _seal("entries").open_text("alice", ["id-1"], {"text": "a note"})  # plaintext is never accepted
+        _seal("entries").open_text("alice", _key("id-1"), CLAIMS, {"text": "a note"})  # plaintext is never accepted
 
 
 def test_two_seals_of_one_text_differ() -> None:
-    first = _seal("entries").seal_text("alice", ["id-1"], "same")[TEXT_ATTRIBUTE]
-    assert first != _seal("entries").seal_text("alice", ["id-1"], "same")[TEXT_ATTRIBUTE]
+    first = _seal("entries").seal_text("alice", _key("id-1"), CLAIMS, "same")[TEXT_ATTRIBUTE]
+    assert first != _seal("entries").seal_text("alice", _key("id-1"), CLAIMS, "same")[TEXT_ATTRIBUTE]
 
 
 def test_the_key_cache_is_bounded_in_users_and_age() -> None:
