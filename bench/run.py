@@ -756,6 +756,9 @@ def run_all(args: argparse.Namespace, emit: Callable[[Figure], None]) -> list[Fi
             add(context_history_ratio(stack, args.entries, args.journal_rows, args.reps))
             add(local_figures(local_stack_bench.cap_path_counts(stack, seed_user)))
             add(local_figures(agents_bench.agent_counts(stack, seed_user, seed_journal, args.journal_rows)))
+            from bench.poll_schedule import poll_figures  # requests per idle tab-hour (issue 21 item 19)
+
+            add(poll_figures(stack, Figure, at_most))
         add(consumer_throughput(args.batch, args.batches, args.reps))
         add(local_figures(local_stack_bench.serialization_cost()))
         add(local_figures(local_stack_bench.memory_figures(args.rss_requests)))

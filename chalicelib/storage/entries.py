@@ -51,6 +51,7 @@ def _state_from_item(item: dict[str, Any] | None, grants: list[AgentGrant] | Non
         waiting=int(item.get("waiting", 0)),
         version=int(item.get(VERSION, 0)),
         agents=tuple(grants or ()),
+        switched_at=str(item.get("updated_at", "")),
     )
 
 
