@@ -54,7 +54,7 @@ class _Direct:
         if answer is None:  # not a URL moto serves in-process: let botocore send it to the server
             return None
         status, headers, body = answer
-        return AWSResponse(original, status, headers, MockRawResponse(body))  # type: ignore[arg-type]
+        return AWSResponse(original, status, headers, MockRawResponse(body))
 
 
 def answers(url: str, base_url: str) -> bool:
