@@ -201,3 +201,35 @@ def test_with_no_baseline_the_catches_are_taken_as_they_are(monkeypatch: pytest.
     _fake_runs(monkeypatch, {"tests/a.py": (1, tool.Summary(failed=1, errors=0, failed_ids=("tests/a.py::t",), last_line=""))})
     outcomes = tool.run_all([tool.Mutation("m", "why", ("tests/a.py",), ())], tmp_path, jobs=1, use_baseline=False, show=False)
     assert outcomes is not None and [o.verdict for o in outcomes] == ["CAUGHT"]
+
+
+def test_every_catcher_hint_names_a_mutation_and_a_test_in_its_files() -> None:
+    by_name = {m.name: m for m in tool.MUTATIONS}
+    for name, nodeid in tool.CATCHERS.items():
+        assert name in by_name, f"CATCHERS names no mutation: {name}"
+        assert nodeid.split("::")[0] in by_name[name].tests, f"{name}: {nodeid} is not in its test files"
+
+
+def test_a_catcher_hint_runs_alone_first_and_the_files_decide_when_it_no_longer_catches(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    pristine = tmp_path / "tree"
+    pristine.mkdir()
+    runs: list[list[str]] = []
+    catching = {"tests/a.py::test_hint"}
+
+    def fake_pytest(root: Path, tests: Any, *, stop_first: bool, deselect: Any = (), bytecode: bool = False) -> tuple[int, str]:
+        runs.append(list(tests))
+        hit = [t for t in tests if t in catching] or (["tests/a.py::test_other"] if list(tests) == ["tests/a.py"] else [])
+        return (1, f"FAILED {hit[0]}\n1 failed") if hit else (0, "1 passed")
+
+    monkeypatch.setattr(tool, "run_pytest", fake_pytest)
+    monkeypatch.setattr(tool, "CATCHERS", {"m": "tests/a.py::test_hint"})
+    mutation = tool.Mutation("m", "why", ("tests/a.py",), ())
+    outcome = tool.run_in_scratch("m", pristine, mutation.tests, mutation, frozenset())
+    assert (outcome.verdict, outcome.summary.failed_ids, runs) == ("CAUGHT", ("tests/a.py::test_hint",), [["tests/a.py::test_hint"]])
+    runs.clear()
+    catching.clear()  # the hint went stale: its files still judge the mutation
+    outcome = tool.run_in_scratch("m", pristine, mutation.tests, mutation, frozenset())
+    assert (outcome.verdict, outcome.summary.failed_ids, runs) == ("CAUGHT", ("tests/a.py::test_other",), [["tests/a.py::test_hint"], ["tests/a.py"]])
+    runs.clear()
+    outcome = tool.run_in_scratch("m", pristine, mutation.tests, mutation, frozenset({"tests/a.py::test_hint"}))
+    assert runs == [["tests/a.py"]]  # a hint that fails unmutated (deselected) is not tried
