@@ -216,7 +216,7 @@ def test_a_catcher_hint_runs_alone_first_and_the_files_decide_when_it_no_longer_
     runs: list[list[str]] = []
     catching = {"tests/a.py::test_hint"}
 
-    def fake_pytest(root: Path, tests: Any, *, stop_first: bool, deselect: Any = (), bytecode: bool = False) -> tuple[int, str]:
+    def fake_pytest(root: Path, tests: Any, *, stop_first: bool, deselect: Any = ()) -> tuple[int, str]:
         runs.append(list(tests))
         hit = [t for t in tests if t in catching] or (["tests/a.py::test_other"] if list(tests) == ["tests/a.py"] else [])
         return (1, f"FAILED {hit[0]}\n1 failed") if hit else (0, "1 passed")
