@@ -449,7 +449,101 @@ MUTATIONS: tuple[Mutation, ...] = (
 # runs its catcher alone first and stops there when it fails; otherwise (no hint, or a hint that no longer
 # catches it) all its test files run, as they always did. Keeps every mutation judged by its files while
 # `make mutate` costs one test each instead of the files up to the first failure.
-CATCHERS: dict[str, str] = {}
+CATCHERS: dict[str, str] = {
+    "user_token_honors_user_id_query":
+        "tests/routes/test_tenancy.py::test_user_id_query_is_ignored_for_user_tokens[GET-/v1/memory?user_id=alice-None]",
+    "drop_manifest_gate":
+        "tests/routes/test_agents.py::test_agent_gets_memory_only_when_asked_with_a_user_who_turned_it_on",
+    "drop_context_freezing": "tests/sdk/test_sdk_memory.py::test_memory_item_fields_cannot_be_assigned",
+    "context_items_become_a_list": "tests/sdk/test_sdk_memory.py::test_agent_context_and_memory_are_frozen",
+    "drop_session_user_gate":
+        "tests/routes/test_agents.py::test_agent_gets_memory_only_when_asked_with_a_user_who_turned_it_on",
+    "session_user_falls_back_to_thread":
+        "tests/routes/test_mutation_gaps.py::test_a_session_without_a_user_gets_nothing_whatever_its_other_ids_name",
+    "drop_memory_on_gate":
+        "tests/routes/test_agents.py::test_agent_gets_memory_only_when_asked_with_a_user_who_turned_it_on",
+    "untainted_proposals": "tests/routes/test_agents.py::test_proposals_from_tainted_sessions_are_marked",
+    "accept_launders_taint":
+        "tests/routes/test_proposals.py::test_accept_makes_an_active_entry_that_keeps_its_provenance",
+    "reregistration_resets_session":
+        "tests/routes/test_mutation_gaps.py::test_re_registering_a_tainted_session_keeps_its_proposals_tainted",
+    "no_credential_check_on_patch":
+        "tests/routes/test_validation.py::test_credentials_are_refused_on_post_and_patch_naming_the_shape",
+    "journal_text_in_context":
+        "tests/routes/test_agents.py::test_agent_gets_memory_only_when_asked_with_a_user_who_turned_it_on",
+    "context_not_journaled":
+        "tests/routes/test_agents.py::test_agent_gets_memory_only_when_asked_with_a_user_who_turned_it_on",
+    "expired_entries_in_context":
+        "tests/routes/test_mutation_gaps.py::test_expired_entries_are_never_given_to_agents",
+    "skip_operator_journal":
+        "tests/routes/test_operators.py::test_operator_reads_a_named_users_memory_and_is_journaled",
+    "operator_routes_check_host_list":
+        "tests/routes/test_operators.py::test_operator_reads_a_named_users_memory_and_is_journaled",
+    "forget_all_keeps_proposals":
+        "tests/routes/test_user_api.py::test_forget_all_removes_entries_and_proposals_keeps_switch_and_journals_counts",
+    "session_cap_six": "tests/routes/test_agents.py::test_sixth_proposal_from_one_session_is_refused",
+    "session_cap_constant_six": "tests/routes/test_agents.py::test_sixth_proposal_from_one_session_is_refused",
+    "export_whole_journal":
+        "tests/routes/test_export_size.py::test_the_largest_users_export_fits_one_lambda_response_and_the_journal_follows_by_cursor",
+    "redrive_deletes_failed_messages":
+        "tests/stream/test_redrive.py::test_a_failing_consumer_leaves_the_message_and_the_events_pending",
+    "local_stream_unfiltered":
+        "tests/stream/test_event_filter.py::test_the_template_filter_keeps_pending_propose_events_only",
+    "authorizer_refusals_uncounted":
+        "tests/routes/test_metrics.py::test_the_entry_cap_and_refused_tokens_are_counted",
+    "taint_read_at_post_time_only":
+        "tests/faults/test_faults_stream.py::test_a_session_marked_untrusted_after_posting_but_before_handling_yields_a_tainted_proposal",
+    "patch_credentials_checked_only_for_text_alone":
+        "tests/routes/test_rules_aimed.py::test_a_patch_changing_text_with_other_fields_still_refuses_a_credential",
+    "forget_keeps_its_slot":
+        "tests/routes/test_rules_aimed.py::test_at_the_cap_forgetting_one_entry_frees_its_slot",
+    "entry_limit_2001_bytes":
+        "tests/routes/test_rules_aimed.py::test_exactly_2000_bytes_is_kept_and_2001_refused[ascii]",
+    "entry_limit_counts_characters":
+        "tests/routes/test_rules_aimed.py::test_exactly_2000_bytes_is_kept_and_2001_refused[two-byte]",
+    "conflicts_not_retried":
+        "tests/faults/test_faults.py::test_a_passing_fault_is_retried_and_the_entry_is_stored_once[TransactionConflict]",
+    "exhausted_retries_are_500":
+        "tests/faults/test_faults.py::test_when_retries_run_out_the_answer_is_503_and_nothing_changed[PUT /v1/memory/settings-ThrottlingException]",
+    "no_retry_after":
+        "tests/faults/test_faults.py::test_when_retries_run_out_the_answer_is_503_and_nothing_changed[PUT /v1/memory/settings-ThrottlingException]",
+    "forget_all_journals_at_the_end":
+        "tests/faults/test_faults.py::test_forget_all_interrupted_midway_says_so_and_a_retry_finishes_it",
+    "forget_all_past_the_key_claims_nothing_changed":
+        "tests/faults/test_faults.py::test_forget_all_interrupted_midway_says_so_and_a_retry_finishes_it",
+    "recount_keeps_orphans":
+        "tests/routes/test_orphans.py::test_at_the_entry_cap_orphans_make_room_and_entries_under_the_new_key_stay",
+    "recount_deletes_whatever_is_sealed":
+        "tests/routes/test_orphans.py::test_at_the_entry_cap_orphans_make_room_and_entries_under_the_new_key_stay",
+    "consumer_refuses_at_a_waiting_cap_of_orphans":
+        "tests/routes/test_orphans.py::test_at_the_waiting_cap_orphaned_proposals_make_room_for_an_agents_proposal",
+    "consumer_fails_the_whole_batch":
+        "tests/faults/test_faults_stream.py::test_throttling_fails_only_the_affected_record_and_the_retry_converges",
+    "operator_reads_before_journaling":
+        "tests/faults/test_faults_operators.py::test_an_operator_access_whose_journal_write_is_refused_does_not_happen[GET-/v1/operator/memory?user_id=alice-ThrottlingException]",
+    "edit_keeps_the_etag":
+        "tests/routes/test_freshness.py::test_every_write_that_changes_the_view_changes_the_tag",
+    "corrections_skip_the_text_rules":
+        "tests/routes/test_corrections.py::test_corrected_text_passes_the_same_rules_and_a_refusal_loses_nothing",
+    "credentials_read_as_typed":
+        "tests/routes/test_credentials_routes.py::test_post_refuses_every_probe_by_shape_and_stores_nothing",
+    "split_tokens_not_rejoined":
+        "tests/routes/test_credentials_routes.py::test_post_refuses_every_probe_by_shape_and_stores_nothing",
+    "ids_may_hold_credentials":
+        "tests/routes/test_credentials_routes.py::test_session_names_holding_a_credential_are_refused_and_nothing_is_registered[thread_id]",
+    "prompt_block_leaves_variation_selectors":
+        "tests/sdk/test_sdk_prompt_hidden.py::test_hidden_and_lookalike_characters_are_escaped_and_decode_back[combining_grapheme_joiner]",
+    "text_stored_unsealed":
+        "tests/routes/test_encryption.py::test_stored_entries_hold_sealed_text_and_no_plaintext",
+    "aad_without_user_id":
+        "tests/unit/test_sealing.py::test_sealed_text_opens_only_for_its_table_user_and_item",
+    "forget_all_keeps_the_key":
+        "tests/routes/test_encryption.py::test_forget_all_destroys_the_key_and_a_backup_of_the_old_items_no_longer_opens",
+    "destroyed_key_keeps_the_tag":
+        "tests/faults/test_faults.py::test_forget_all_refused_right_after_the_key_went_says_nothing_opens_and_deleted_zero",
+    "writes_trust_a_destroyed_key":
+        "tests/routes/test_encryption.py::test_a_text_sealed_under_a_key_destroyed_before_it_lands_is_sealed_again",
+}
 
 
 class MutationRotted(Exception):
