@@ -483,6 +483,8 @@ CATCHERS: dict[str, str] = {
         "tests/routes/test_user_api.py::test_forget_all_removes_entries_and_proposals_keeps_switch_and_journals_counts",
     "session_cap_six": "tests/routes/test_agents.py::test_sixth_proposal_from_one_session_is_refused",
     "session_cap_constant_six": "tests/routes/test_agents.py::test_sixth_proposal_from_one_session_is_refused",
+    "gateway_sibling_variables_allowed":
+        "tests/deploy/test_gateway_rules.py::test_the_template_of_854b17a_is_refused_for_its_sibling_variables_and_its_30_s_function",
     "export_whole_journal":
         "tests/routes/test_export_size.py::test_the_largest_users_export_fits_one_lambda_response_and_the_journal_follows_by_cursor",
     "redrive_deletes_failed_messages":
