@@ -19,9 +19,9 @@ import unicodedata
 from functools import cache
 from importlib import resources
 
-from chalicelib.rejoin import rejoined
+from chalicelib.rejoin import rejoined, rejoined_views
 
-__all__ = ["bad_control", "is_blank", "readable", "rejoined"]
+__all__ = ["bad_control", "is_blank", "readable", "rejoined", "rejoined_views"]
 
 # Default_Ignorable_Code_Point (Unicode DerivedCoreProperties.txt) and general category Cf: Hangul
 # fillers, variation selectors, zero-width and bidi controls, soft hyphen, tags. tests check this

@@ -5,14 +5,17 @@ person sees one token; a pattern sees pieces. Only chains of token characters se
 breaks are looked at, and a break is closed only where a piece looks generated (letters mixed with
 digits, a case change inside, symbols between characters, a run of capitals) or is a token's cut
 end, never between ordinary words, and never where a new line starts a `KEY=` / `name:` of its own.
-Over-joining cannot hide anything: the checks read both this view and the unjoined one.
+A short piece beside a token is ambiguous: a cut end ('…bTf0SCs\nVpa') or a word ('aws key AKIA QW3R…',
+'my key ghp_…'). ``rejoined_views`` gives every reading: joined greedily, without gluing a piece that is not
+token-like onto the token's left, onto its right, or on either side. The checks read each of them and the
+unjoined view, so over-joining cannot hide anything.
 """
 
 from __future__ import annotations
 
 import re
 
-__all__ = ["rejoined"]
+__all__ = ["rejoined", "rejoined_views"]
 
 _T = r"A-Za-z0-9_+/=.:%@?&#!*~^$\-"
 # Chains of token-character fragments joined by single breaks: the only places a join can happen.
@@ -37,6 +40,7 @@ _SEPARATORS = (":", "=")
 _STARTS_LINE = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]{0,40}(?::(?!//)|=(?!=*$))")
 _WORD = re.compile(r"(?=[a-z]*[g-z])[a-z]{4,}[.,;!?]?|[A-Z][a-z]+[.,;!?]?")  # 'when', 'Thanks' (not hex 'fbeda')
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_NAMES_NEXT = re.compile(r"[A-Za-z_]+:")  # 'one:', 'key:' (not '612:', a Telegram bot id)
 _SPELLED_OUT = 8  # 'g h p _ a B 3 ...': this many single characters in a row are one token spelled out
 _LONG = 16  # a generated-looking piece this long carries on into whatever follows a break
 
@@ -57,6 +61,11 @@ def _unworded(f: str) -> bool:
     return not (_WORD.fullmatch(f) or f.lower() in _STOP)
 
 
+def _wordish(f: str, tokenish: bool) -> bool:
+    """A short word rather than a piece of a token ('key', 'bot', 'aws')."""
+    return not tokenish and f.isalpha() and len(f) <= 3
+
+
 def _spelled_out(fragments: list[str], tokenish: list[bool]) -> None:
     singles = 0
     for i, f in enumerate([*fragments, ""]):
@@ -68,20 +77,32 @@ def _spelled_out(fragments: list[str], tokenish: list[bool]) -> None:
         singles = 0
 
 
-def _chunk_groups(fragments: list[str], gaps: list[str], tokenish: list[bool]) -> list[int]:
-    """'AKIA QW3R T5YU 7IOP AS2D': three or more equal-length pieces on one line, most of them
+def _chunk_groups(fragments: list[str], gaps: list[str], tokenish: list[bool], trim: tuple[bool, bool] = (False, False)
+                  ) -> list[int]:
+    """With ``trim`` (left, right), a group neither starts (ends) with a short word nor takes a cut end on that side
+    ('aws key hf_\n…').
+    'AKIA QW3R T5YU 7IOP AS2D': three or more equal-length pieces on one line, most of them
     generated-looking, are one token written in groups (with a shorter cut end on either side);
     each piece's group, or -1."""
     group = [-1] * len(fragments)
     i = 0
     while i < len(fragments):
         j, size = i + 1, len(fragments[i])
-        while j < len(fragments) and len(fragments[j]) == size and not gaps[j - 1].endswith("\n"):
+        # 'one: pass AKIA JCH7…': a word and a colon names what follows; no group runs across it
+        while (j < len(fragments) and len(fragments[j]) == size and not gaps[j - 1].endswith("\n")
+               and not (_NAMES_NEXT.fullmatch(fragments[j - 1]) and not fragments[j].startswith("/")
+                        and not any("//" in f for f in fragments[i:j]))):
             j += 1
         unworded = sum(t or _unworded(f) for t, f in zip(tokenish[i:j], fragments[i:j], strict=True))
         if j - i >= 3 and size >= 3 and any(tokenish[i:j]) and 2 * unworded >= j - i:
             lo = i - 1 if i > 0 and len(fragments[i - 1]) < size and _loose(fragments[i - 1]) else i
             hi = j + 1 if j < len(fragments) and len(fragments[j]) < size and _loose(fragments[j]) else j
+            if trim[0]:  # one word at each end: 'key ghp _aB 3dE…'
+                lo = i + _wordish(fragments[i], tokenish[i])
+            if trim[1]:
+                hi = j - (j - 1 > lo and _wordish(fragments[j - 1], tokenish[j - 1]))
+            if hi - lo < 3:
+                lo = hi = j
             group[lo:hi] = [i] * (hi - lo)
             j = hi
         i = max(j, i + 1)
@@ -110,7 +131,7 @@ def _free_join(left: str, right: str, gap: str, left_tokenish: bool, right_token
     if newline:  # a line of its own unless both halves look generated (or a cut end meets a long half)
         if right.startswith(("--", "/")):
             return False
-        if last and left_tokenish and len(left) >= _LONG and _unworded(right) and _ALNUM.search(right):
+        if last and left_tokenish and len(left) >= _LONG and (_unworded(right) or _loose(right)) and _ALNUM.search(right):
             return True  # '…bTf0SCs\nVpa': the tail of a long token alone on the next line
         return right_tokenish and (
             left_tokenish or (_loose(left) and len(right) >= 8) or (len(right) >= _LONG and _unworded(left)))
@@ -120,28 +141,63 @@ def _free_join(left: str, right: str, gap: str, left_tokenish: bool, right_token
     return (left_tokenish or right_tokenish) and (left_tokenish or _loose(left)) and (right_tokenish or _loose(right))
 
 
-def _join_chain(m: re.Match[str]) -> str:
-    if not _SIGNAL.search(m.group(0)):
-        return m.group(0)
-    pieces = _GAP.split(m.group(0))  # fragment, gap, fragment, gap, ...
-    fragments = pieces[::2]
+def _join_chain(chain: str) -> list[str]:
+    """The chain's readings: its splits closed greedily, then without each joined run's first piece,
+    without its last piece, and without both (a word such as 'key' or 'bot' glued onto a token)."""
+    pieces = _GAP.split(chain)  # fragment, gap, fragment, gap, ...
+    fragments, gaps = pieces[::2], pieces[1::2]
     tokenish = [_tokenish(f) for f in fragments]
     _spelled_out(fragments, tokenish)
-    group = _chunk_groups(fragments, pieces[1::2], tokenish)
-    out = [fragments[0]]
-    for i in range(1, len(fragments)):
-        left, gap, right = fragments[i - 1], pieces[2 * i - 1], fragments[i]
-        if group[i - 1] >= 0 or group[i] >= 0:
-            join = group[i - 1] == group[i]  # inside a grouped token, and never onto its neighbours
-        else:
-            join = _free_join(left, right, gap, tokenish[i - 1], tokenish[i], i == len(fragments) - 1)
-        out.append(right if join else gap + right)
-    return "".join(out)
+
+    def joins_of(group: list[int]) -> list[bool]:
+        joins = [False]  # joins[i]: fragment i is glued onto fragment i - 1
+        for i in range(1, len(fragments)):
+            if group[i - 1] >= 0 or group[i] >= 0:
+                joins.append(group[i - 1] == group[i])  # inside a grouped token, and never onto its neighbours
+            else:
+                joins.append(_free_join(fragments[i - 1], fragments[i], gaps[i - 1], tokenish[i - 1], tokenish[i],
+                                        i == len(fragments) - 1))
+        return [*joins, False]
+
+    def firsts(joins: list[bool]) -> list[int]:  # each joined run's first join
+        return [i for i in range(1, len(fragments)) if joins[i] and not joins[i - 1]]
+
+    def lasts(joins: list[bool]) -> list[int]:
+        return [i for i in range(1, len(fragments)) if joins[i] and not joins[i + 1]]
+
+    greedy = joins_of(_chunk_groups(fragments, gaps, tokenish))
+    left, right, both = (joins_of(_chunk_groups(fragments, gaps, tokenish, trim)) for trim in
+                         ((True, False), (False, True), (True, True)))
+    readings = []
+    for joins, unglued in ((greedy, []), (left, []), (left, firsts(left)), (right, []), (right, lasts(right)),
+                           (both, firsts(both) + lasts(both))):
+        glued = joins.copy()
+        for i in unglued:
+            glued[i] = False
+        readings.append("".join(f if glued[i] else (gaps[i - 1] if i else "") + f for i, f in enumerate(fragments)))
+    return readings
+
+
+def rejoined_views(view: str) -> list[str]:
+    """Every distinct reading of ``view`` with split tokens rejoined (greedy first), none equal to ``view``."""
+    if not _SIGNAL.search(view):
+        return []
+    parts: list[tuple[str, list[str]]] = []
+    at = 0
+    for m in _CHAIN.finditer(view):
+        if _SIGNAL.search(m.group(0)):
+            parts.append((view[at:m.start()], _join_chain(m.group(0))))
+            at = m.end()
+    tail = view[at:]
+    readings: list[str] = []
+    for k in range(len(parts[0][1]) if parts else 0):
+        joined = "".join(before + chain[k] for before, chain in parts) + tail
+        if joined != view and joined not in readings:
+            readings.append(joined)
+    return readings
 
 
 def rejoined(view: str) -> str | None:
-    """``view`` with split tokens rejoined, or None when nothing in it looks like a split token."""
-    if not _SIGNAL.search(view):
-        return None
-    joined = _CHAIN.sub(_join_chain, view)
-    return joined if joined != view else None
+    """``view`` with split tokens rejoined greedily, or None when nothing in it looks like a split token."""
+    readings = rejoined_views(view)
+    return readings[0] if readings else None

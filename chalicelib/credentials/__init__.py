@@ -20,7 +20,7 @@ from chalicelib.credentials.http_auth import find_auth_header, find_url_password
 from chalicelib.credentials.keys import find_aws_key, find_azure_key, find_jwt, find_private_key
 from chalicelib.credentials.seeds import find_seed_phrase
 from chalicelib.credentials.tokens import find_token
-from chalicelib.normalize import readable, rejoined
+from chalicelib.normalize import readable, rejoined_views
 
 __all__ = ["find_credential"]
 
@@ -47,8 +47,7 @@ def find_credential(text: str) -> str | None:
     if not text:
         return None
     view = readable(text)
-    joined = rejoined(view)
-    views = [(v, _lower_same_length(v)) for v in ((joined, view) if joined is not None else (view,))]
+    views = [(v, _lower_same_length(v)) for v in (*rejoined_views(view), view)]
     # Each rule reads every view before the next rule runs, so the most specific shape is named:
     # 'token is ghp_abc\ndef…' is a GitHub token (rejoined), not a short secret (as typed).
     for detect in _DETECTORS:
