@@ -40,6 +40,10 @@ _SEPARATORS = (":", "=")
 _STARTS_LINE = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]{0,40}(?::(?!//)|=(?!=*$))")
 _WORD = re.compile(r"(?=[a-z]*[g-z])[a-z]{4,}[.,;!?]?|[A-Z][a-z]+[.,;!?]?")  # 'when', 'Thanks' (not hex 'fbeda')
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# Japanese and Chinese put no space between words: one between two such characters splits a word ('APIキ ーは')
+_CJK_GAP = re.compile(r"(?<=[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff]) (?=[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff])")
+_PADDED, _B64_PIECE = re.compile(r"[A-Za-z0-9+/]{7,}={1,2}[\"',;)}\]]*"), re.compile(r"[A-Za-z0-9+/]{2,}")
+_COMPLETE = re.compile(r"0x[0-9a-fA-F]{40}|[0-9a-f]{40}|[0-9a-f]{64}")  # an Ethereum address, a SHA-1 or SHA-256
 _NAMES_NEXT = re.compile(r"[A-Za-z_]+:")  # 'one:', 'key:' (not '612:', a Telegram bot id)
 _SPELLED_OUT = 8  # 'g h p _ a B 3 ...': this many single characters in a row are one token spelled out
 _LONG = 16  # a generated-looking piece this long carries on into whatever follows a break
@@ -129,10 +133,14 @@ def _free_join(left: str, right: str, gap: str, left_tokenish: bool, right_token
     if right[:1] in "-_." and right[1:2].isalnum() and right_tokenish and left.lower() not in _STOP:
         return True  # 'glptt -MB6hv…', 'glpat\n-JAsX…': a piece that starts with a token's own separator continues it
     if newline:  # a line of its own unless both halves look generated (or a cut end meets a long half)
+        if _COMPLETE.fullmatch(left):
+            return False  # an address or a digest has its full length: the next line is not more of it
         if right.startswith(("--", "/")):
             return False
         if last and left_tokenish and len(left) >= _LONG and (_unworded(right) or _loose(right)) and _ALNUM.search(right):
             return True  # '…bTf0SCs\nVpa': the tail of a long token alone on the next line
+        if _PADDED.fullmatch(right) and _B64_PIECE.fullmatch(left) and left.lower() not in _STOP:
+            return True  # 'Basic bmlhajp\nwaXJhdGU5OEJJQ14=': base64 ends with its padding
         return right_tokenish and (
             left_tokenish or (_loose(left) and len(right) >= 8) or (len(right) >= _LONG and _unworded(left)))
     if left_tokenish and len(left) >= _LONG:  # '…-2c4 fbeda': the rest of a long token, unless a word
@@ -182,6 +190,7 @@ def rejoined_views(view: str) -> list[str]:
     """Every distinct reading of ``view`` with split tokens rejoined (greedy first), none equal to ``view``."""
     if not _SIGNAL.search(view):
         return []
+    original, view = view, _CJK_GAP.sub("", view) if not view.isascii() else view
     parts: list[tuple[str, list[str]]] = []
     at = 0
     for m in _CHAIN.finditer(view):
@@ -192,7 +201,7 @@ def rejoined_views(view: str) -> list[str]:
     readings: list[str] = []
     for k in range(len(parts[0][1]) if parts else 0):
         joined = "".join(before + chain[k] for before, chain in parts) + tail
-        if joined != view and joined not in readings:
+        if joined != original and joined not in readings:
             readings.append(joined)
     return readings
 
