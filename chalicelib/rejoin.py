@@ -167,15 +167,19 @@ def _join_chain(chain: str) -> list[str]:
                                         i == len(fragments) - 1))
         return [*joins, False]
 
-    def firsts(joins: list[bool]) -> list[int]:  # each joined run's first join
-        return [i for i in range(1, len(fragments)) if joins[i] and not joins[i - 1]]
+    # each joined run's first (last) join, where the piece it glues on has no digit: a word, not a token's part
+    def firsts(joins: list[bool]) -> list[int]:
+        return [i for i in range(1, len(fragments)) if joins[i] and not joins[i - 1] and not _DIGIT.search(fragments[i - 1])]
 
     def lasts(joins: list[bool]) -> list[int]:
-        return [i for i in range(1, len(fragments)) if joins[i] and not joins[i + 1]]
+        return [i for i in range(1, len(fragments)) if joins[i] and not joins[i + 1] and not _DIGIT.search(fragments[i])]
 
-    greedy = joins_of(_chunk_groups(fragments, gaps, tokenish))
-    left, right, both = (joins_of(_chunk_groups(fragments, gaps, tokenish, trim)) for trim in
-                         ((True, False), (False, True), (True, True)))
+    groups = _chunk_groups(fragments, gaps, tokenish)
+    greedy = joins_of(groups)
+    left = right = both = greedy
+    if any(g >= 0 for g in groups):  # a token written in groups: also read it without its edge words and cut ends
+        left, right, both = (greedy if trimmed == groups else joins_of(trimmed) for trimmed in
+                             (_chunk_groups(fragments, gaps, tokenish, trim) for trim in ((True, False), (False, True), (True, True))))
     readings = []
     for joins, unglued in ((greedy, []), (left, []), (left, firsts(left)), (right, []), (right, lasts(right)),
                            (both, firsts(both) + lasts(both))):
