@@ -7,7 +7,10 @@ a word, a digest or a reference to a secret kept elsewhere. Only a fixed shape n
 package. The rules run in a fixed order, most specific first, and the first shape found is named.
 
 The rules read the text as a person sees it (chalicelib/normalize.py): invisible characters
-removed, NFKC, look-alike letters unmasked; where a break splits a token, first with it rejoined.
+removed, NFKC, look-alike letters unmasked; where a break splits a token, first with it rejoined
+(every reading, where a short word beside it makes the join ambiguous); then, where the text holds
+pasted encodings (percent, \\u escapes, HTML entities) or a token's groups with separators, decoded
+and read the same ways again.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from chalicelib.credentials.http_auth import find_auth_header, find_url_password
 from chalicelib.credentials.keys import find_aws_key, find_azure_key, find_jwt, find_private_key
 from chalicelib.credentials.seeds import find_seed_phrase
 from chalicelib.credentials.tokens import find_token
-from chalicelib.normalize import readable, rejoined_views
+from chalicelib.normalize import decoded_views, readable, rejoined_views
 
 __all__ = ["find_credential"]
 
@@ -47,7 +50,11 @@ def find_credential(text: str) -> str | None:
     if not text:
         return None
     view = readable(text)
-    views = [(v, _lower_same_length(v)) for v in (*rejoined_views(view), view)]
+    seen = [*rejoined_views(view), view]
+    for undone in decoded_views(view):  # 'AKIA%51W3R…', '&#65;KIA…', 'AKIA-QW3R-…' after 'key': read the same ways
+        undone = readable(undone)
+        seen += [v for v in (*rejoined_views(undone), undone) if v not in seen]
+    views = [(v, _lower_same_length(v)) for v in seen]
     # Each rule reads every view before the next rule runs, so the most specific shape is named:
     # 'token is ghp_abc\ndef…' is a GitHub token (rejoined), not a short secret (as typed).
     for detect in _DETECTORS:
