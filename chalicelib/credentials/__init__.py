@@ -50,11 +50,11 @@ def find_credential(text: str) -> str | None:
     if not text:
         return None
     view = readable(text)
-    seen = [*rejoined_views(view), view]
+    texts = [*rejoined_views(view), view]
     for undone in decoded_views(view):  # 'AKIA%51W3R…', '&#65;KIA…', 'AKIA-QW3R-…' after 'key': read the same ways
         undone = readable(undone)
-        seen += [v for v in (*rejoined_views(undone), undone) if v not in seen]
-    views = [(v, _lower_same_length(v)) for v in seen]
+        texts += [v for v in (*rejoined_views(undone), undone) if v not in texts]
+    views = [(v, _lower_same_length(v)) for v in texts]
     # Each rule reads every view before the next rule runs, so the most specific shape is named:
     # 'token is ghp_abc\ndef…' is a GitHub token (rejoined), not a short secret (as typed).
     for detect in _DETECTORS:
