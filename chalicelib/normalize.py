@@ -147,8 +147,18 @@ def _unquote_run(m: re.Match[str]) -> str:
 # 'ghp_|aB3d|…', 'ya29.Zjq7.fGU2…'. The groups after the first have one length, the last no longer (dates,
 # versions, UUIDs, paths and phone numbers do not), so the run reads as one token.
 _NAMES_A_KEY = re.compile(r"(?i)key|token|secret|pass|pwd|pw|credential|api|aws|auth|bearer|pat\b|cred")
-_GROUPED = {sep: re.compile(rf"(?<![A-Za-z0-9_+=\-{re.escape(sep)}])[{g}]{{1,12}}(?:{re.escape(sep)}[{g}]{{1,12}}){{3,80}}(?![{g}])")
-            for sep, g in ((s, "A-Za-z0-9_+=\\-./:".replace(re.escape(s) if s in "-." else s, "")) for s in "-._|\u00b7/")}
+_GROUP_CHARS = "_+=-./:"
+
+
+def _grouped_pattern(sep: str) -> re.Pattern[str]:
+    """Groups of letters, digits and token punctuation other than ``sep``, joined by ``sep``: no character is both,
+    so every match is read in one pass."""
+    g = "A-Za-z0-9" + re.escape(_GROUP_CHARS.replace(sep, ""))
+    s = re.escape(sep)
+    return re.compile(rf"(?<![{g}{s}])[{g}]{{1,12}}+(?:{s}[{g}]{{1,12}}+){{3,80}}+(?![{g}])")
+
+
+_GROUPED = {sep: _grouped_pattern(sep) for sep in "-._|\u00b7/"}
 
 
 def _ungroup(text: str, keep_head: bool) -> str:

@@ -43,6 +43,7 @@ _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # Japanese and Chinese put no space between words: one between two such characters splits a word ('APIキ ーは')
 _CJK_GAP = re.compile(r"(?<=[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff]) (?=[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff])")
 _PADDED, _B64_PIECE = re.compile(r"[A-Za-z0-9+/]{7,}={1,2}[\"',;)}\]]*"), re.compile(r"[A-Za-z0-9+/]{2,}")
+_PEELABLE = re.compile(r"[A-Za-z]{1,8}(?:[=:][A-Za-z]{0,8})?")  # a word glued onto a token, not a piece of it
 _COMPLETE = re.compile(r"0x[0-9a-fA-F]{40}|[0-9a-f]{40}|[0-9a-f]{64}")  # an Ethereum address, a SHA-1 or SHA-256
 _NAMES_NEXT = re.compile(r"[A-Za-z_]+:")  # 'one:', 'key:' (not '612:', a Telegram bot id)
 _SPELLED_OUT = 8  # 'g h p _ a B 3 ...': this many single characters in a row are one token spelled out
@@ -167,12 +168,12 @@ def _join_chain(chain: str) -> list[str]:
                                         i == len(fragments) - 1))
         return [*joins, False]
 
-    # each joined run's first (last) join, where the piece it glues on has no digit: a word, not a token's part
+    # each joined run's first (last) join, where the piece it glues on reads as a word ('key', 'bot', 'key=key')
     def firsts(joins: list[bool]) -> list[int]:
-        return [i for i in range(1, len(fragments)) if joins[i] and not joins[i - 1] and not _DIGIT.search(fragments[i - 1])]
+        return [i for i in range(1, len(fragments)) if joins[i] and not joins[i - 1] and _PEELABLE.fullmatch(fragments[i - 1])]
 
     def lasts(joins: list[bool]) -> list[int]:
-        return [i for i in range(1, len(fragments)) if joins[i] and not joins[i + 1] and not _DIGIT.search(fragments[i])]
+        return [i for i in range(1, len(fragments)) if joins[i] and not joins[i + 1] and _PEELABLE.fullmatch(fragments[i])]
 
     groups = _chunk_groups(fragments, gaps, tokenish)
     greedy = joins_of(groups)
