@@ -184,7 +184,9 @@ def decoded_views(view: str) -> list[str]:
     """``view`` with pasted encodings undone, one layer after another (a password may hold a '%3F' of its
     own), and with grouped tokens closed up: each distinct result, none equal to ``view``."""
     layers: list[str] = []
-    # all three encodings at once, then each alone: '&#58;%3F0*…' is an HTML entity beside a password's own '%3F'
+    fully = view  # all three encodings undone, layer after layer
+    # then each encoding alone to its end: '&#58;%3F0*…' is an HTML entity beside a password's own '%3F'.
+    # At most eight views, whatever the text.
     for decode in (_decode_once, *_DECODERS):
         text = view
         for _ in range(_ROUNDS):
@@ -192,11 +194,14 @@ def decoded_views(view: str) -> list[str]:
             if once == text:
                 break
             text = once
-            if text not in layers:
+            if decode is _decode_once:
                 layers.append(text)
+        if decode is _decode_once:
+            fully = text
+        elif text not in layers and text != view:
+            layers.append(text)
     views: list[str] = []
-    for layer in layers or [view]:
-        for v in (layer, _ungroup(layer, keep_head=False), _ungroup(layer, keep_head=True)):
-            if v != view and v not in views:
-                views.append(v)
+    for v in (*layers, _ungroup(fully, keep_head=False), _ungroup(fully, keep_head=True)):
+        if v != view and v not in views:
+            views.append(v)
     return views

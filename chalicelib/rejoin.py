@@ -14,6 +14,7 @@ unjoined view, so over-joining cannot hide anything.
 from __future__ import annotations
 
 import re
+from os.path import commonprefix
 
 __all__ = ["rejoined", "rejoined_views"]
 
@@ -191,8 +192,31 @@ def _join_chain(chain: str) -> list[str]:
     return readings
 
 
+_CONTEXT = 300  # characters of context kept around a reading's changes: the widest window a rule reads around a value
+_EDGE = re.compile(r"\s")
+
+
+def _around_changes(reading: str, changes: list[tuple[int, int]]) -> str:
+    """Only the parts of a reading near where it differs from the greedy one (each widened to white space), so an
+    extra reading costs what its changes cost, not a whole pass over the text."""
+    windows: list[list[int]] = []
+    for a, b in changes:
+        lo, hi = max(0, a - _CONTEXT), min(len(reading), b + _CONTEXT)
+        if lo:
+            edge = reading.rfind(" ", max(0, lo - 256), lo)  # never cut a token in two: a cut end may match a pattern
+            lo = 0 if edge < 0 else edge
+        m = _EDGE.search(reading, hi, hi + 256) if hi < len(reading) else None
+        hi = len(reading) if m is None else m.start()
+        if windows and lo <= windows[-1][1]:
+            windows[-1][1] = max(windows[-1][1], hi)
+        else:
+            windows.append([lo, hi])
+    return "\n\n".join(reading[lo:hi] for lo, hi in windows)
+
+
 def rejoined_views(view: str) -> list[str]:
-    """Every distinct reading of ``view`` with split tokens rejoined (greedy first), none equal to ``view``."""
+    """The greedy reading of ``view`` with split tokens rejoined, then every other distinct reading (cut down to
+    where it differs from the greedy one); none equal to ``view``."""
     if not _SIGNAL.search(view):
         return []
     original, view = view, _CJK_GAP.sub("", view) if not view.isascii() else view
@@ -203,11 +227,26 @@ def rejoined_views(view: str) -> list[str]:
             parts.append((view[at:m.start()], _join_chain(m.group(0))))
             at = m.end()
     tail = view[at:]
-    readings: list[str] = []
-    for k in range(len(parts[0][1]) if parts else 0):
-        joined = "".join(before + chain[k] for before, chain in parts) + tail
-        if joined != original and joined not in readings:
-            readings.append(joined)
+    if not parts:
+        return []
+    greedy = "".join(before + chain[0] for before, chain in parts) + tail
+    readings = [greedy] if greedy != original else []
+    for k in range(1, len(parts[0][1])):
+        pieces: list[str] = []
+        changes: list[tuple[int, int]] = []
+        size = 0
+        for before, chain in parts:
+            size += len(before)
+            if chain[k] != chain[0]:  # where this chain's reading differs: between their common prefix and suffix
+                same = len(commonprefix((chain[k], chain[0])))
+                same_end = min(len(commonprefix((chain[k][::-1], chain[0][::-1]))), len(chain[k]) - same)
+                changes.append((size + same, size + len(chain[k]) - same_end))
+            pieces += [before, chain[k]]
+            size += len(chain[k])
+        if changes:
+            reading = _around_changes("".join(pieces) + tail, changes)
+            if reading not in readings:
+                readings.append(reading)
     return readings
 
 

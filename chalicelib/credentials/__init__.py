@@ -23,7 +23,7 @@ from chalicelib.credentials.http_auth import find_auth_header, find_url_password
 from chalicelib.credentials.keys import find_aws_key, find_azure_key, find_jwt, find_private_key
 from chalicelib.credentials.seeds import find_seed_phrase
 from chalicelib.credentials.tokens import find_token
-from chalicelib.normalize import decoded_views, readable, rejoined_views
+from chalicelib.normalize import decoded_views, readable, rejoined, rejoined_views
 
 __all__ = ["find_credential"]
 
@@ -53,7 +53,8 @@ def find_credential(text: str) -> str | None:
     texts = [*rejoined_views(view), view]
     for undone in decoded_views(view):  # 'AKIA%51W3R…', '&#65;KIA…', 'AKIA-QW3R-…' after 'key': read the same ways
         undone = readable(undone)
-        texts += [v for v in (*rejoined_views(undone), undone) if v not in texts]
+        joined = rejoined(undone)  # the greedy reading only: the views stay a few, whatever the text
+        texts += [v for v in (undone,) if v not in texts] + ([joined] if joined is not None and joined not in texts else [])
     views = [(v, _lower_same_length(v)) for v in texts]
     # Each rule reads every view before the next rule runs, so the most specific shape is named:
     # 'token is ghp_abc\ndef…' is a GitHub token (rejoined), not a short secret (as typed).
