@@ -192,25 +192,26 @@ def _join_chain(chain: str) -> list[str]:
     return readings
 
 
-_CONTEXT = 300  # characters of context kept around a reading's changes: the widest window a rule reads around a value
+_CONTEXT = 120  # characters of context kept around a reading's changes: a key word, its separator and a long value
 _EDGE = re.compile(r"\s")
 
 
 def _around_changes(reading: str, changes: list[tuple[int, int]]) -> str:
-    """Only the parts of a reading near where it differs from the greedy one (each widened to white space), so an
-    extra reading costs what its changes cost, not a whole pass over the text."""
+    """Only the parts of a reading near where it differs from the greedy one (``changes``, in order), so an extra
+    reading costs about what its changes cost, not a whole pass over the text. Each part is widened to white
+    space, so no token is cut in two; each search starts where the previous part ended (linear)."""
     windows: list[list[int]] = []
     for a, b in changes:
         lo, hi = max(0, a - _CONTEXT), min(len(reading), b + _CONTEXT)
-        if lo:
-            edge = reading.rfind(" ", max(0, lo - 256), lo)  # never cut a token in two: a cut end may match a pattern
-            lo = 0 if edge < 0 else edge
-        m = _EDGE.search(reading, hi, hi + 256) if hi < len(reading) else None
-        hi = len(reading) if m is None else m.start()
+        floor = windows[-1][1] if windows else 0
+        if lo > floor:
+            lo = max(reading.rfind(c, floor, lo) for c in " \n\t") + 1 or floor
         if windows and lo <= windows[-1][1]:
-            windows[-1][1] = max(windows[-1][1], hi)
-        else:
-            windows.append([lo, hi])
+            if hi <= windows[-1][1]:
+                continue
+            lo = windows.pop()[0]
+        end = _EDGE.search(reading, hi)
+        windows.append([lo, end.start() if end else len(reading)])
     return "\n\n".join(reading[lo:hi] for lo, hi in windows)
 
 

@@ -50,16 +50,19 @@ def find_credential(text: str) -> str | None:
     if not text:
         return None
     view = readable(text)
-    texts = [*rejoined_views(view), view]
+    readings = rejoined_views(view)
+    texts = [*readings[:1], view]
     for undone in decoded_views(view):  # 'AKIA%51W3R…', '&#65;KIA…', 'AKIA-QW3R-…' after 'key': read the same ways
         undone = readable(undone)
         joined = rejoined(undone)  # the greedy reading only: the views stay a few, whatever the text
-        texts += [v for v in (undone,) if v not in texts] + ([joined] if joined is not None and joined not in texts else [])
-    views = [(v, _lower_same_length(v)) for v in texts]
+        texts += [v for v in (undone, joined) if v is not None and v not in texts]
+    # A seed phrase is words, not a token: the readings that unglue a word from a token are not read for one.
+    for_words = len(texts)
+    views = [(v, _lower_same_length(v)) for v in texts + [r for r in readings[1:] if r not in texts]]
     # Each rule reads every view before the next rule runs, so the most specific shape is named:
     # 'token is ghp_abc\ndef…' is a GitHub token (rejoined), not a short secret (as typed).
     for detect in _DETECTORS:
-        for seen, low in views:
+        for seen, low in views[:for_words] if detect is find_seed_phrase else views:
             shape = detect(seen, low)
             if shape:
                 return shape
