@@ -3,8 +3,9 @@
 Candidates are built from what every rule and view looks for (vendor prefixes, keywords, separators,
 encodings, breaks), each repeated or followed by a long run, plus the corpus's hard inputs
 (tests/corpora/credential_corpus_hard.py). Each is timed at about 1000 characters and at twice that
-input (the same whole units twice as many times, so no cut-off unit at the end makes the two
-differ in kind; a hard input is its first half, then all of it) in CPU time
+input, the same text twice (so the two differ in length only: no cut-off unit at the end, no other
+content in a random input's second half; a candidate already holds its unit at least twice, so the
+doubling adds no first junction between units, a one-time step of one more view) in CPU time
 (time.process_time: other processes on a shared machine count less than in wall time), short and long
 interleaved, best of several rounds; the ratio is about 2 where the cost is linear. A first pass
 screens every candidate once; the slowest-growing are timed again with more rounds, and the worst is
@@ -34,15 +35,17 @@ FILLERS = (
 
 
 def candidates() -> dict[str, str]:
-    """Named 2000-character candidates: each piece followed by each filler, repeated; each piece then a long run."""
+    """Named candidates of about 1000 characters (doubled when timed): each piece followed by each filler, repeated;
+    each piece then a long run; the hard inputs' first 1000 characters."""
     from tests.corpora.credential_corpus_hard import HARD_INPUTS
 
-    out = {f"hard:{name}": text[:2000] for name, text in HARD_INPUTS.items()}
+    out = {f"hard:{name}": text[:1000] for name, text in HARD_INPUTS.items()}
     for piece in PIECES:
         for filler in FILLERS:
             unit = piece + filler
-            out[f"{unit!r} repeated"] = unit * (2 * (1000 // len(unit)))
-        out[f"{piece!r} then a run of 'aB3'"] = piece + "aB3" * ((2000 - len(piece)) // 3)
+            out[f"{unit!r} repeated"] = unit * (1000 // len(unit))
+        unit = piece + "aB3" * ((500 - len(piece)) // 3)  # twice already: doubling adds no first junction
+        out[f"{piece!r} then a run of 'aB3', twice"] = unit * 2
     return out
 
 
@@ -54,8 +57,8 @@ def _cpu_per_call(find: Finder, text: str, calls: int) -> float:
 
 
 def growth(find: Finder, text: str, rounds: int = 5, calls: int = 3) -> tuple[float, float, float]:
-    """(best CPU seconds per call on the first half of ``text``, on all of it, their ratio), interleaved."""
-    short, long = text[:len(text) // 2], text
+    """(best CPU seconds per call on ``text``, on ``text`` twice, their ratio), short and long interleaved."""
+    short, long = text, text + text
     best_short = best_long = float("inf")
     gc.disable()
     try:

@@ -45,7 +45,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from bench import credentials_evasion, credentials_issue21  # noqa: E402
+from bench import credentials_evasion, credentials_issue21, credentials_out_of_scope  # noqa: E402
 from chalicelib.credentials import find_credential  # noqa: E402
 from tests.corpora.credential_corpus import SHAPES, Case, negative_cases, positive_cases  # noqa: E402
 
@@ -253,6 +253,9 @@ def main() -> None:
     issue21_before = credentials_issue21.before()
     figures |= {f"issue21.{key}": value for key, value in issue21.items()} | {"issue21_before": issue21_before}
     print("\n".join(credentials_issue21.lines(issue21_before, issue21)), flush=True)
+    out_of_scope = credentials_out_of_scope.false_alarm_cost(find_credential)
+    figures |= out_of_scope
+    print("\n".join(f"{key:58s} {value}" for key, value in out_of_scope.items()), flush=True)
     figures["compare"] = compare()
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps(figures, indent=2, ensure_ascii=False) + "\n")
