@@ -70,10 +70,10 @@ def growth(find: Finder, text: str, rounds: int = 5, calls: int = 3) -> tuple[fl
     return best_short, best_long, best_long / max(best_short, 1e-7)
 
 
-def search(find: Finder, keep: int = 12) -> dict[str, object]:
+def search(find: Finder, keep: int = 24) -> dict[str, object]:
     """Screen every candidate, time the ``keep`` slowest-growing again; the worst growth and its input's name."""
     pool = candidates()
-    screened = sorted(pool, key=lambda name: -growth(find, pool[name], rounds=2, calls=1)[2])[:keep]
+    screened = sorted(pool, key=lambda name: -growth(find, pool[name], rounds=3, calls=2)[2])[:keep]
     timed = {name: growth(find, pool[name], rounds=7, calls=3) for name in screened}
     worst = max(timed, key=lambda name: timed[name][2])
     return {

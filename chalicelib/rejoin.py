@@ -49,6 +49,7 @@ _COMPLETE = re.compile(r"0x[0-9a-fA-F]{40}|[0-9a-f]{40}|[0-9a-f]{64}")  # an Eth
 _NAMES_NEXT = re.compile(r"[A-Za-z_]+:")  # 'one:', 'key:' (not '612:', a Telegram bot id)
 _SPELLED_OUT = 8  # 'g h p _ a B 3 ...': this many single characters in a row are one token spelled out
 _LONG = 16  # a generated-looking piece this long carries on into whatever follows a break
+_GROUP_MAX = 16  # people write a token in groups of 4 to 8 characters, never of hundreds
 
 
 def _tokenish(f: str) -> bool:
@@ -100,7 +101,7 @@ def _chunk_groups(fragments: list[str], gaps: list[str], tokenish: list[bool], t
                         and not any("//" in f for f in fragments[i:j]))):
             j += 1
         unworded = sum(t or _unworded(f) for t, f in zip(tokenish[i:j], fragments[i:j], strict=True))
-        if j - i >= 3 and size >= 3 and any(tokenish[i:j]) and 2 * unworded >= j - i:
+        if j - i >= 3 and 3 <= size <= _GROUP_MAX and any(tokenish[i:j]) and 2 * unworded >= j - i:
             lo = i - 1 if i > 0 and len(fragments[i - 1]) < size and _loose(fragments[i - 1]) else i
             hi = j + 1 if j < len(fragments) and len(fragments[j]) < size and _loose(fragments[j]) else j
             if trim[0]:  # one word at each end: 'key ghp _aB 3dE…'
