@@ -78,9 +78,10 @@ def _per_call_us(find: Finder, text: str, calls: int, repeats: int = 5) -> float
 
 def timing_figures(find: Finder) -> dict[str, Any]:
     """Typical note, hard inputs at 2000 characters, and each hard input's growth for twice the input: its
-    first 1000 characters, then those twice, in CPU time, interleaved, best of 7
+    first 1000 characters in whole units, then those twice, in CPU time, interleaved, best of 7
     (bench/credentials_adversarial.py's ``growth``; about 2 when the cost is linear), the worst named."""
     from bench.credentials_adversarial import growth as grown
+    from bench.credentials_adversarial import whole_units
     from tests.corpora.credential_corpus import negative_cases
     from tests.corpora.credential_corpus_evasion import HARD_INPUTS
 
@@ -88,7 +89,7 @@ def timing_figures(find: Finder) -> dict[str, Any]:
     typical_us = statistics.median(_per_call_us(find, t, 50) for t in typical)
     growth, at_2000 = {}, {}
     for name, text in HARD_INPUTS.items():
-        _, long_s, ratio = grown(find, text[:1000], rounds=7, calls=5)
+        _, long_s, ratio = grown(find, whole_units(text), rounds=7, calls=5)
         at_2000[name], growth[name] = long_s * 1e6, round(ratio, 2)
     worst = max(at_2000, key=at_2000.__getitem__)
     steepest = max(growth, key=growth.__getitem__)
