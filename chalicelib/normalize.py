@@ -183,6 +183,8 @@ def _ungroup(text: str, keep_head: bool) -> str:
 def decoded_views(view: str) -> list[str]:
     """``view`` with pasted encodings undone, one layer after another (a password may hold a '%3F' of its
     own), and with grouped tokens closed up: each distinct result, none equal to ``view``."""
+    if "%" not in view and "\\" not in view and "&" not in view and not _NAMES_A_KEY.search(view):
+        return []  # most notes: nothing encoded, no word that names a key
     layers: list[str] = []
     fully = view  # all three encodings undone, layer after layer
     # then each encoding alone to its end: '&#58;%3F0*…' is an HTML entity beside a password's own '%3F'.
@@ -201,7 +203,8 @@ def decoded_views(view: str) -> list[str]:
         elif text not in layers and text != view:
             layers.append(text)
     views: list[str] = []
-    for v in (*layers, _ungroup(fully, keep_head=False), _ungroup(fully, keep_head=True)):
+    grouped = (_ungroup(fully, keep_head=False), _ungroup(fully, keep_head=True)) if _NAMES_A_KEY.search(fully) else ()
+    for v in (*layers, *grouped):
         if v != view and v not in views:
             views.append(v)
     return views

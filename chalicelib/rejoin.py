@@ -179,6 +179,8 @@ def _join_chain(chain: str) -> list[str]:
 
     groups = _chunk_groups(fragments, gaps, tokenish)
     greedy = joins_of(groups)
+    if not any(greedy):
+        return [chain] * 6  # nothing to join: every reading is the chain as written
     left = right = both = greedy
     if any(g >= 0 for g in groups):  # a token written in groups: also read it without its edge words and cut ends
         left, right, both = (greedy if trimmed == groups else joins_of(trimmed) for trimmed in

@@ -52,12 +52,14 @@ def find_credential(text: str) -> str | None:
     view = readable(text)
     readings = rejoined_views(view)
     texts = [*readings[:1], view]
+    # A seed phrase is words, not a token: it is looked for as typed, rejoined and decoded, not in the
+    # readings that unglue a word from a token nor, in a note with nothing encoded, in closed-up groups.
+    for_words, encoded = len(texts), "%" in view or "\\" in view or "&" in view
     for undone in decoded_views(view):  # 'AKIA%51W3R…', '&#65;KIA…', 'AKIA-QW3R-…' after 'key': read the same ways
         undone = readable(undone)
         joined = rejoined(undone)  # the greedy reading only: the views stay a few, whatever the text
         texts += [v for v in (undone, joined) if v is not None and v not in texts]
-    # A seed phrase is words, not a token: the readings that unglue a word from a token are not read for one.
-    for_words = len(texts)
+        for_words = len(texts) if encoded else for_words
     views = [(v, _lower_same_length(v)) for v in texts + [r for r in readings[1:] if r not in texts]]
     # Each rule reads every view before the next rule runs, so the most specific shape is named:
     # 'token is ghp_abc\ndef…' is a GitHub token (rejoined), not a short secret (as typed).
