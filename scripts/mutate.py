@@ -419,7 +419,7 @@ MUTATIONS: tuple[Mutation, ...] = (
         "split_tokens_not_rejoined",
         "a token split by a space or a line break is read in pieces",
         ("tests/routes/test_credentials_routes.py",),
-        (Edit("chalicelib/credentials/__init__.py", "    joined = rejoined(view)\n", "    joined = None\n"),),
+        (Edit("chalicelib/credentials/__init__.py", "    readings = rejoined_views(view)\n", "    readings = []\n"),),
     ),
     Mutation(
         "ids_may_hold_credentials",
