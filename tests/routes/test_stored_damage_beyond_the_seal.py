@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from tests.support.iam import iam_call
-from tests.support.raw_storage import raw_item
+from tests.support.raw_storage import every_item, raw_item
 from tests.support.stack import WORKER_ARN
 
 NOTE = "Alice keeps a blue notebook"
@@ -117,3 +117,41 @@ def test_an_event_with_an_attribute_of_another_type_is_listed_without_it(
     [event] = body["events"]
     shown = {"status": event["status"], "type": event["type"], "created_at": event["created_at"], "outcome": event["outcome"]}
     assert shown[attribute] in ("", None)  # never the altered value, never a 500
+
+
+JOURNAL_DAMAGE = [
+    ("details not JSON", {"details": {"S": "not json"}}),
+    ("details a list", {"details": {"S": "[1]"}}),
+    ("details a number", {"details": {"N": "5"}}),
+    ("at binary", {"at": {"B": b"2026"}}),
+    ("count a string", {"n_entries": {"S": "many"}}),
+]
+
+
+@pytest.mark.parametrize("change", [c for _, c in JOURNAL_DAMAGE], ids=[name for name, _ in JOURNAL_DAMAGE])
+def test_a_damaged_journal_row_is_left_out_of_the_journal_and_the_export(
+    api: Any, dynamodb: Any, table_names: Any, capsys: Any, change: dict[str, Any]
+) -> None:
+    api.turn_on("alice")
+    api.add("alice", NOTE)
+    rows = every_item(dynamodb)[table_names.journal]
+    assert len(rows) >= 2
+    dynamodb.put_item(TableName=table_names.journal, Item={**rows[0], **change})
+    capsys.readouterr()
+    journal = api.call("GET", "/v1/memory/journal", "alice")
+    export = api.call("GET", "/v1/memory/export", "alice")
+    assert journal[0] == export[0] == 200, (journal, export)
+    assert len(journal[1]["items"]) == len(rows) - 1 and len(export[1]["journal"]) == len(rows) - 1
+    assert "stored item unreadable" in capsys.readouterr().out
+
+
+def test_a_journal_row_shows_only_the_details_a_row_is_written_with(api: Any, dynamodb: Any, table_names: Any) -> None:
+    """A row altered to carry text (or an action of its own) in its details never shows them."""
+    api.turn_on("alice")
+    [row] = every_item(dynamodb)[table_names.journal]
+    forged = '{"action": "keep.memory.nothing", "text": "Alice secret", "enabled": true}'
+    dynamodb.put_item(TableName=table_names.journal, Item={**row, "details": {"S": forged}})
+    status, body = api.call("GET", "/v1/memory/journal", "alice")
+    assert status == 200
+    [shown] = body["items"]
+    assert shown["action"] == row["action"]["S"] and "text" not in shown and "Alice secret" not in str(body)
