@@ -155,3 +155,15 @@ def test_a_journal_row_shows_only_the_details_a_row_is_written_with(api: Any, dy
     assert status == 200
     [shown] = body["items"]
     assert shown["action"] == row["action"]["S"] and "text" not in shown and "Alice secret" not in str(body)
+
+
+def test_a_key_row_whose_creation_time_is_of_another_type_still_seals_and_opens(
+    api: Any, dynamodb: Any, table_names: Any, stores: Any, alice: Any
+) -> None:
+    """The time is not what opens anything: it read as a 500 on every write (red team)."""
+    from chalicelib.crypto.cache import KeyCache
+
+    _alter(dynamodb, table_names.keys, {"user_id": "alice"}, created_at={"B": b"2026"})
+    stores.keyring.cache = KeyCache()  # a cold container reads the row
+    assert api.call("POST", "/v1/memory", "alice", {"text": "Alice walks home"})[0] == 201
+    assert sorted(i["text"] for i in api.call("GET", "/v1/memory", "alice")[1]["items"]) == sorted(["Alice walks home", NOTE])
