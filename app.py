@@ -10,11 +10,13 @@ from chalicelib.errors import Unauthorized
 from chalicelib.lazy import lazy_module
 from chalicelib.logs import user_hash
 from chalicelib.metrics import count
+from chalicelib.storage.retries import within_the_invocation
 from chalicelib.web_api import (
     contract_errors,
     json_response,
     log_requests,
     page_asset,
+    path_id,
     query_int,
     refuse_token,
     required_query,
@@ -25,13 +27,13 @@ from chalicelib.web_api import (
 if TYPE_CHECKING:
     from chalicelib import bootstrap, config
     from chalicelib.auth import callers, tokens
-    from chalicelib.services import agents, consumer, freshness, memory, operators
+    from chalicelib.services import agent_grants, agents, consumer, freshness, memory, operators
 else:  # each Lambda function loads only what its handlers touch (see chalicelib/lazy.py)
     bootstrap, config = lazy_module("chalicelib.bootstrap"), lazy_module("chalicelib.config")
     callers, tokens = lazy_module("chalicelib.auth.callers"), lazy_module("chalicelib.auth.tokens")
     agents, consumer = lazy_module("chalicelib.services.agents"), lazy_module("chalicelib.services.consumer")
     memory, operators = lazy_module("chalicelib.services.memory"), lazy_module("chalicelib.services.operators")
-    freshness = lazy_module("chalicelib.services.freshness")
+    freshness, agent_grants = lazy_module("chalicelib.services.freshness"), lazy_module("chalicelib.services.agent_grants")
 
 
 def get_stores() -> bootstrap.Stores:
@@ -49,6 +51,10 @@ iam = IAMAuthorizer()
 ANY_BODY = ["*/*"]
 
 app.register_middleware(log_requests, "http")
+# Every AWS call a handler makes gives up before the invocation's deadline: a 503 (or a record reported
+# in batchItemFailures) rather than Lambda's timeout and API Gateway's 502/504.
+app.register_middleware(within_the_invocation, "http")
+app.register_middleware(within_the_invocation, "dynamodb")
 
 # Replaced at packaging time by the events table's real stream ARN (see infra/, `make package`).
 EVENTS_STREAM_ARN = "arn:aws:dynamodb:us-east-1:000000000000:table/personal-memory-events/stream/placeholder"
@@ -203,6 +209,34 @@ def get_inbox():  # type: ignore[no-untyped-def]
     return tagged_response(body, etag)
 
 
+# ---- the agents the user allows (bearer token) --------------------------------------------------
+
+
+@app.route("/v1/agents", methods=["GET"], authorizer=user_token, content_types=ANY_BODY)
+@contract_errors
+def get_agents():  # type: ignore[no-untyped-def]
+    return json_response(agent_grants.list_agents(get_stores(), _user()))
+
+
+@app.route("/v1/agents/{id}", methods=["PUT"], authorizer=user_token, content_types=ANY_BODY)
+@contract_errors
+def put_agent(id):  # type: ignore[no-untyped-def]
+    from chalicelib.schemas import AgentSwitchesBody, parse_body  # pydantic loads on first use, not at cold start
+
+    body = parse_body(AgentSwitchesBody, _body())
+    return json_response(agent_grants.set_switches(get_stores(), _user(), id, read=body.read, propose=body.propose))
+
+
+@app.route("/v1/agents/{id}/forget", methods=["POST"], authorizer=user_token, content_types=ANY_BODY)
+@contract_errors
+def forget_agent(id):  # type: ignore[no-untyped-def]
+    from chalicelib.schemas import ForgetAgentBody, parse_body  # pydantic loads on first use, not at cold start
+
+    raw = _body()
+    body = parse_body(ForgetAgentBody, raw) if raw else ForgetAgentBody()  # no body: everything from the agent
+    return json_response(agent_grants.forget_agent(get_stores(), _user(), id, body.session_id))
+
+
 # ---- hosts and workers (IAM) ------------------------------------------------------------------
 
 
@@ -213,21 +247,21 @@ def put_session(session_id):  # type: ignore[no-untyped-def]
 
     _caller(callers.HOST)
     body = parse_body(SessionBody, _body())
-    return json_response(agents.register_session(get_stores(), session_id, body).public())
+    return json_response(agents.register_session(get_stores(), path_id(session_id), body).public())
 
 
 @app.route("/v1/sessions/{session_id}/untrusted", methods=["POST"], authorizer=iam, content_types=ANY_BODY)
 @contract_errors
 def post_untrusted(session_id):  # type: ignore[no-untyped-def]
     _caller(callers.HOST)
-    return json_response(agents.mark_untrusted(get_stores(), session_id).public())
+    return json_response(agents.mark_untrusted(get_stores(), path_id(session_id)).public())
 
 
 @app.route("/v1/sessions/{session_id}/memory", methods=["GET"], authorizer=iam, content_types=ANY_BODY)
 @contract_errors
 def get_session_memory(session_id):  # type: ignore[no-untyped-def]
     _caller(callers.HOST)
-    return json_response(agents.context(get_stores(), session_id))
+    return json_response(agents.context(get_stores(), path_id(session_id)))
 
 
 @app.route("/v1/sessions/{session_id}/events", methods=["POST"], authorizer=iam, content_types=ANY_BODY)
@@ -237,14 +271,14 @@ def post_events(session_id):  # type: ignore[no-untyped-def]
 
     _caller(callers.WORKER)
     body = parse_body(EventsBody, _body())
-    return json_response(agents.post_events(get_stores(), session_id, body), 202)
+    return json_response(agents.post_events(get_stores(), path_id(session_id), body), 202)
 
 
 @app.route("/v1/sessions/{session_id}/events", methods=["GET"], authorizer=iam, content_types=ANY_BODY)
 @contract_errors
 def get_events(session_id):  # type: ignore[no-untyped-def]
     _caller(callers.WORKER)
-    return json_response(agents.list_events(get_stores(), session_id))
+    return json_response(agents.list_events(get_stores(), path_id(session_id)))
 
 
 # ---- operators (IAM): read and forget a named user's memory, every access journaled -------------

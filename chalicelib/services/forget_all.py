@@ -15,19 +15,45 @@ opened here: items are listed by id and expiry only.
 from __future__ import annotations
 
 import secrets
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from chalicelib.bootstrap import Stores
 from chalicelib.clock import Instant, instant
 from chalicelib.errors import Unavailable
 from chalicelib.services.recount import recount
+from chalicelib.storage.agents import only_from
 from chalicelib.storage.dynamo import TransactionCancelled, transact
+from chalicelib.storage.entry_items import StoredRef
 
 ACTION = "keep.memory.forget_all"
 _ITEMS_PER_TRANSACTION = 98  # 100 actions at most: the items, the counters and the journal row
 _ROUNDS = 10  # a concurrent forget cancels a chunk (it committed one of its own): read again, go on
 
 Removal = tuple[str, str, bool]  # (kind, id, counts as a live entry)
+
+
+@dataclass(frozen=True)
+class Forgetting:
+    """What one call forgets and how its journal row reads: everything, or what came from one agent (or one of its sessions)."""
+
+    action: str
+    details: Mapping[str, Any] = field(default_factory=dict)
+    agent: str | None = None
+    session_id: str | None = None
+
+    def wants(self, ref: StoredRef) -> bool:
+        if self.agent is None:
+            return True
+        return ref.agent == self.agent and (self.session_id is None or ref.session_id == self.session_id)
+
+    def delete(self, action: dict[str, Any]) -> dict[str, Any]:
+        """The item's Delete, conditioned on its origin when only an agent's writes go."""
+        return only_from(action, self.agent) if self.agent is not None else action
+
+
+EVERYTHING = Forgetting(ACTION)
 
 
 def forget_all(stores: Stores, user_id: str) -> dict[str, int]:
@@ -39,7 +65,7 @@ def forget_all(stores: Stores, user_id: str) -> dict[str, int]:
     row_id = secrets.token_hex(6)  # this call's journal row, which each of its transactions adds to
     deleted = {"entries": 0, "proposals": 0, "transactions": 0}
     try:
-        _delete_everything(stores, user_id, now, row_id, deleted)
+        forget_counted(stores, user_id, now, row_id, deleted, EVERYTHING)
     except Unavailable as exc:
         # The key is gone, so this is no "nothing was changed" 503: nothing left opens any more, and
         # what is left still counts until the request is run again. `deleted` says so, even when 0.
@@ -51,29 +77,40 @@ def forget_all(stores: Stores, user_id: str) -> dict[str, int]:
     return {"deleted": deleted["entries"] + deleted["proposals"]}
 
 
-def _delete_everything(stores: Stores, user_id: str, now: Instant, row_id: str, deleted: dict[str, int]) -> None:
+def forget_counted(
+    stores: Stores, user_id: str, now: Instant, row_id: str, deleted: dict[str, int], plan: Forgetting
+) -> None:
+    """Delete what `plan` wants in counted transactions, each adding to the one journal row `row_id`."""
     for _ in range(_ROUNDS):
-        removals = _stored(stores, user_id, now)
+        removals = _stored(stores, user_id, now, plan)
         if not removals:
             break
         try:
-            _delete_in_chunks(stores, user_id, removals, now, row_id, deleted)
+            _delete_in_chunks(stores, user_id, removals, now, row_id, deleted, plan)
             break
         except TransactionCancelled:
             continue  # something went (or came) meanwhile: read what is stored now and go on
     if not deleted["transactions"]:  # nothing was left to delete: the request is still journaled, as a count of zero
-        stores.journal.append(user_id, ACTION, now.iso, {"entries": 0, "proposals": 0}, row_id=row_id)
+        stores.journal.append(user_id, plan.action, now.iso, {**plan.details, "entries": 0, "proposals": 0}, row_id=row_id)
     recount(stores, user_id, now)  # entries TTL removed behind our back must not keep counting
 
 
-def _stored(stores: Stores, user_id: str, now: Instant) -> list[Removal]:
+def _stored(stores: Stores, user_id: str, now: Instant, plan: Forgetting) -> list[Removal]:
     _, entries = stores.entries.stored(user_id)
     proposals = stores.proposals.stored(user_id)
-    return [("entry", e.id, not e.is_expired(now.epoch)) for e in entries] + [("proposal", p.id, False) for p in proposals]
+    return [("entry", e.id, not e.is_expired(now.epoch)) for e in entries if plan.wants(e)] + [
+        ("proposal", p.id, False) for p in proposals if plan.wants(p)
+    ]
 
 
 def _delete_in_chunks(
-    stores: Stores, user_id: str, removals: list[Removal], now: Instant, row_id: str, deleted: dict[str, int]
+    stores: Stores,
+    user_id: str,
+    removals: list[Removal],
+    now: Instant,
+    row_id: str,
+    deleted: dict[str, int],
+    plan: Forgetting,
 ) -> None:
     for start in range(0, len(removals), _ITEMS_PER_TRANSACTION):
         part = removals[start : start + _ITEMS_PER_TRANSACTION]
@@ -81,11 +118,14 @@ def _delete_in_chunks(
         live = sum(1 for kind, _, is_live in part if kind == "entry" and is_live)
         proposals = len(part) - entries
         actions: list[dict[str, Any]] = [
-            stores.entries.delete_stored(user_id, item_id) if kind == "entry" else stores.proposals.delete_waiting(user_id, item_id)
+            plan.delete(
+                stores.entries.delete_stored(user_id, item_id) if kind == "entry" else stores.proposals.delete_waiting(user_id, item_id)
+            )
             for kind, item_id, _ in part
         ]
         actions.append(stores.entries.release_counts(user_id, active=entries, waiting=proposals))
-        actions.append(stores.journal.add_counts(user_id, ACTION, now.iso, row_id, {"entries": live, "proposals": proposals}))
+        counts = {"entries": live, "proposals": proposals}
+        actions.append(stores.journal.add_counts(user_id, plan.action, now.iso, row_id, counts, plan.details))
         transact(stores.client, actions)
         deleted["entries"] += live
         deleted["proposals"] += proposals

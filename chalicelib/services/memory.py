@@ -17,6 +17,7 @@ from chalicelib.models import (
     MAX_ENTRY_BYTES,
     MAX_WAITING_PROPOSALS,
     Entry,
+    MemoryState,
     Source,
     display_order,
     is_id,
@@ -39,8 +40,8 @@ def view(stores: Stores, user_id: str) -> dict[str, Any]:
     return view_and_version(stores, user_id)[0]
 
 
-def view_and_version(stores: Stores, user_id: str) -> tuple[dict[str, Any], int]:
-    """The view and the state item's view version, read by the same Query as the entries (for the ETag)."""
+def view_and_version(stores: Stores, user_id: str) -> tuple[dict[str, Any], MemoryState]:
+    """The view and the state item it was read with, by the same Query as the entries (the ETag's version)."""
     now = instant(stores.clock)
     state, stored = stores.entries.load(user_id)
     entries = display_order([e for e in stored if not e.is_expired(now.epoch)])
@@ -51,7 +52,7 @@ def view_and_version(stores: Stores, user_id: str) -> tuple[dict[str, Any], int]
         "proposals": [p.public() for p in proposals],
         "limits": LIMITS,
     }
-    return body, state.version
+    return body, state
 
 
 def inbox(stores: Stores, user_id: str) -> dict[str, Any]:
@@ -230,9 +231,12 @@ EXPORT_EXPIRED_ENTRIES = 50
 def export(stores: Stores, user_id: str) -> dict[str, Any]:
     """Everything held about the user: settings, entries, proposals, and the journal's first page."""
     now = instant(stores.clock)
+    from chalicelib.services.agent_grants import agent_rows
+
     state, entries = stores.entries.load(user_id)
     ordered = display_order(entries)
     expired = [e.public() for e in ordered if e.is_expired(now.epoch)]
+    proposals = display_order(stores.proposals.list(user_id))
     journal, journal_cursor = stores.journal.page(user_id, limit=EXPORT_JOURNAL_ROWS)
     return {
         "schema_version": EXPORT_SCHEMA_VERSION,
@@ -242,7 +246,8 @@ def export(stores: Stores, user_id: str) -> dict[str, Any]:
         "entries": [e.public() for e in ordered if not e.is_expired(now.epoch)],
         "expired_entries_awaiting_deletion": expired[:EXPORT_EXPIRED_ENTRIES],
         "expired_entries_awaiting_deletion_total": len(expired),
-        "proposals": [p.public() for p in display_order(stores.proposals.list(user_id))],
+        "proposals": [p.public() for p in proposals],
+        "agents": agent_rows(state.agents, [e for e in ordered if not e.is_expired(now.epoch)], proposals),
         "journal": [r.public() for r in journal],
         "journal_next_cursor": journal_cursor,  # the rest: GET /v1/memory/journal?cursor=...
     }

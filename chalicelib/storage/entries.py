@@ -16,8 +16,9 @@ from decimal import Decimal
 from typing import Any
 
 from chalicelib.errors import Unavailable
-from chalicelib.models import MAX_ACTIVE_ENTRIES, MAX_WAITING_PROPOSALS, Entry, MemoryState
+from chalicelib.models import MAX_ACTIVE_ENTRIES, MAX_WAITING_PROPOSALS, AgentGrant, Entry, MemoryState
 from chalicelib.storage import dynamo
+from chalicelib.storage.agents import AGENT_PREFIX, grant_from_item
 from chalicelib.storage.entry_items import (
     ENTRY_PREFIX,
     EXPIRY_ATTRIBUTE,
@@ -42,14 +43,16 @@ VERSION = "view_version"
 _BUMP = f"{VERSION} = if_not_exists({VERSION}, :zero) + :one"
 
 
-def _state_from_item(item: dict[str, Any] | None) -> MemoryState:
+def _state_from_item(item: dict[str, Any] | None, grants: list[AgentGrant] | None = None) -> MemoryState:
     if not item:
-        return MemoryState()
+        return MemoryState(agents=tuple(grants or ()))
     return MemoryState(
         enabled=item.get("enabled") is True,
         active=_count(item, "active"),
         waiting=_count(item, "waiting"),
         version=_count(item, VERSION),
+        agents=tuple(grants or ()),
+        switched_at=switched if isinstance(switched := item.get("updated_at"), str) else "",
     )
 
 
@@ -80,17 +83,20 @@ class EntriesRepository:
     def load(self, user_id: str, *, consistent: bool = False) -> tuple[MemoryState, list[Entry]]:
         """The state and every stored entry (expired ones included: callers filter) in one Query."""
         state: dict[str, Any] | None = None
+        grants: list[AgentGrant] = []
         entries: list[Entry] = []
-        # "#state" sorts before "e#…": the Query reads the state item first, then the entries.
+        # "#state" sorts before "a#…" (the agents' grants) and "e#…": the state item comes first.
         for item in dynamo.query_partition(self._client, self.table, "user_id", user_id, consistent=consistent):
             if item["sk"] == STATE_KEY:
                 state = item
-            else:
+            elif item["sk"].startswith(AGENT_PREFIX):
+                grants.extend(g for g in (grant_from_item(item),) if g is not None)
+            elif item["sk"].startswith(ENTRY_PREFIX):
                 try:
                     entries.append(from_item(item, self.seal, ENTRY_PREFIX))
                 except UnreadableText:
                     continue  # not openable here (moved, altered, or its key destroyed): absent, like any missing id
-        return _state_from_item(state), entries
+        return _state_from_item(state, grants), entries
 
     def stored(self, user_id: str, *, consistent: bool = False) -> tuple[MemoryState, list[StoredRef]]:
         """The state and every stored entry's id and expiry, without opening any text (no key needed)."""

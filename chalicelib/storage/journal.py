@@ -1,7 +1,6 @@
 """The journal table: per user, append-only records of who used the memory and what changed — counts, never text."""
 from __future__ import annotations
 
-import base64
 import json
 import re
 import secrets
@@ -18,7 +17,7 @@ from chalicelib.storage.text import unreadable
 ALLOWED_DETAILS = frozenset(
     {
         "count", "entries", "proposals", "enabled", "session_id", "agent", "operator", "operation",
-        "request_id", "reason", "entry_id",
+        "request_id", "reason", "entry_id", "read", "propose",
     }
 )
 
@@ -33,8 +32,10 @@ COUNT_PREFIX = "n_"
 RETENTION_DAYS = 400
 TTL_ATTRIBUTE = "ttl"
 
-# A row's sort key: its ISO time and a short random suffix (see `record`).
-_SORT_KEY = re.compile(r"\d{4}-\d{2}-\d{2}T[0-9:.]{8,15}Z#[0-9a-f]{1,32}")
+# A row's sort key is its ISO time and a short random suffix (see `record`); a cursor is the last row's
+# sort key with `_` for `#` (URL-safe as it is). openapi.yaml gives the exact pattern, and every string
+# of it names a position (one that holds no row still pages on from there).
+_CURSOR = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]{8,15}Z_[0-9a-f]{1,32}", re.ASCII)
 
 
 @dataclass(frozen=True)
@@ -56,20 +57,27 @@ class JournalRepository:
         self, user_id: str, action: str, now_iso: str, details: Mapping[str, Any], row_id: str | None = None
     ) -> dict[str, Any]:
         """A Put action appending one row. `row_id` makes a retried write land on the same row."""
-        kept = {key: value for key, value in details.items() if key in ALLOWED_DETAILS}
         item = {
             "user_id": user_id,
             "sk": f"{now_iso}#{row_id or secrets.token_hex(6)}",
             "action": action,
             "at": now_iso,
-            "details": json.dumps(kept, sort_keys=True),
+            "details": _details_json(details),
             TTL_ATTRIBUTE: expiry_epoch(now_iso),
         }
         return {"Put": {"TableName": self.table, "Item": dynamo.dump(item)}}
 
-    def add_counts(self, user_id: str, action: str, now_iso: str, row_id: str, counts: Mapping[str, int]) -> dict[str, Any]:
-        """An Update action adding `counts` to one row (created on first use): an operation done in
-        several transactions keeps one row that always says exactly what its committed parts did."""
+    def add_counts(
+        self,
+        user_id: str,
+        action: str,
+        now_iso: str,
+        row_id: str,
+        counts: Mapping[str, int],
+        details: Mapping[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """An Update action adding `counts` to one row (created on first use, with `details`): an operation
+        done in several transactions keeps one row that always says exactly what its committed parts did."""
         names = {"#a": "action", "#t": "at", "#d": "details", "#x": TTL_ATTRIBUTE}
         adds = []
         for position, key in enumerate(sorted(k for k in counts if k in ALLOWED_DETAILS)):
@@ -82,7 +90,7 @@ class JournalRepository:
                 "Key": dynamo.dump({"user_id": user_id, "sk": f"{now_iso}#{row_id}"}),
                 "UpdateExpression": "SET #a = :a, #t = :t, #d = if_not_exists(#d, :d), #x = :x ADD " + ", ".join(adds),
                 "ExpressionAttributeNames": names,
-                "ExpressionAttributeValues": dynamo.values(a=action, t=now_iso, d="{}", x=expiry_epoch(now_iso), **vals),
+                "ExpressionAttributeValues": dynamo.values(a=action, t=now_iso, d=_details_json(details or {}), x=expiry_epoch(now_iso), **vals),
             }
         }
 
@@ -111,6 +119,10 @@ class JournalRepository:
 
     def all(self, user_id: str) -> list[JournalRecord]:
         return _rows(dynamo.query_partition(self._client, self.table, "user_id", user_id, newest_first=True))
+
+
+def _details_json(details: Mapping[str, Any]) -> str:
+    return json.dumps({key: value for key, value in details.items() if key in ALLOWED_DETAILS}, sort_keys=True)
 
 
 def expiry_epoch(now_iso: str) -> int:
@@ -148,18 +160,13 @@ def _row(item: Mapping[str, Any]) -> JournalRecord | None:
 
 
 def _encode_cursor(sort_key: str) -> str:
-    return base64.urlsafe_b64encode(sort_key.encode()).decode().rstrip("=")
+    return sort_key.replace("#", "_", 1)
 
 
 def _decode_cursor(cursor: str) -> str:
     """The cursor only names a position in the caller's own partition; a forged one reads nothing else."""
     from chalicelib.errors import InvalidRequest
 
-    try:
-        padded = cursor + "=" * (-len(cursor) % 4)
-        sort_key = base64.b64decode(padded.encode(), altchars=b"-_", validate=True).decode()
-    except (ValueError, UnicodeDecodeError):
-        sort_key = ""
-    if not _SORT_KEY.fullmatch(sort_key):  # DynamoDB would refuse an empty or oversized key with a 500
+    if not _CURSOR.fullmatch(cursor):  # DynamoDB would refuse an empty or oversized key with a 500
         raise InvalidRequest("The cursor is not valid.")
-    return sort_key
+    return cursor.replace("_", "#", 1)

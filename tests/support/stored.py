@@ -64,7 +64,7 @@ class StoredState:
     def user(self, user_id: str) -> UserState:
         entries = self.partition("entries", user_id)
         state = next((item for item in entries if item["sk"] == "#state"), {})
-        stored = tuple(item for item in entries if item["sk"] != "#state")
+        stored = tuple(item for item in entries if str(item["sk"]).startswith("e#"))  # not the state, not agents' grants
         proposals = self.partition("proposals", user_id)
         journal = self.partition("journal", user_id)
         return UserState(
