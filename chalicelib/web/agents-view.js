@@ -13,7 +13,7 @@
 import { api } from "./api.js";
 import { $, el, focusNode, nextId, plural } from "./dom.js";
 import { say } from "./status.js";
-import { on, onChange, run, state } from "./store.js";
+import { on, onChange, run, signedInAsNow, state } from "./store.js";
 import { ago } from "./words.js";
 
 let deps = { reload: async () => {}, report: async () => {}, showTab: () => {} };
@@ -21,12 +21,6 @@ let pending = null; // what the open dialog will forget: {agent, session, count,
 let loads = 0;
 
 const quoted = (agent) => `“${agent}”`;
-
-/** True while the person who started a change is still the one signed in: a late answer for someone signed out draws nothing. */
-function signedInAsNow() {
-  const token = state.token;
-  return () => token !== null && state.token === token;
-}
 
 function readWords(row) {
   const when = row.last_read_at ? ` It last read it ${ago(row.last_read_at)}.` : "";
