@@ -224,7 +224,7 @@ def put_agent(id):  # type: ignore[no-untyped-def]
     from chalicelib.schemas import AgentSwitchesBody, parse_body  # pydantic loads on first use, not at cold start
 
     body = parse_body(AgentSwitchesBody, _body())
-    return json_response(agent_grants.set_switches(get_stores(), _user(), id, read=body.read, propose=body.propose))
+    return json_response(agent_grants.set_switches(get_stores(), _user(), path_id(id), read=body.read, propose=body.propose))
 
 
 @app.route("/v1/agents/{id}/forget", methods=["POST"], authorizer=user_token, content_types=ANY_BODY)
@@ -234,7 +234,7 @@ def forget_agent(id):  # type: ignore[no-untyped-def]
 
     raw = _body()
     body = parse_body(ForgetAgentBody, raw) if raw else ForgetAgentBody()  # no body: everything from the agent
-    return json_response(agent_grants.forget_agent(get_stores(), _user(), id, body.session_id))
+    return json_response(agent_grants.forget_agent(get_stores(), _user(), path_id(id), body.session_id))
 
 
 # ---- hosts and workers (IAM) ------------------------------------------------------------------

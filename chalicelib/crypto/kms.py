@@ -19,9 +19,11 @@ def get_client() -> Any:
         with _lock:
             if _client is None:
                 import boto3
-                from botocore.config import Config
 
-                _client = boto3.client("kms", config=Config(retries={"max_attempts": 5, "mode": "standard"}))
+                from chalicelib.storage.retries import client_config
+
+                # The DynamoDB client's bounds: the deadline check counts a connect as CONNECT_TIMEOUT at most.
+                _client = boto3.client("kms", config=client_config())
     return _client
 
 

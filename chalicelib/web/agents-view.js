@@ -13,7 +13,7 @@
 import { api } from "./api.js";
 import { $, el, focusNode, nextId, plural } from "./dom.js";
 import { say } from "./status.js";
-import { on, onChange, run, state } from "./store.js";
+import { on, onChange, run, signedInAsNow, state } from "./store.js";
 import { ago } from "./words.js";
 
 let deps = { reload: async () => {}, report: async () => {}, showTab: () => {} };
@@ -117,9 +117,11 @@ async function setSwitch(input) {
     input.checked = !wanted;
     return;
   }
+  const still = signedInAsNow();
   await run(async () => {
     try {
       const row = await api("PUT", `v1/agents/${encodeURIComponent(agent)}`, { [name]: wanted });
+      if (!still()) return;
       const rows = state.agents || [];
       const at = rows.findIndex((r) => r.agent === agent);
       if (row && at >= 0) rows[at] = row;
@@ -130,6 +132,7 @@ async function setSwitch(input) {
       const again = document.querySelector(`#agents input[data-agent="${CSS.escape(agent)}"][data-switch="${name}"]`);
       if (again) again.focus();
     } catch (err) {
+      if (!still()) return;
       input.checked = !wanted;
       await deps.report(err, "agents");
     }
@@ -163,6 +166,10 @@ function closeDialog(focusBack) {
   const dialog = $("agent-forget-dialog");
   if (typeof dialog.close === "function") dialog.close();
   else dialog.removeAttribute("open");
+  // A closed dialog keeps no agent's name or counts in the document (the next person could read them).
+  $("agent-forget-title").textContent = "";
+  $("agent-forget-text").textContent = "";
+  delete $("agent-forget-text").dataset.count;
   const back = pending && pending.returnTo;
   pending = null;
   if (focusBack && back && back.isConnected) back.focus();
@@ -193,11 +200,13 @@ function openForConversation(button) {
 async function confirmForget() {
   const what = pending;
   if (!what) return;
+  const still = signedInAsNow();
   await run(async () => {
     closeDialog(false);
     try {
       const body = what.session ? { session_id: what.session } : {};
       const data = await api("POST", `v1/agents/${encodeURIComponent(what.agent)}/forget`, body);
+      if (!still()) return;
       const n = data && Number.isInteger(data.deleted) ? data.deleted : 0;
       say(`Forgot ${plural(n, "item")} from ${what.session ? "that conversation with " : ""}${quoted(what.agent)}.`, "ok");
       state.etag = null; // what GET /v1/memory shows has changed
@@ -209,6 +218,7 @@ async function confirmForget() {
         focusNode($("entries-heading"));
       }
     } catch (err) {
+      if (!still()) return;
       await deps.report(err, "forget_agent");
     }
   });

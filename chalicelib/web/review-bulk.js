@@ -11,7 +11,7 @@
 import { api } from "./api.js";
 import { $, el, focusNode, plural, shortText } from "./dom.js";
 import { say } from "./status.js";
-import { run, state } from "./store.js";
+import { run, signedInAsNow, state } from "./store.js";
 import { describeError } from "./words.js";
 
 let deps = { reload: async () => {}, report: async () => {} };
@@ -53,20 +53,28 @@ export function renderBulk() {
   box.replaceChildren(...[row, report].filter(Boolean));
 }
 
+/** Each decision in turn; null when the person signed out midway (the rest are not sent under anyone else's token). */
 async function decideAll(proposals, verdict) {
   const done = [];
+  const still = signedInAsNow();
   failures = [];
   for (const proposal of proposals) {
     try {
       await api("POST", `v1/memory/${encodeURIComponent(proposal.id)}/${verdict}`);
+      if (!still()) break;
       done.push(proposal);
     } catch (err) {
+      if (!still()) break;
       if (err.status === 401 || err.status === 403 || err.code === "network") {
         await deps.report(err, verdict);
         break; // nothing after this would succeed either
       }
       failures.push({ proposal, reason: describeError(err, verdict) });
     }
+  }
+  if (!still()) {
+    failures = [];
+    return null;
   }
   state.etag = null;
   for (const p of done) state.correcting.delete(p.id);
@@ -77,6 +85,7 @@ async function decideAll(proposals, verdict) {
 async function acceptAll() {
   const proposals = [...state.memory.proposals];
   const accepted = await decideAll(proposals, "accept");
+  if (accepted === null) return;
   const failed = failures.length;
   say(failed
     ? `Accepted ${accepted} of ${plural(proposals.length, "suggestion")}. ${failed} could not be accepted: the reasons are listed under “Waiting for your review”.`
@@ -88,6 +97,7 @@ async function acceptAll() {
 async function rejectFrom(agent) {
   const proposals = state.memory.proposals.filter((p) => p.agent === agent);
   const rejected = await decideAll(proposals, "reject");
+  if (rejected === null) return;
   say(failures.length
     ? `Rejected ${rejected} of ${plural(proposals.length, "suggestion")} from “${agent}”; the others are listed below.`
     : `Rejected ${plural(rejected, "suggestion")} from “${agent}”: they were deleted.`, failures.length ? "error" : "ok");

@@ -84,6 +84,12 @@ export function ask(name, ...args) {
   return handler(...args);
 }
 
+/** A check that the person signed in now is still the one who started a change: a late answer for someone signed out draws nothing. */
+export function signedInAsNow() {
+  const token = state.token;
+  return () => token !== null && state.token === token;
+}
+
 export async function run(task) {
   // One change at a time: a double click must not send the same request twice.
   if (state.busy) return;

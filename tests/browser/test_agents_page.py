@@ -241,3 +241,52 @@ def test_axe_finds_nothing_in_the_agents_view_the_bulk_actions_and_the_dialog(
         expect(page.locator("#agent-forget-dialog")).to_be_visible()
         assert axe_violations(page) == [], "the forget-an-agent dialog"
         page.locator("#agent-forget-cancel").click()
+
+
+def test_a_forget_answered_after_sign_out_says_nothing_to_the_next_person(page: Page, live: Any, agent: Agent) -> None:
+    """A slow POST /v1/agents/{id}/forget: the user signs out before it answers; the next one sees nothing of it."""
+    user, other = new_user("forget-late"), new_user("next-person")
+    name = f"late-{int(time.time() * 1000) % 10**8}"
+    token = sign_in(page, user)
+    switch_on(page)
+    agent.propose(user, token, "Planted waiting", agent=name)
+    held: list[Any] = []
+    page.route("**/v1/agents/*/forget", lambda route: held.append(route))
+    _open_agents(page)
+    page.locator(f"{AGENTS}[data-agent={name}]").get_by_role("button", name=f"Forget everything {name} suggested…").click()
+    page.locator("#agent-forget-confirm").click()
+    page.wait_for_function("() => document.body.dataset.busy === 'true'")
+    page.locator("#signout").click()
+    sign_in(page, other)
+    held[0].continue_()
+    page.wait_for_function("() => document.body.dataset.busy !== 'true'")
+    page.wait_for_timeout(200)
+    holders = page.evaluate("""(name) => [...document.querySelectorAll('body *')]
+        .filter((n) => [...n.childNodes].some((c) => c.nodeType === 3 && c.textContent.includes(name))).map((n) => n.id || n.tagName)""", name)
+    assert holders == [], holders
+    assert memory(live, token)["proposals"] == []  # the forget itself went through
+
+
+def test_accept_all_stops_at_sign_out_and_the_next_person_sees_none_of_its_suggestions(page: Page, live: Any, agent: Agent) -> None:
+    """Accept all is one request per suggestion: signed out midway, the rest must not go out under the next person's token."""
+    user, other = new_user("bulk-late"), new_user("bulk-next")
+    secret = f"Secret idea {int(time.time() * 1000) % 10**8}"
+    token = sign_in(page, user)
+    switch_on(page)
+    agent.propose(user, token, "Plain idea", agent="ideas")
+    agent.propose(user, token, secret, agent="ideas")
+    page.reload()
+    expect(page.locator(PROPOSALS)).to_have_count(2)
+    held: list[Any] = []
+    page.route("**/v1/memory/*/accept", lambda route: route.continue_() if held else held.append(route))
+    page.locator("#accept-all").click()
+    page.wait_for_function("() => document.body.dataset.busy === 'true'")
+    page.locator("#signout").click()
+    sign_in(page, other)
+    held[0].continue_()  # the first accept answers now, while the next person is signed in
+    page.wait_for_function("() => document.body.dataset.busy !== 'true'")
+    page.wait_for_timeout(300)
+    text = page.evaluate("() => document.body.textContent")
+    leaked = [t for t in (secret, "Plain idea", "could not be") if t in text]
+    assert leaked == [], page.locator("#proposals-bulk").text_content()
+    assert len(memory(live, token)["proposals"]) == 1  # the first went through; the second was not sent for anyone

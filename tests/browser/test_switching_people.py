@@ -82,3 +82,33 @@ def test_the_next_person_never_sees_a_frame_of_the_previous_persons_memory(page:
     # While grace's memory is on its way, the page says so instead of guessing (off, or empty).
     loading = [f for f in as_grace if f["counts"].startswith("–")]
     assert loading, "no frame showed the loading state"
+
+
+def test_an_agent_switch_answered_after_sign_out_says_nothing_to_the_next_person(page: Page, live: Any) -> None:
+    """A slow PUT /v1/agents/{id}: frank signs out before it answers; grace must see nothing of it, and may act at once."""
+    frank, grace = new_user("frank"), new_user("grace")
+    secret_agent = f"frank-agent-{uuid.uuid4().hex[:8]}"
+    token = sign_in(page, frank)
+    switch_on(page)
+    status, _, _ = live.request("PUT", f"/v1/agents/{secret_agent}", token=token, body={"read": True})
+    assert status == 200
+    held: list[Route] = []
+    page.route("**/v1/agents/*", lambda route: held.append(route) if route.request.method == "PUT" else route.continue_())
+    page.locator("#tab-agents").click()
+    row = page.locator(f"[data-testid=agent][data-agent={secret_agent}]")
+    row.get_by_role("switch", name="May read my memory").uncheck()
+    page.wait_for_function("() => document.body.dataset.busy === 'true'")
+    assert len(held) == 1
+
+    page.locator("#signout").click()
+    expect(page.locator("#signin-user")).to_be_visible()
+    page.locator("#signin-user").fill(grace)
+    page.locator("#signin-button").click()
+    expect(page.locator("#account-user")).to_have_text(grace)
+    held[0].continue_()  # frank's answer lands while grace is signed in
+    page.wait_for_function("() => document.body.dataset.busy !== 'true'")
+    page.wait_for_timeout(200)  # anything the late answer would draw has been drawn
+
+    assert secret_agent not in page.evaluate("() => document.body.textContent"), page.locator("#status").text_content()
+    status, stored, _ = live.request("GET", "/v1/agents", token=token)
+    assert [r["read"] for r in stored["agents"] if r["agent"] == secret_agent] == [False]  # frank's switch did land

@@ -218,3 +218,23 @@ def test_with_seconds_left_a_timed_out_attempt_is_retried_but_a_throttled_one_is
             retries._no_retry_past_deadline(3, response=throttled)  # ≤ 4 s would end past the deadline
         assert retries._no_retry_past_deadline(5, response=refused) is None  # a definite answer is never turned into a 503
     assert retries.seconds_left() is None  # the deadline ends with the invocation
+
+
+def test_the_process_kms_client_has_the_bounds_the_deadline_check_counts_on(aws_credentials: None) -> None:
+    """`_bound_attempt` counts a connect as at most CONNECT_TIMEOUT (botocore cannot cut it per attempt).
+
+    The KMS client the deployed function builds (no test client given) must therefore connect within
+    that, and make no more attempts than the DynamoDB client: botocore's default connect timeout is
+    60 s, which alone outlives the API function's 28 s against a KMS endpoint that drops the SYN.
+    """
+    from chalicelib.crypto import kms
+    from chalicelib.storage import retries
+
+    kms.reset_client(None)
+    try:
+        config = kms.get_client().meta.config
+        assert config.connect_timeout <= retries.CONNECT_TIMEOUT
+        assert config.read_timeout <= retries.READ_TIMEOUT
+        assert config.retries.get("total_max_attempts", (config.retries.get("max_attempts") or 0) + 1) <= retries.MAX_ATTEMPTS
+    finally:
+        kms.reset_client(None)

@@ -185,3 +185,17 @@ def test_through_the_sdk_a_host_learns_empty_and_a_worker_learns_agent_blocked(s
     [event] = events
     assert event.id == event_id and event.outcome is not None
     assert (event.outcome.type, event.outcome.reason) == ("memory.proposal_refused", "agent_blocked")
+
+
+def test_an_agent_named_with_a_colon_is_blocked_through_its_percent_encoded_path(stack: LiveStack) -> None:
+    """The page and the SDK quote `:` in a path segment (`claude%3Acode`); the switch must land on `claude:code`."""
+    person = Person(stack)
+    person.add("I take the train to work")
+    session = Session(stack, person, "claude:code")
+    assert session.context() != []
+    status, row = person.call("PUT", "/v1/agents/claude%3Acode", {"read": False})
+    assert status == 200, row
+    assert row["agent"] == "claude:code" and row["read"] is False
+    assert session.context() == []
+    status, body = person.call("POST", "/v1/agents/claude%3Acode/forget")
+    assert status == 200 and body == {"deleted": 0}, body
