@@ -124,14 +124,15 @@ def propose(stores: Stores, event: AgentEvent) -> str:
             stores.events.settle(event.session_id, event.event_id, {"type": PROPOSED, "proposal_id": proposal.id}, now.iso),
             stores.sessions.count_proposal(event.session_id),
             stores.entries.take_waiting_slot(user_id),
-            stores.proposals.put_new(proposal),  # sealed here, under the user's current key
+            # sealed here, under the user's current key; [3] Put, [4] claim its fingerprint, [5] no live entry has it
+            *stores.proposals.put_unique(proposal, entries=stores.entries.fingerprints, now_epoch=now.epoch),
         ]
         guarded = stores.keyring.guard(actions)  # ... which must still be current when this lands
         try:
             transact(stores.client, guarded)
         except TransactionCancelled as exc:
             if exc.failed(0):
-                return "duplicate"  # already handled by an earlier delivery
+                return "replayed"  # already handled by an earlier delivery
             if exc.failed(1):
                 return _refuse(stores, event, "session_cap", user_id, now)
             if exc.failed(2):
@@ -145,6 +146,12 @@ def propose(stores: Stores, event: AgentEvent) -> str:
                 return _refuse(stores, event, "waiting_cap" if over else "memory_off", user_id, now)
             if any(exc.failed(index) for index in range(len(actions), len(guarded))):
                 continue  # a forget-all destroyed the key meanwhile: seal again under the new one
+            if exc.failed(4) and stores.proposals.holder(user_id, exc.item(4)) is not None:
+                return _refuse(stores, event, "duplicate", user_id, now)  # the same words already wait
+            if exc.failed(5) and stores.entries.holder(user_id, exc.item(5), now.epoch) is not None:
+                return _refuse(stores, event, "duplicate", user_id, now)  # the same words are already kept
+            if exc.failed(4) or exc.failed(5):
+                continue  # a stale fingerprint was cleared: try again
             raise
         count("ProposalsCreated")
         return PROPOSED
@@ -173,7 +180,7 @@ def _refuse(stores: Stores, event: AgentEvent, reason: str, user_id: str | None,
         transact(stores.client, actions)
     except TransactionCancelled as exc:
         if exc.failed(0):
-            return "duplicate"
+            return "replayed"
         raise
     count("ProposalsRefused", ("Reason", reason))
     if reason in CAP_REASONS:

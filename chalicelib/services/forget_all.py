@@ -27,7 +27,8 @@ ACTION = "keep.memory.forget_all"
 _ITEMS_PER_TRANSACTION = 98  # 100 actions at most: the items, the counters and the journal row
 _ROUNDS = 10  # a concurrent forget cancels a chunk (it committed one of its own): read again, go on
 
-Removal = tuple[str, str, bool]  # (kind, id, counts as a live entry)
+Removal = tuple[str, str, bool]  # (kind, id or fingerprint, counts as a live entry)
+ENTRY_PRINT, PROPOSAL_PRINT = "entry_fingerprint", "proposal_fingerprint"
 
 
 def forget_all(stores: Stores, user_id: str) -> dict[str, int]:
@@ -67,9 +68,24 @@ def _delete_everything(stores: Stores, user_id: str, now: Instant, row_id: str, 
 
 
 def _stored(stores: Stores, user_id: str, now: Instant) -> list[Removal]:
-    _, entries = stores.entries.stored(user_id)
-    proposals = stores.proposals.stored(user_id)
-    return [("entry", e.id, not e.is_expired(now.epoch)) for e in entries] + [("proposal", p.id, False) for p in proposals]
+    """Every entry and proposal, and their fingerprint items (deleted, never counted: no key gives them meaning now)."""
+    _, entries, entry_prints = stores.entries.stored_all(user_id)
+    proposals, proposal_prints = stores.proposals.stored_all(user_id)
+    return (
+        [("entry", e.id, not e.is_expired(now.epoch)) for e in entries]
+        + [("proposal", p.id, False) for p in proposals]
+        + [(ENTRY_PRINT, f.fingerprint, False) for f in entry_prints]
+        + [(PROPOSAL_PRINT, f.fingerprint, False) for f in proposal_prints]
+    )
+
+
+def _delete(stores: Stores, user_id: str, kind: str, item_id: str) -> dict[str, Any]:
+    if kind == "entry":
+        return stores.entries.delete_stored(user_id, item_id)
+    if kind == "proposal":
+        return stores.proposals.delete_waiting(user_id, item_id)
+    fingerprints = stores.entries.fingerprints if kind == ENTRY_PRINT else stores.proposals.fingerprints
+    return fingerprints.delete_any(user_id, item_id)
 
 
 def _delete_in_chunks(
@@ -79,11 +95,8 @@ def _delete_in_chunks(
         part = removals[start : start + _ITEMS_PER_TRANSACTION]
         entries = sum(1 for kind, _, _ in part if kind == "entry")
         live = sum(1 for kind, _, is_live in part if kind == "entry" and is_live)
-        proposals = len(part) - entries
-        actions: list[dict[str, Any]] = [
-            stores.entries.delete_stored(user_id, item_id) if kind == "entry" else stores.proposals.delete_waiting(user_id, item_id)
-            for kind, item_id, _ in part
-        ]
+        proposals = sum(1 for kind, _, _ in part if kind == "proposal")
+        actions: list[dict[str, Any]] = [_delete(stores, user_id, kind, item_id) for kind, item_id, _ in part]
         actions.append(stores.entries.release_counts(user_id, active=entries, waiting=proposals))
         actions.append(stores.journal.add_counts(user_id, ACTION, now.iso, row_id, {"entries": live, "proposals": proposals}))
         transact(stores.client, actions)

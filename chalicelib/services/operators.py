@@ -13,7 +13,7 @@ from chalicelib.errors import NotFound
 from chalicelib.metrics import count
 from chalicelib.models import is_id
 from chalicelib.services import memory
-from chalicelib.storage.dynamo import TransactionCancelled, transact
+from chalicelib.services.forgetting import forget_entry
 
 ACCESS = "keep.memory.operator_access"
 
@@ -38,18 +38,10 @@ def forget(stores: Stores, operator: str, user_id: str, entry_id: str, request_i
         raise NotFound("No such entry.")
     now = instant(stores.clock)
     details = {"operation": "forget", "operator": operator, "request_id": request_id, "entry_id": entry_id}
-    try:
-        transact(
-            stores.client,
-            [
-                stores.entries.delete_live(user_id, entry_id, now.epoch),
-                stores.entries.release_counts(user_id, active=1),
-                stores.journal.record(user_id, ACCESS, now.iso, details),
-            ],
-        )
-    except TransactionCancelled as exc:
+    # The entry's fingerprint goes with it (services/forgetting.py), so its text can be added again at once.
+    if not forget_entry(stores, user_id, entry_id, now, [stores.journal.record(user_id, ACCESS, now.iso, details)]):
         _journal(stores, user_id, operator, "forget", request_id, entry_id=entry_id, reason="not_found")
-        raise NotFound("No such entry.") from exc
+        raise NotFound("No such entry.")
     count("OperatorAccesses", ("Operation", "forget"))
 
 
