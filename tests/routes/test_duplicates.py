@@ -93,6 +93,7 @@ def test_words_edited_away_can_be_added_again_and_the_new_words_are_taken(api: A
     api.turn_on("alice")
     tea = api.add("alice", TEA)
     assert api.call("PATCH", f"/v1/memory/{tea['id']}", "alice", {"text": "Prefers green tea"})[0] == 200
+    assert list(_fingerprints(stores, "alice").values()) == [tea["id"]]  # moved, not added: the old words are free
     again = api.add("alice", TEA)
     assert set(_fingerprints(stores, "alice").values()) == {tea["id"], again["id"]}
     status, body = api.call("POST", "/v1/memory", "alice", {"text": "prefers green tea"})
