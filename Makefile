@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test check demo bench package mutate chaos lint typecheck install clean browser-deps redrive
+.PHONY: run test check demo bench package mutate chaos lint typecheck install clean browser-deps redrive deploy smoke
 
 # pytest-xdist workers, each with its own moto, local stack and browser. The tests that read the built
 # package share one worker (built once), the browser tests one too (--dist loadgroup). Two workers: a
@@ -37,6 +37,19 @@ bench: $(STAMP)
 
 package: $(STAMP)
 	bash scripts/package.sh
+
+# Deploy to the account of the caller's credentials (docs/deploy.md): `make deploy JWT_ISSUER=... JWT_AUDIENCE=...
+# JWT_JWKS_URL=...`, optionally STACK_NAME, ARTIFACT_BUCKET, ALARM_TOPIC_ARN, OIDC_*, *_ROLE_ARNS; DRY_RUN=1 prints
+# the AWS CLI commands and runs none. The AWS CLI is the one pinned in requirements-dev.txt (AWS_CLI overrides it).
+AWS_CLI ?= $(VENV)/bin/aws
+deploy: $(STAMP) $(if $(DRY_RUN),,package)
+	AWS_CLI="$(AWS_CLI)" $(PY) scripts/deploy.py $(if $(DRY_RUN),--dry-run)
+
+# The user, agent and operator story against a deployed stage or `make run` (docs/deploy.md, "Smoke").
+smoke: $(STAMP)
+	$(PY) scripts/smoke.py --base-url "$(BASE_URL)" $(if $(TOKEN),--token "$(TOKEN)") $(if $(CREDENTIALS),--credentials "$(CREDENTIALS)") \
+	  $(if $(HOST_ROLE_ARN),--host-role-arn "$(HOST_ROLE_ARN)") $(if $(WORKER_ROLE_ARN),--worker-role-arn "$(WORKER_ROLE_ARN)") \
+	  $(if $(OPERATOR_ROLE_ARN),--operator-role-arn "$(OPERATOR_ROLE_ARN)") $(if $(REGION),--region "$(REGION)")
 
 # Re-drive the stream batches in the dead-letter queue (docs/deploy.md): QUEUE_URL and FUNCTION from the
 # stack outputs; LOCAL=1 runs the consumer in this process instead (the local stack).

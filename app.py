@@ -10,6 +10,7 @@ from chalicelib.errors import Unauthorized
 from chalicelib.lazy import lazy_module
 from chalicelib.logs import user_hash
 from chalicelib.metrics import count
+from chalicelib.storage.retries import within_the_invocation
 from chalicelib.web_api import (
     contract_errors,
     json_response,
@@ -49,6 +50,10 @@ iam = IAMAuthorizer()
 ANY_BODY = ["*/*"]
 
 app.register_middleware(log_requests, "http")
+# Every AWS call a handler makes gives up before the invocation's deadline: a 503 (or a record reported
+# in batchItemFailures) rather than Lambda's timeout and API Gateway's 502/504.
+app.register_middleware(within_the_invocation, "http")
+app.register_middleware(within_the_invocation, "dynamodb")
 
 # Replaced at packaging time by the events table's real stream ARN (see infra/, `make package`).
 EVENTS_STREAM_ARN = "arn:aws:dynamodb:us-east-1:000000000000:table/personal-memory-events/stream/placeholder"

@@ -210,9 +210,9 @@ def _forget_cached() -> None:
 
 
 def lambda_context(name: str = "api_handler") -> Any:
-    from chalice.local import LambdaContext
+    from local.lambda_context import lambda_context as configured  # the function's own timeout, as Lambda gives it
 
-    return LambdaContext(function_name=name, memory_size=512)
+    return configured(name)
 
 
 def direct_call(

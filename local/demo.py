@@ -43,6 +43,7 @@ from personal_memory_sdk import (  # noqa: E402
     load_credentials_file,
 )
 
+from local.demo_mcp import McpStory  # noqa: E402
 from local.process import LocalProcess, start_local_stack  # noqa: E402
 
 AGENT_DIR = ROOT / "examples" / "memory-agent"
@@ -147,6 +148,7 @@ class Story:
 
     def __init__(self, base_url: str, credentials_file: Path, users: tuple[str, str] = ("alice", "bob")) -> None:
         self.url = base_url
+        self.credentials_file = credentials_file
         self.host = HostClient.from_credentials_file(base_url, credentials_file)
         self.worker = WorkerClient.from_credentials_file(base_url, credentials_file)
         self.worker_keys = load_credentials_file(credentials_file, "worker")
@@ -188,6 +190,7 @@ class Story:
             Step(f"{a} forgets everything: both entries go and her data key is destroyed (journaled, no key material)",
                  self.forget_all_destroys_the_key),
             Step(f"{a}'s next entry is sealed under a new key; nothing of the old memory comes back", self.new_key_after_forgetting),
+            *McpStory(self).steps(),  # the same promise through an MCP client (local/demo_mcp.py)
         ]
 
     # -- helpers

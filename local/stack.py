@@ -184,15 +184,13 @@ class LocalStack:
     def _start_pump(self) -> None:
         import importlib
 
-        from chalice.local import LambdaContext
-
+        from local.lambda_context import consumer_context
         from local.stream_pump import StreamPump, create_streams_client
 
         consumer = importlib.import_module("app").handle_events_stream
-        context = LambdaContext("handle_events_stream", 512)
 
         def deliver(event: dict[str, Any]) -> Any:
-            return consumer(event, context)
+            return consumer(event, consumer_context())  # a fresh context (and deadline) per batch, as Lambda's
 
         from local.event_filter import template_filter  # the event source mapping's FilterCriteria
 

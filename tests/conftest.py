@@ -172,10 +172,11 @@ __all__ = ["HOST_ARN", "WORKER_ARN", "OPERATOR_ARN", "os"]
 def stream(dynamodb: Any, tables: dict[str, str], client: Any) -> Any:
     """moto's real DynamoDB stream of the events table, pumped into the consumer through the test client."""
     from local.event_filter import template_filter
+    from local.lambda_context import invoke_consumer
     from local.stream_pump import StreamPump, create_streams_client
 
     def deliver(payload: dict[str, Any]) -> Any:
-        return client.lambda_.invoke("handle_events_stream", payload).payload
+        return invoke_consumer(payload)  # the consumer's real timeout (local/lambda_context.py)
 
     return StreamPump(create_streams_client(), tables["events_stream"], deliver, record_filter=template_filter())
 

@@ -7,6 +7,11 @@ a single write's TransactionConflictException): `GuardedClient` retries those `C
 times with its own jittered backoff, since a cancelled transaction applied nothing. Whatever is still
 refused after that leaves the storage boundary as `Unavailable` (503 with Retry-After), never as a
 botocore error, so no route can answer 500 because AWS was busy. Condition failures pass untouched.
+
+Both layers stop at the invocation's deadline (`invocation_deadline`, set from Lambda's
+`context.get_remaining_time_in_millis()`): each attempt's read timeout shrinks to the time left, and
+no attempt or backoff starts that could end after it. Without that, 5 attempts of up to 10 s outlive
+the API function's 28 s, and API Gateway answers its own 502/504 instead of the contract's 503.
 """
 from __future__ import annotations
 
@@ -14,17 +19,26 @@ import functools
 import random
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
 from chalicelib.errors import Unavailable
 
-__all__ = ["CONFLICT_ATTEMPTS", "MAX_ATTEMPTS", "GuardedClient", "client_config", "guarded", "is_conflict", "is_retryable"]
+__all__ = [
+    "CONFLICT_ATTEMPTS", "MAX_ATTEMPTS", "GuardedClient", "OutOfTime", "client_config", "guarded", "invocation_deadline",
+    "is_conflict", "is_retryable", "seconds_left", "within_the_invocation",
+]
 
 MAX_ATTEMPTS = 5  # botocore's attempts per call (first try included); throttling backoff ≤ 1+2+4+8 s, under API Gateway's 29 s
 CONFLICT_ATTEMPTS = 4
 CONFLICT_BASE_SECONDS = 0.05
 CONFLICT_MAX_SECONDS = 1.0
+CONNECT_TIMEOUT = 1.0  # seconds; botocore cannot shorten it per attempt, so the deadline check counts it whole
+READ_TIMEOUT = 10.0  # seconds per attempt at most, less when the invocation has less left
+RESERVE_SECONDS = 0.5  # kept back from the deadline to build and send the 503 once AWS gave up
+MIN_ATTEMPT_SECONDS = 0.25  # an attempt that could only wait less than this for its answer is not started
 
 # What AWS documents as "try again later" for DynamoDB and KMS (the standard mode's own lists included).
 RETRYABLE_CODES = frozenset(
@@ -36,14 +50,101 @@ RETRYABLE_CODES = frozenset(
     }
 )
 
+# botocore's standard mode backs off from 1 s (not 50 ms) after these (its ThrottledRetryableChecker's list).
+THROTTLING_CODES = frozenset(
+    {
+        "Throttling", "ThrottlingException", "ThrottledException", "RequestThrottledException", "TooManyRequestsException",
+        "ProvisionedThroughputExceededException", "TransactionInProgressException", "RequestLimitExceeded",
+        "BandwidthLimitExceeded", "LimitExceededException", "RequestThrottled", "SlowDown", "PriorRequestNotComplete",
+        "EC2ThrottledException",
+    }
+)
+
 sleep: Callable[[float], None] = time.sleep  # tests replace it to count backoffs without waiting
 counts: Counter[str] = Counter()  # conflict retries and Unavailable answers so far (figures for the chaos run)
+clock: Callable[[], float] = time.monotonic
+_deadline: ContextVar[float | None] = ContextVar("invocation_deadline", default=None)
+
+
+class OutOfTime(Exception):
+    """The invocation has no time left for another AWS attempt: the caller gets 503 while Lambda still runs."""
+
+
+@contextmanager
+def invocation_deadline(context: Any) -> Iterator[None]:
+    """AWS calls made inside give up (as `Unavailable`) before this Lambda invocation's deadline."""
+    remaining = getattr(context, "get_remaining_time_in_millis", None)
+    token = _deadline.set(clock() + float(remaining()) / 1000 if callable(remaining) else None)
+    try:
+        yield
+    finally:
+        _deadline.reset(token)
+
+
+def within_the_invocation(event: Any, get_response: Callable[[Any], Any]) -> Any:
+    """Chalice middleware (HTTP and the stream): the handler's AWS calls are bounded by its invocation."""
+    context = getattr(event, "lambda_context", None) or getattr(event, "context", None)
+    with invocation_deadline(context):
+        return get_response(event)
+
+
+def seconds_left() -> float | None:
+    """Seconds the current invocation may still spend on AWS calls (None outside a Lambda invocation)."""
+    deadline = _deadline.get()
+    return None if deadline is None else deadline - clock() - RESERVE_SECONDS
+
+
+def _bound_attempt(request: Any, **_: Any) -> None:
+    """botocore `before-send`: this attempt waits at most READ_TIMEOUT, and never past the deadline."""
+    left = seconds_left()
+    read_timeout = READ_TIMEOUT if left is None else min(READ_TIMEOUT, left - CONNECT_TIMEOUT)
+    if read_timeout < MIN_ATTEMPT_SECONDS:
+        raise OutOfTime()
+    request.context["read_timeout"] = read_timeout
+
+
+def _failure(response: Any, caught_exception: Any) -> str | None:
+    """How an attempt failed, as botocore's standard mode sorts it: "throttled", "transient", or None (no retry)."""
+    if caught_exception is not None:
+        return "transient"  # timeouts, resets: standard mode retries them with the short base
+    if not response:
+        return None
+    http, parsed = response
+    code = (parsed or {}).get("Error", {}).get("Code")
+    status = int(getattr(http, "status_code", 0) or 0)
+    if code in THROTTLING_CODES or status == 429:
+        return "throttled"
+    return "transient" if status >= 500 or code in RETRYABLE_CODES else None
+
+
+def _no_retry_past_deadline(attempts: int, response: Any = None, caught_exception: Any = None, **_: Any) -> None:
+    """botocore `needs-retry` (run before the retry handler): give up rather than sleep into the deadline.
+
+    Standard mode sleeps up to min(base·2^(attempt-1), 20) s before the next attempt, base 1 s after
+    throttling and 50 ms otherwise (botocore's ExponentialBackoff; up to 5 s more when the answer
+    carries `x-amz-retry-after`); then the attempt needs its connect timeout and a little time.
+    """
+    left = seconds_left()
+    failure = None if left is None else _failure(response, caught_exception)
+    if left is None or failure is None:
+        return None
+    longest_sleep = min((1.0 if failure == "throttled" else 0.05) * 2.0 ** (attempts - 1), 20.0)
+    if response and "x-amz-retry-after" in (getattr(response[0], "headers", None) or {}):
+        longest_sleep += 5.0
+    if left - longest_sleep - CONNECT_TIMEOUT < MIN_ATTEMPT_SECONDS:
+        raise OutOfTime()
+    return None
 
 
 def client_config(**extra: Any) -> Any:
     from botocore.config import Config
 
-    return Config(retries={"total_max_attempts": MAX_ATTEMPTS, "mode": "standard"}, connect_timeout=5, read_timeout=10, **extra)
+    return Config(
+        retries={"total_max_attempts": MAX_ATTEMPTS, "mode": "standard"},
+        connect_timeout=CONNECT_TIMEOUT,
+        read_timeout=READ_TIMEOUT,
+        **extra,
+    )
 
 
 def _error(exc: BaseException) -> dict[str, Any]:
@@ -66,7 +167,7 @@ def is_retryable(exc: BaseException) -> bool:
     """AWS said "not now" (throttled, busy, timed out) rather than "no"."""
     from botocore.exceptions import ClientError, ConnectionError, HTTPClientError
 
-    if isinstance(exc, ConnectionError | HTTPClientError):
+    if isinstance(exc, ConnectionError | HTTPClientError | OutOfTime):
         return True
     if not isinstance(exc, ClientError):
         return False
@@ -80,11 +181,21 @@ def _backoff(attempt: int) -> float:
     return random.uniform(0, min(CONFLICT_MAX_SECONDS, CONFLICT_BASE_SECONDS * 2**attempt))
 
 
+def _backoff_within_the_deadline(attempt: int) -> float:
+    """The conflict backoff, cut to the time left (the next attempt's own check then gives up)."""
+    left = seconds_left()
+    return _backoff(attempt) if left is None else max(0.0, min(_backoff(attempt), left))
+
+
 class GuardedClient:
     """A boto3 client whose calls retry conflicts and report exhausted retries as `Unavailable`."""
 
     def __init__(self, client: Any) -> None:
         self.unguarded = client
+        events = getattr(getattr(client, "meta", None), "events", None)
+        if events is not None:  # unique ids: a client guarded twice keeps one pair of hooks
+            events.register("before-send", _bound_attempt, unique_id="personal-memory-deadline-send")
+            events.register_first("needs-retry", _no_retry_past_deadline, unique_id="personal-memory-deadline-retry")
 
     def __getattr__(self, name: str) -> Any:
         attribute = getattr(self.unguarded, name)
@@ -100,7 +211,7 @@ class GuardedClient:
             except Exception as exc:
                 if is_conflict(exc) and attempt < CONFLICT_ATTEMPTS:
                     counts["conflict_retries"] += 1
-                    sleep(_backoff(attempt))
+                    sleep(_backoff_within_the_deadline(attempt))
                     continue
                 if is_retryable(exc):
                     counts["unavailable"] += 1

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from local.faults import FaultInjector
+from local.lambda_context import invoke_consumer
 from local.stream_pump import StreamPump, create_streams_client
 from tests.support.iam import iam_call
 from tests.support.invariants import assert_counters_match
@@ -35,7 +36,7 @@ class Lambda:
     def __call__(self, event: dict[str, Any]) -> Any:
         self.batches.append(copy.deepcopy(event["Records"]))
         try:
-            payload = self.client.lambda_.invoke("handle_events_stream", event).payload
+            payload = invoke_consumer(event)  # the consumer's real timeout, not chalice's 3 s default
         except LambdaTimedOut as exc:
             raise TimeoutError("Task timed out") from exc  # Lambda reports the whole batch as failed
         self.responses.append(payload)

@@ -76,11 +76,10 @@ def _proxy_event(user: str, path: str, query: dict[str, str] | None = None) -> d
 
 
 def _invoke(user: str, path: str, query: dict[str, str] | None = None) -> tuple[int, dict[str, Any]]:
-    from chalice.local import LambdaContext
-
     from app import app
+    from local.lambda_context import lambda_context
 
-    response = app(_proxy_event(user, path, query), LambdaContext(function_name="api_handler", memory_size=512))
+    response = app(_proxy_event(user, path, query), lambda_context("api_handler"))
     return len(json.dumps(response).encode()), response
 
 

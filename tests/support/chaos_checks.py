@@ -126,11 +126,10 @@ def check_all(stack: Any, http: Any, crew: list[Any], read_logs: Callable[[], st
     if stack.faults is not None:
         stack.faults.clear()
     if dead:
-        from chalice.local import LambdaContext
-
         from app import handle_events_stream
+        from local.lambda_context import consumer_context
 
-        answer = handle_events_stream({"Records": dead}, LambdaContext("handle_events_stream", 512))
+        answer = handle_events_stream({"Records": dead}, consumer_context())
         checks.that(answer == {"batchItemFailures": []}, f"the redrive failed: {answer}")
     checks.that(_drain(stack, stores, sessions), "the stream pump did not handle every event")
     check_contract(http.calls, checks)

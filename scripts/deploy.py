@@ -1,0 +1,164 @@
+"""`make deploy`: upload `make package`'s output and deploy it with the AWS CLI, a fresh account included.
+
+What it runs, in order (`--dry-run` prints the same commands and runs none):
+1. finds the account and Region of the caller's credentials (`aws sts get-caller-identity`);
+2. the artifact bucket: the one given, or `<stack>-artifacts-<account>-<region>`, created (private,
+   public access blocked) if it does not exist;
+3. the alarm topic: the one given, or `<stack>-alarms`, created if it does not exist (subscribe the
+   on-call to it: docs/deploy.md);
+4. `aws cloudformation package` (the zips to S3) and `aws cloudformation deploy` with `--s3-bucket`:
+   the packaged template is ~135 KB (JSON), and CloudFormation takes one over 51,200 bytes only from
+   S3 (the CLI refuses it otherwise);
+5. when the page's sign-in settings are given but not its redirect URI (which exists only once the
+   API does), deploys with `PageSignIn=off`, reads `EndpointURL`, and deploys again with it.
+
+Parameters come from the environment (the Makefile's variables): every template parameter has one.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import subprocess
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+TEMPLATE = ROOT / "build" / "package" / "sam.json"
+PACKAGED = ROOT / "build" / "packaged.json"
+TEMPLATE_BODY_LIMIT = 51_200  # bytes: larger templates must come from S3 (CloudFormation's TemplateBody limit)
+# Template parameter -> the environment variable (Makefile variable) that sets it.
+PARAMETERS = {
+    "JwtIssuer": "JWT_ISSUER", "JwtAudience": "JWT_AUDIENCE", "JwtJwksUrl": "JWT_JWKS_URL",
+    "HostRoleArns": "HOST_ROLE_ARNS", "WorkerRoleArns": "WORKER_ROLE_ARNS", "OperatorRoleArns": "OPERATOR_ROLE_ARNS",
+    "OidcAuthorizeUrl": "OIDC_AUTHORIZE_URL", "OidcTokenUrl": "OIDC_TOKEN_URL", "OidcClientId": "OIDC_CLIENT_ID",
+    "OidcRedirectUri": "OIDC_REDIRECT_URI", "OidcScope": "OIDC_SCOPE", "PageSignIn": "PAGE_SIGN_IN",
+    "AlarmTopicArn": "ALARM_TOPIC_ARN", "LogRetentionInDays": "LOG_RETENTION_DAYS",
+    "ApiThrottlingBurstLimit": "API_BURST_LIMIT", "ApiThrottlingRateLimit": "API_RATE_LIMIT",
+    "ConfigureApiGatewayLoggingRole": "CONFIGURE_API_GATEWAY_LOGGING_ROLE",
+    "ApiReservedConcurrency": "API_RESERVED_CONCURRENCY", "AuthorizerReservedConcurrency": "AUTHORIZER_RESERVED_CONCURRENCY",
+    "StreamReservedConcurrency": "STREAM_RESERVED_CONCURRENCY",
+}
+REQUIRED = ("JWT_ISSUER", "JWT_AUDIENCE", "JWT_JWKS_URL")
+PAGE_OIDC = ("OIDC_AUTHORIZE_URL", "OIDC_TOKEN_URL", "OIDC_CLIENT_ID")
+
+
+@dataclass
+class Plan:
+    """The deploy as data: the tests read it, `--dry-run` prints it, `run` carries it out."""
+
+    env: Mapping[str, str]
+    aws: str = "aws"
+    log: list[str] = field(default_factory=list)
+    template: Path = TEMPLATE
+    packaged: Path = PACKAGED
+
+    @property
+    def stack(self) -> str:
+        return self.env.get("STACK_NAME") or "personal-memory"
+
+    def parameters(self, **overrides: str) -> dict[str, str]:
+        given = {name: self.env[var] for name, var in PARAMETERS.items() if self.env.get(var)}
+        return {**given, **overrides}
+
+    def package_command(self, bucket: str) -> list[str]:
+        return [self.aws, "cloudformation", "package", "--template-file", str(self.template), "--s3-bucket", bucket,
+                "--s3-prefix", self.stack, "--use-json", "--output-template-file", str(self.packaged)]
+
+    def deploy_command(self, bucket: str, parameters: Mapping[str, str]) -> list[str]:
+        # --s3-bucket always: the packaged template is over TEMPLATE_BODY_LIMIT (tests/deploy/test_deploy.py).
+        return [self.aws, "cloudformation", "deploy", "--template-file", str(self.packaged), "--stack-name", self.stack,
+                "--s3-bucket", bucket, "--s3-prefix", self.stack,
+                "--capabilities", "CAPABILITY_NAMED_IAM", "CAPABILITY_AUTO_EXPAND", "--no-fail-on-empty-changeset",
+                "--parameter-overrides", *[f"{k}={v}" for k, v in sorted(parameters.items())]]
+
+    def outputs_command(self) -> list[str]:
+        return [self.aws, "cloudformation", "describe-stacks", "--stack-name", self.stack,
+                "--query", "Stacks[0].Outputs", "--output", "json"]
+
+
+def missing(env: Mapping[str, str]) -> list[str]:
+    return [name for name in REQUIRED if not env.get(name)]
+
+
+def run(plan: Plan, execute: Callable[[list[str]], str]) -> str:
+    """The whole deploy through `execute` (which runs a command and returns its stdout); the API's URL."""
+    env = plan.env
+    if missing(env):
+        raise SystemExit(f"make deploy needs {', '.join(missing(env))} (the identity provider: docs/deploy.md)")
+    account = env.get("ACCOUNT_ID") or execute([plan.aws, "sts", "get-caller-identity", "--query", "Account", "--output", "text"])
+    region = env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION") or execute([plan.aws, "configure", "get", "region"]) or "us-east-1"
+    bucket = env.get("ARTIFACT_BUCKET") or f"{plan.stack}-artifacts-{account}-{region}"[:63]
+    if not env.get("ARTIFACT_BUCKET"):
+        execute(["sh", "-c", bucket_script(plan.aws, bucket, region)])
+    topic = env.get("ALARM_TOPIC_ARN") or execute(
+        [plan.aws, "sns", "create-topic", "--name", f"{plan.stack}-alarms", "--query", "TopicArn", "--output", "text"])
+    execute(plan.package_command(bucket))
+    overrides = {"AlarmTopicArn": topic}
+    page = [env.get(name) for name in PAGE_OIDC]
+    two_passes = all(page) and not env.get("OIDC_REDIRECT_URI") and not env.get("PAGE_SIGN_IN")
+    if not any(page) and not env.get("PAGE_SIGN_IN"):
+        plan.log.append("WARNING: no OIDC_* settings: the Memory page is deployed with PageSignIn=off and can sign nobody in")
+        overrides["PageSignIn"] = "off"
+    if two_passes:
+        execute(plan.deploy_command(bucket, plan.parameters(**overrides, PageSignIn="off")))
+        endpoint = endpoint_url(execute(plan.outputs_command()))
+        plan.log.append(f"Add {endpoint} to the identity provider's callback URLs; deploying again with it as OidcRedirectUri")
+        overrides.update(OidcRedirectUri=endpoint, PageSignIn="oidc")
+    execute(plan.deploy_command(bucket, plan.parameters(**overrides)))
+    return endpoint_url(execute(plan.outputs_command()))
+
+
+def bucket_script(aws: str, bucket: str, region: str) -> str:
+    """Create the artifact bucket unless it exists: private, public access blocked (S3 encrypts by default)."""
+    location = "" if region == "us-east-1" else f" --create-bucket-configuration LocationConstraint={shlex.quote(region)}"
+    b, a = shlex.quote(bucket), shlex.quote(aws)
+    return (f"{a} s3api head-bucket --bucket {b} 2>/dev/null || {{ {a} s3api create-bucket --bucket {b}{location} && "
+            f"{a} s3api put-public-access-block --bucket {b} --public-access-block-configuration "
+            "BlockPublicAcls=true,IgnorePublicAcls=true,BlockPublicPolicy=true,RestrictPublicBuckets=true; }")
+
+
+def endpoint_url(outputs_json: str) -> str:
+    try:
+        outputs = json.loads(outputs_json or "[]") or []
+    except ValueError:
+        return "<EndpointURL>"
+    return next((o["OutputValue"] for o in outputs if o.get("OutputKey") == "EndpointURL"), "<EndpointURL>")
+
+
+def _execute(command: list[str]) -> str:
+    print("+ " + shlex.join(command), flush=True)
+    done = subprocess.run(command, stdout=subprocess.PIPE, text=True, check=True)
+    return done.stdout.strip()
+
+
+def _print_only(command: list[str]) -> str:
+    """--dry-run: print the command; what it would have printed is a named placeholder."""
+    print(shlex.join(command))
+    return f"<{' '.join(command[1:3])} output>"
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--dry-run", action="store_true", help="print the commands, run none (no AWS call)")
+    parser.add_argument("--aws", default=os.environ.get("AWS_CLI", "aws"), help="the AWS CLI to run")
+    args = parser.parse_args(argv)
+    env = dict(os.environ)
+    if args.dry_run:
+        env.setdefault("ACCOUNT_ID", "<account>")
+        env.setdefault("AWS_REGION", env.get("AWS_DEFAULT_REGION") or "<region>")
+    plan = Plan(env=env, aws=args.aws)
+    if not args.dry_run and not TEMPLATE.exists():
+        raise SystemExit(f"{TEMPLATE} is missing: run make package first")
+    url = run(plan, _print_only if args.dry_run else _execute)
+    for line in plan.log:
+        print(line, flush=True)
+    print(f"EndpointURL: {url}\nNext: make smoke BASE_URL={url}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
