@@ -26,6 +26,7 @@ SCRIPT_MODULES = (
     "memory.js",
     "proposals-view.js",
     "session.js",
+    "similar.js",
     "status.js",
     "store.js",
     "tabs.js",

@@ -32,26 +32,32 @@ export function contentWords(text) {
   return new Set(words.filter((w) => w && !STOP.has(w)).map(stem).filter((w) => w && !STOP.has(w)));
 }
 
-/** Jaccard index of two texts' content words (0 when either has none). */
-export function likeness(a, b) {
+function overlap(a, b) {
   const left = contentWords(a);
   const right = contentWords(b);
-  if (!left.size || !right.size) return 0;
   let shared = 0;
   for (const word of left) if (right.has(word)) shared += 1;
-  return shared / (left.size + right.size - shared);
+  return { shared, all: left.size + right.size - shared };
+}
+
+const close = ({ shared, all }) => shared > 0 && shared * 3 >= all; // Jaccard >= 1/3, in whole numbers
+
+/** Jaccard index of two texts' content words (0 when either has none). */
+export function likeness(a, b) {
+  const { shared, all } = overlap(a, b);
+  return all ? shared / all : 0;
 }
 
 /** Whether two texts are close enough in wording to show one beside the other. */
 export function isSimilar(a, b) {
-  return likeness(a, b) * 3 >= 1;
+  return close(overlap(a, b));
 }
 
 /** The entries most like `text` (at most MAX_SIMILAR), most alike first, ties in the order given. */
 export function similarEntries(text, entries) {
   return entries
-    .map((entry, index) => ({ entry, index, score: likeness(text, entry.text) }))
-    .filter((scored) => scored.score * 3 >= 1)
+    .map((entry, index) => ({ entry, index, score: likeness(text, entry.text), near: isSimilar(text, entry.text) }))
+    .filter((scored) => scored.near)
     .sort((x, y) => y.score - x.score || x.index - y.index)
     .slice(0, MAX_SIMILAR)
     .map((scored) => scored.entry);
