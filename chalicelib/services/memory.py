@@ -178,7 +178,7 @@ class _AcceptPlan:
         removed = self.stores.proposals.remove_actions(user_id, self.proposal, release=release)
         built = [removed[0], *created, *forgotten[:1]]
         released = [*forgotten[1:], *removed[1:]]
-        self.releases = list(range(len(built), len(built) + len(released)))
+        self.releases[:] = range(len(built), len(built) + len(released))  # read by _insert_counted after each build
         return [*built, *released]
 
 

@@ -272,3 +272,29 @@ def test_replaces_must_be_a_string(api: Any, stores: Any) -> None:
     api.turn_on("alice")
     proposal = add_proposal(stores, "alice", "x")
     assert api.call("POST", f"/v1/memory/{proposal.id}/accept", "alice", {"replaces": 7})[1]["code"] == "invalid_request"
+
+
+def test_accept_whose_fingerprint_another_proposal_holds_still_works_and_leaves_that_one(api: Any, agents: Any, stores: Any) -> None:
+    """Damaged storage: the proposal's fingerprint item names someone else. Accepting must not fail or take it."""
+    api.turn_on("alice")
+    agents.register("s-1", "alice")
+    agents.propose("s-1", {"id": "e1", "text": "Has a cat"})
+    (waiting,) = api.call("GET", "/v1/inbox", "alice")[1]["memory_proposals"]
+    (print_key,) = _fingerprints(stores, "alice", "proposals")
+    other = new_id()
+    stores.client.put_item(TableName=stores.proposals.table, Item=dynamo.dump({"user_id": "alice", "sk": print_key, "held_by": other}))
+    status, entry = api.call("POST", f"/v1/memory/{waiting['id']}/accept", "alice")
+    assert status == 201, entry
+    assert _fingerprints(stores, "alice", "proposals") == {print_key: other}  # not released: it is not the proposal's
+    assert list(_fingerprints(stores, "alice").values()) == [entry["id"]]
+
+
+def test_forget_whose_fingerprint_another_entry_holds_still_works_and_leaves_that_one(api: Any, stores: Any) -> None:
+    api.turn_on("alice")
+    tea = api.add("alice", TEA)
+    (print_key,) = _fingerprints(stores, "alice")
+    other = api.add("alice", "Prefers coffee")
+    stores.client.put_item(TableName=stores.entries.table, Item=dynamo.dump({"user_id": "alice", "sk": print_key, "held_by": other["id"]}))
+    assert api.call("DELETE", f"/v1/memory/{tea['id']}", "alice")[0] == 204
+    assert _fingerprints(stores, "alice")[print_key] == other["id"]
+    assert _entry_ids(stores, "alice") == {other["id"]}
