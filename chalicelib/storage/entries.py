@@ -176,10 +176,7 @@ class EntriesRepository:
             ref = ref_from_item(raw, ENTRY_PREFIX) if raw else None
             if ref is not None and not ref.is_expired(now_epoch) and ref.fingerprint == found.fingerprint:
                 return ref.id
-        try:
-            dynamo.transact(self._client, [self.fingerprints.drop_stale(user_id, found)])
-        except dynamo.TransactionCancelled:
-            pass  # it changed meanwhile: the next attempt meets whatever is there now
+        self.fingerprints.drop_if_stale(self._client, user_id, found)
         return None
 
     # ---- transaction actions (services compose these so a cap and its write move together) ----

@@ -118,6 +118,13 @@ class FingerprintItems:
             delete["ExpressionAttributeValues"] = dynamo.values(s="S")
         return {"Delete": delete}
 
+    def drop_if_stale(self, client: Any, user_id: str, stale: Fingerprint) -> None:
+        """Run `drop_stale` on its own (a refusal path); a fingerprint that changed meanwhile is left as it is."""
+        try:
+            dynamo.transact(client, [self.drop_stale(user_id, stale)])
+        except dynamo.TransactionCancelled:
+            pass  # the next attempt meets whatever is there now
+
     def delete_any(self, user_id: str, fingerprint: str) -> dict[str, Any]:
         """Delete whatever is there (forget-all: the key that gave it meaning is already destroyed)."""
         return {"Delete": {"TableName": self.table, "Key": self.key(user_id, fingerprint)}}

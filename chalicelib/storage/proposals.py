@@ -102,10 +102,7 @@ class ProposalsRepository:
         held = self.stored_one(user_id, found.owner) if found.owner else None
         if held is not None and held.fingerprint == found.fingerprint:
             return held.id
-        try:
-            dynamo.transact(self._client, [self.fingerprints.drop_stale(user_id, found)])
-        except dynamo.TransactionCancelled:
-            pass  # it changed meanwhile: the next attempt meets whatever is there now
+        self.fingerprints.drop_if_stale(self._client, user_id, found)
         return None
 
     def stored_one(self, user_id: str, proposal_id: str) -> StoredRef | None:

@@ -17,16 +17,18 @@ from typing import Any, NoReturn, overload
 __all__ = ["KINDS", "MemoryItem", "MemoryItems", "comparable"]
 
 _SPACE = re.compile(r"\s+")
+_FILLERS = "\u115f\u1160\u3164\uffa0"  # Hangul fillers: blank to the eye, not format characters
 
 
 def comparable(text: str) -> str:
     """The text as the service compares it for duplicates, near enough for an agent to skip one.
 
-    Invisible (format) characters dropped, NFKC, case-folded, white-space runs as one space, trimmed.
+    Invisible (format) characters dropped, NFKC, case-folded, white-space runs as one space,
+    trimmed.
     The service also unmasks look-alike letters of other scripts; an agent that misses such a
     disguise only gets its proposal refused `duplicate`, which `EventOutcome.duplicate` reports.
     """
-    visible = "".join(c for c in text if unicodedata.category(c) != "Cf" and c not in "\u115f\u1160\u3164\uffa0")
+    visible = "".join(c for c in text if unicodedata.category(c) != "Cf" and c not in _FILLERS)
     folded = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", visible).casefold())
     return _SPACE.sub(" ", folded).strip()
 
@@ -103,7 +105,7 @@ class MemoryItems(Sequence[MemoryItem]):
         return len(self._items)
 
     def holds(self, text: str) -> bool:
-        """Whether an item already says `text` as a person reads it (the service would refuse it `duplicate`)."""
+        """Whether an item already says `text` as a person reads it (proposing it: `duplicate`)."""
         wanted = comparable(text)
         return any(comparable(item.text) == wanted for item in self._items)
 

@@ -58,7 +58,7 @@ class ProposeEvent:
         return document
 
 
-# The refusal reason of a proposal whose words the person already keeps, or that already waits for them.
+# The refusal reason of a proposal whose words the person already keeps, or that already waits.
 DUPLICATE = "duplicate"
 
 
@@ -177,8 +177,9 @@ class WorkerClient(SignedClient):
         return event.id
 
     def duplicates(self, session_id: str) -> list[str]:
-        """Ids of the session's events refused as `duplicate` (the person already has those words)."""
-        return [event.id for event in self.list_events(session_id) if event.outcome and event.outcome.duplicate]
+        """Ids of the session's events refused as `duplicate` (the person already has the words)."""
+        events = self.list_events(session_id)
+        return [event.id for event in events if event.outcome and event.outcome.duplicate]
 
     def list_events(self, session_id: str) -> list[EventRecord]:
         """The session's events and their outcomes, as the server stores them."""

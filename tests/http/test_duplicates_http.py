@@ -8,16 +8,16 @@ from __future__ import annotations
 
 import hashlib
 import json
-import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from chalicelib.comparison import comparison_form
+from tests.support.burst import burst as _burst
 from tests.support.live import LiveStack, start_live_stack
 from tests.support.raw_storage import every_item, every_stream_record, strings_in
 from tests.support.signing import signed_request
@@ -36,22 +36,6 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveStack]:
 @pytest.fixture(scope="module")
 def stored(stack: LiveStack) -> StoredState:
     return StoredState(Path(stack.credentials_file).parent / "stack.json")
-
-
-def _burst(calls: list[Callable[[], Any]]) -> list[Any]:
-    results: list[Any] = [None] * len(calls)
-    barrier = threading.Barrier(len(calls))
-
-    def run(index: int) -> None:
-        barrier.wait()
-        results[index] = calls[index]()
-
-    threads = [threading.Thread(target=run, args=(i,)) for i in range(len(calls))]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    return results
 
 
 class User:
