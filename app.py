@@ -26,13 +26,13 @@ from chalicelib.web_api import (
 if TYPE_CHECKING:
     from chalicelib import bootstrap, config
     from chalicelib.auth import callers, tokens
-    from chalicelib.services import agents, consumer, freshness, memory, operators
+    from chalicelib.services import agent_grants, agents, consumer, freshness, memory, operators
 else:  # each Lambda function loads only what its handlers touch (see chalicelib/lazy.py)
     bootstrap, config = lazy_module("chalicelib.bootstrap"), lazy_module("chalicelib.config")
     callers, tokens = lazy_module("chalicelib.auth.callers"), lazy_module("chalicelib.auth.tokens")
     agents, consumer = lazy_module("chalicelib.services.agents"), lazy_module("chalicelib.services.consumer")
     memory, operators = lazy_module("chalicelib.services.memory"), lazy_module("chalicelib.services.operators")
-    freshness = lazy_module("chalicelib.services.freshness")
+    freshness, agent_grants = lazy_module("chalicelib.services.freshness"), lazy_module("chalicelib.services.agent_grants")
 
 
 def get_stores() -> bootstrap.Stores:
@@ -206,6 +206,34 @@ def get_export():  # type: ignore[no-untyped-def]
 def get_inbox():  # type: ignore[no-untyped-def]
     body, etag = freshness.view(get_stores(), _user(), freshness.INBOX, _if_none_match())
     return tagged_response(body, etag)
+
+
+# ---- the agents the user allows (bearer token) --------------------------------------------------
+
+
+@app.route("/v1/agents", methods=["GET"], authorizer=user_token, content_types=ANY_BODY)
+@contract_errors
+def get_agents():  # type: ignore[no-untyped-def]
+    return json_response(agent_grants.list_agents(get_stores(), _user()))
+
+
+@app.route("/v1/agents/{id}", methods=["PUT"], authorizer=user_token, content_types=ANY_BODY)
+@contract_errors
+def put_agent(id):  # type: ignore[no-untyped-def]
+    from chalicelib.schemas import AgentSwitchesBody, parse_body  # pydantic loads on first use, not at cold start
+
+    body = parse_body(AgentSwitchesBody, _body())
+    return json_response(agent_grants.set_switches(get_stores(), _user(), id, read=body.read, propose=body.propose))
+
+
+@app.route("/v1/agents/{id}/forget", methods=["POST"], authorizer=user_token, content_types=ANY_BODY)
+@contract_errors
+def forget_agent(id):  # type: ignore[no-untyped-def]
+    from chalicelib.schemas import ForgetAgentBody, parse_body  # pydantic loads on first use, not at cold start
+
+    raw = _body()
+    body = parse_body(ForgetAgentBody, raw) if raw else ForgetAgentBody()  # no body: everything from the agent
+    return json_response(agent_grants.forget_agent(get_stores(), _user(), id, body.session_id))
 
 
 # ---- hosts and workers (IAM) ------------------------------------------------------------------

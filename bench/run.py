@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from bench import local_stack_bench  # noqa: E402
+from bench import agents_bench, local_stack_bench  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results" / "bench.json"
 PACKAGE_DIR = ROOT / "build" / "package"
@@ -763,6 +763,7 @@ def run_all(args: argparse.Namespace, emit: Callable[[Figure], None]) -> list[Fi
             add(get_memory_ratio(stack, args.entries, args.proposals, args.reps))
             add(context_history_ratio(stack, args.entries, args.journal_rows, args.reps))
             add(local_figures(local_stack_bench.cap_path_counts(stack, seed_user)))
+            add(local_figures(agents_bench.agent_counts(stack, seed_user, seed_journal, args.journal_rows)))
         add(consumer_throughput(args.batch, args.batches, args.reps))
         add(local_figures(local_stack_bench.serialization_cost()))
         add(local_figures(local_stack_bench.memory_figures(args.rss_requests)))

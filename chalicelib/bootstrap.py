@@ -12,6 +12,7 @@ from chalicelib.crypto.keyring import Keyring
 from chalicelib.crypto.kms import Kms
 from chalicelib.models import utc_now
 from chalicelib.storage import dynamo
+from chalicelib.storage.agents import AgentsRepository
 from chalicelib.storage.entries import EntriesRepository
 from chalicelib.storage.events import EventsRepository
 from chalicelib.storage.journal import JournalRepository
@@ -33,6 +34,7 @@ class Stores:
     sessions: SessionsRepository
     events: EventsRepository
     keyring: Keyring
+    agents: AgentsRepository  # the user's grants per agent, in the entries table
     clock: Callable[[], datetime] = utc_now
 
 
@@ -52,6 +54,7 @@ def build_stores(
         sessions=SessionsRepository(client, tables.sessions),
         events=EventsRepository(client, tables.events, TextSeal(keyring, "events")),
         keyring=keyring,
+        agents=AgentsRepository(tables.entries),
         clock=clock,
     )
 

@@ -111,6 +111,18 @@ def display_order(entries: list[Entry]) -> list[Entry]:
 
 
 @dataclass(frozen=True)
+class AgentGrant:
+    """What the user allows one agent, and when it last used their memory (an agent never set may do both)."""
+
+    agent: str
+    read: bool = True
+    propose: bool = True
+    last_read_at: str | None = None
+    last_proposal_at: str | None = None
+    set_at: str | None = None  # when the user last changed a switch (None: never set, only used)
+
+
+@dataclass(frozen=True)
 class MemoryState:
     """A user's switch and counters. No stored state means memory was never turned on: off."""
 
@@ -118,6 +130,11 @@ class MemoryState:
     active: int = 0
     waiting: int = 0
     version: int = 0  # bumped by every write that changes what GET /v1/memory or /v1/inbox shows
+    agents: tuple[AgentGrant, ...] = ()  # read by the same Query as the state item (storage/agents.py)
+
+    def grant(self, agent: str) -> AgentGrant:
+        """The user's grant for `agent`; one never set may read and propose (the three gates alone decide)."""
+        return next((g for g in self.agents if g.agent == agent), AgentGrant(agent))
 
 
 @dataclass(frozen=True)

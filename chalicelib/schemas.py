@@ -9,7 +9,17 @@ import json
 import re
 from typing import Annotated, Any, Literal, TypeVar
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, ValidationError
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictInt,
+    StrictStr,
+    ValidationError,
+    model_validator,
+)
 
 from chalicelib.errors import InvalidRequest
 from chalicelib.identifiers import check_identifier, check_user_id
@@ -26,7 +36,15 @@ def _checked_as(field: str) -> AfterValidator:
 
 # Type aliases (not calls in annotations) so a type checker reads them as the strings they are.
 ThreadId = Annotated[StrictStr, _checked_as("thread_id")]
-AgentId = Annotated[StrictStr, _checked_as("agent")]
+def _addressable(value: str) -> str:
+    """An agent named only by dots could never be named in `/v1/agents/{id}` (URLs resolve "." and ".."),
+    so its user could never stop it: refused at registration."""
+    if value.strip(".") == "":
+        raise InvalidRequest("agent: an agent's name needs a letter, a digit or one of '_', ':', '-'.", field="agent")
+    return value
+
+
+AgentId = Annotated[StrictStr, _checked_as("agent"), AfterValidator(_addressable)]
 EventId = Annotated[StrictStr, _checked_as("id")]
 MessageId = Annotated[StrictStr, _checked_as("message_id")]
 UserId = Annotated[StrictStr, AfterValidator(check_user_id)]
@@ -89,6 +107,27 @@ class ProposeEvent(_Body):
 
 class EventsBody(_Body):
     events: list[ProposeEvent] = Field(min_length=1, max_length=20)
+
+
+class AgentSwitchesBody(_Body):
+    """`PUT /v1/agents/{id}`: at least one switch, each a boolean (null is no switch position)."""
+
+    read: StrictBool | None = None
+    propose: StrictBool | None = None
+
+    @model_validator(mode="after")
+    def _one_switch_at_least(self) -> AgentSwitchesBody:
+        if not self.model_fields_set:
+            raise ValueError("give read, propose or both")
+        if any(getattr(self, name) is None for name in self.model_fields_set):
+            raise ValueError("read and propose are true or false")
+        return self
+
+
+class ForgetAgentBody(_Body):
+    """`POST /v1/agents/{id}/forget`: only one session's writes when `session_id` is given."""
+
+    session_id: Annotated[StrictStr, _checked_as("session_id")] | None = None
 
 
 B = TypeVar("B", bound=BaseModel)

@@ -26,6 +26,7 @@ REPOSITORIES = {
     "sessions": "SessionsTable",
     "events": "EventsTable",
     "keys": "KeysTable",
+    "agents": "EntriesTable",  # the user's grants per agent live in their entries partition
 }
 # chalicelib/crypto/keyring.py reaches the keys and journal repositories as `self.keys` / `self.journal`.
 # Every function that stores or reads text goes through it: repositories seal and open with its keys.

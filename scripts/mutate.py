@@ -64,6 +64,7 @@ class Mutation:
 AGENTS, TENANCY, OPERATORS = "tests/routes/test_agents.py", "tests/routes/test_tenancy.py", "tests/routes/test_operators.py"
 GAPS = "tests/routes/test_mutation_gaps.py"
 DUPLICATES = "tests/routes/test_duplicates.py"
+AGENT_GRANTS = "tests/routes/test_agent_grants.py"
 ENCRYPTION, SEALING = "tests/routes/test_encryption.py", "tests/unit/test_sealing.py"
 TAMPERING, EVENTS = "tests/routes/test_stored_tampering.py", "tests/routes/test_event_integrity.py"
 FAULTS, FAULTS_STREAM = "tests/faults/test_faults.py", "tests/faults/test_faults_stream.py"
@@ -164,8 +165,8 @@ MUTATIONS: tuple[Mutation, ...] = (
         "keep.memory.context records what the agent was shown, text included",
         (AGENTS, "tests/routes/test_privacy.py", "tests/routes/test_journal_export.py"),
         (
-            Edit("chalicelib/services/agents.py", '"agent": session.agent, "count": len(chosen)}',
-                 '"agent": session.agent, "count": len(chosen), "text": [e.text for e in chosen]}'),
+            Edit("chalicelib/services/agents.py", '{**journaled, "count": len(chosen)})',
+                 '{**journaled, "count": len(chosen), "text": [e.text for e in chosen]})'),
             Edit("chalicelib/storage/journal.py", '"request_id", "reason", "entry_id",', '"request_id", "reason", "entry_id", "text",'),
         ),
     ),
@@ -174,8 +175,29 @@ MUTATIONS: tuple[Mutation, ...] = (
         "a context read leaves no keep.memory.context row",
         (AGENTS, "tests/routes/test_journal_export.py"),
         (Edit("chalicelib/services/agents.py",
-              '    stores.journal.append(\n        session.user_id,\n        "keep.memory.context",\n        now.iso,\n'
-              '        {"session_id": session_id, "agent": session.agent, "count": len(chosen)},\n    )\n', ""),),
+              '            stores.journal.record(session.user_id, "keep.memory.context", now.iso, {**journaled, "count": len(chosen)}),\n',
+              ""),),
+    ),
+    Mutation(
+        "agent_read_gate_ignored",
+        "an agent the user stopped reading still gets their memory",
+        (AGENT_GRANTS,),
+        (Edit("chalicelib/services/agents.py", "    if not state.grant(session.agent).read:", "    if False:"),),
+    ),
+    Mutation(
+        "agent_propose_gate_missing",
+        "an agent the user stopped suggesting still gets its proposals through",
+        (AGENT_GRANTS,),
+        (Edit("chalicelib/services/consumer.py",
+              "            stores.agents.admit_proposal(user_id, session.agent, now.iso),  # the user's grant: no read needed\n",
+              ""),),
+    ),
+    Mutation(
+        "forget_agent_trusts_its_listing",
+        "forgetting an agent's writes deletes whatever its listing named, the user's own entries included",
+        (AGENT_GRANTS,),
+        (Edit("chalicelib/services/forget_all.py",
+              "        return only_from(action, self.agent) if self.agent is not None else action", "        return action"),),
     ),
     Mutation(
         "expired_entries_in_context",
@@ -201,8 +223,7 @@ MUTATIONS: tuple[Mutation, ...] = (
         "DELETE /v1/memory leaves waiting proposals behind",
         ("tests/routes/test_user_api.py",),
         (Edit("chalicelib/services/forget_all.py",
-              '        + [("proposal", p.id, False) for p in proposals]\n',
-              ''),),
+              '    removals += [("proposal", p.id, False) for p in proposals if plan.wants(p)]\n', ""),),
     ),
     Mutation(
         "session_cap_six",
@@ -316,12 +337,13 @@ MUTATIONS: tuple[Mutation, ...] = (
         (FAULTS,),
         (
             Edit("chalicelib/services/forget_all.py",
-                 '        actions.append(stores.journal.add_counts(user_id, ACTION, now.iso, row_id, {"entries": live, "proposals": proposals}))\n',
+                 '        actions.append(stores.journal.add_counts(user_id, plan.action, now.iso, row_id, counts, plan.details))\n',
                  ""),
             Edit("chalicelib/services/forget_all.py",
                  '    if not deleted["transactions"]:  # nothing was left to delete: the request is still journaled, as a count of zero\n'
-                 '        stores.journal.append(user_id, ACTION, now.iso, {"entries": 0, "proposals": 0}, row_id=row_id)\n',
-                 '    stores.journal.append(user_id, ACTION, now.iso, {"entries": deleted["entries"], "proposals": deleted["proposals"]})\n'),
+                 '        stores.journal.append(user_id, plan.action, now.iso, {**plan.details, "entries": 0, "proposals": 0}, row_id=row_id)\n',
+                 '    stores.journal.append(user_id, plan.action, now.iso, {**plan.details, "entries": deleted["entries"], '
+                 '"proposals": deleted["proposals"]})\n'),
         ),
     ),
     Mutation(

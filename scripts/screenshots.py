@@ -32,7 +32,7 @@ from tests.support.signing import signed_request  # noqa: E402
 OUT = ROOT / "docs" / "screenshots"
 WIDTHS = {"narrow": 375, "wide": 1280}
 SCHEMES = ("light", "dark")
-STATES = ("signed-out", "memory", "edit-and-accept", "forget-all", "journal")
+STATES = ("signed-out", "memory", "edit-and-accept", "forget-all", "journal", "agents")
 
 ENTRIES = [
     {"text": "Prefers metric units and 24-hour times.", "kind": "preference", "pinned": True},
@@ -126,6 +126,10 @@ def capture(live: Any, browser: Browser, out: Path, user: str = "alice") -> list
                 expect(page.locator("[data-journal-action='keep.memory.proposal_refused']")).to_have_count(1)
                 page.locator("#tab-journal").blur()
                 written.append(_shoot(page, out, f"journal-{suffix}"))
+                page.locator("#tab-agents").click()
+                expect(page.locator("[data-testid=agent]")).to_have_count(3)
+                page.locator("#tab-agents").blur()
+                written.append(_shoot(page, out, f"agents-{suffix}"))
             finally:
                 context.close()
     return written

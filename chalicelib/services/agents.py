@@ -1,7 +1,8 @@
 """The agent path: hosts register sessions and fetch memory context; workers post propose events.
 
 An agent gets memory only if all three hold: its manifest asked (`memory: true`), its session has a
-user, and that user turned memory on. Anything else is an empty list, never an error that reveals why.
+user, and that user turned memory on; and then only if the user did not stop that agent reading
+(its grant rides on the entries Query). Anything else is an empty list, never an error that reveals why.
 """
 from __future__ import annotations
 
@@ -86,12 +87,19 @@ def context(stores: Stores, session_id: str) -> dict[str, Any]:
     state, entries = stores.entries.load(session.user_id)
     if not state.enabled:
         return {"items": []}
+    journaled = {"session_id": session_id, "agent": session.agent}
+    if not state.grant(session.agent).read:  # the user stopped this agent reading: it learns only `[]`
+        stores.journal.append(session.user_id, "keep.memory.context", now.iso, {**journaled, "count": 0, "reason": "agent_blocked"})
+        count("ContextFetches")
+        return {"items": []}
     chosen = select_context([e for e in entries if not e.is_expired(now.epoch)])
-    stores.journal.append(
-        session.user_id,
-        "keep.memory.context",
-        now.iso,
-        {"session_id": session_id, "agent": session.agent, "count": len(chosen)},
+    # One call, as the journal's Put alone was: the row and the agent's "last read" move together.
+    transact(
+        stores.client,
+        [
+            stores.journal.record(session.user_id, "keep.memory.context", now.iso, {**journaled, "count": len(chosen)}),
+            stores.agents.record_read(session.user_id, session.agent, now.iso),
+        ],
     )
     count("ContextFetches")
     return {"items": [e.context_item() for e in chosen]}

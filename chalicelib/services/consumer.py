@@ -27,6 +27,8 @@ logger = get_logger("personal_memory.consumer")
 PROPOSED, REFUSED = "memory.proposed", "memory.proposal_refused"
 CAP_REASONS = {"session_cap": "session_proposals", "waiting_cap": "waiting_proposals"}
 KEY_RETRIES = 2  # a key destroyed between sealing and writing (a concurrent forget-all)
+_ADMIT = 3  # the proposal transaction's action that checks the user's grant for the agent
+_CLAIM, _CHECK = 5, 6  # its fingerprint's claim (no waiting proposal says the same) and check (nor an active entry)
 
 
 def handle_batch(stores: Stores, records: list[Mapping[str, Any]]) -> dict[str, Any]:
@@ -124,7 +126,8 @@ def propose(stores: Stores, event: AgentEvent) -> str:
             stores.events.settle(event.session_id, event.event_id, {"type": PROPOSED, "proposal_id": proposal.id}, now.iso),
             stores.sessions.count_proposal(event.session_id),
             stores.entries.take_waiting_slot(user_id),
-            # sealed here, under the user's current key; [3] Put, [4] claim its fingerprint, [5] no live entry has it
+            stores.agents.admit_proposal(user_id, session.agent, now.iso),  # the user's grant: no read needed
+            # sealed here, under the user's current key: [4] Put, [5] claim its fingerprint, [6] no live entry has it
             *stores.proposals.put_unique(proposal, entries=stores.entries.fingerprints, now_epoch=now.epoch),
         ]
         guarded = stores.keyring.guard(actions)  # ... which must still be current when this lands
@@ -133,6 +136,8 @@ def propose(stores: Stores, event: AgentEvent) -> str:
         except TransactionCancelled as exc:
             if exc.failed(0):
                 return "replayed"  # already handled by an earlier delivery
+            if exc.failed(_ADMIT):
+                return _refuse(stores, event, "agent_blocked", user_id, now)
             if exc.failed(1):
                 return _refuse(stores, event, "session_cap", user_id, now)
             if exc.failed(2):
@@ -146,11 +151,11 @@ def propose(stores: Stores, event: AgentEvent) -> str:
                 return _refuse(stores, event, "waiting_cap" if over else "memory_off", user_id, now)
             if any(exc.failed(index) for index in range(len(actions), len(guarded))):
                 continue  # a forget-all destroyed the key meanwhile: seal again under the new one
-            if exc.failed(4) and stores.proposals.holder(user_id, exc.item(4)) is not None:
+            if exc.failed(_CLAIM) and stores.proposals.holder(user_id, exc.item(_CLAIM)) is not None:
                 return _refuse(stores, event, "duplicate", user_id, now)  # the same words already wait
-            if exc.failed(5) and stores.entries.holder(user_id, exc.item(5), now.epoch) is not None:
+            if exc.failed(_CHECK) and stores.entries.holder(user_id, exc.item(_CHECK), now.epoch) is not None:
                 return _refuse(stores, event, "duplicate", user_id, now)  # the same words are already kept
-            if exc.failed(4) or exc.failed(5):
+            if exc.failed(_CLAIM) or exc.failed(_CHECK):
                 continue  # a stale fingerprint was cleared: try again
             raise
         count("ProposalsCreated")

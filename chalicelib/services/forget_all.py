@@ -15,13 +15,18 @@ opened here: items are listed by id and expiry only.
 from __future__ import annotations
 
 import secrets
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from chalicelib.bootstrap import Stores
 from chalicelib.clock import Instant, instant
 from chalicelib.errors import Unavailable
+from chalicelib.services.orphans import drop_stale
 from chalicelib.services.recount import recount
+from chalicelib.storage.agents import only_from
 from chalicelib.storage.dynamo import TransactionCancelled, transact
+from chalicelib.storage.entry_items import StoredRef
 
 ACTION = "keep.memory.forget_all"
 _ITEMS_PER_TRANSACTION = 98  # 100 actions at most: the items, the counters and the journal row
@@ -29,6 +34,28 @@ _ROUNDS = 10  # a concurrent forget cancels a chunk (it committed one of its own
 
 Removal = tuple[str, str, bool]  # (kind, id or fingerprint, counts as a live entry)
 ENTRY_PRINT, PROPOSAL_PRINT = "entry_fingerprint", "proposal_fingerprint"
+
+
+@dataclass(frozen=True)
+class Forgetting:
+    """What one call forgets and how its journal row reads: everything, or what came from one agent (or one of its sessions)."""
+
+    action: str
+    details: Mapping[str, Any] = field(default_factory=dict)
+    agent: str | None = None
+    session_id: str | None = None
+
+    def wants(self, ref: StoredRef) -> bool:
+        if self.agent is None:
+            return True
+        return ref.agent == self.agent and (self.session_id is None or ref.session_id == self.session_id)
+
+    def delete(self, action: dict[str, Any]) -> dict[str, Any]:
+        """The item's Delete, conditioned on its origin when only an agent's writes go."""
+        return only_from(action, self.agent) if self.agent is not None else action
+
+
+EVERYTHING = Forgetting(ACTION)
 
 
 def forget_all(stores: Stores, user_id: str) -> dict[str, int]:
@@ -40,7 +67,7 @@ def forget_all(stores: Stores, user_id: str) -> dict[str, int]:
     row_id = secrets.token_hex(6)  # this call's journal row, which each of its transactions adds to
     deleted = {"entries": 0, "proposals": 0, "transactions": 0}
     try:
-        _delete_everything(stores, user_id, now, row_id, deleted)
+        forget_counted(stores, user_id, now, row_id, deleted, EVERYTHING)
     except Unavailable as exc:
         # The key is gone, so this is no "nothing was changed" 503: nothing left opens any more, and
         # what is left still counts until the request is run again. `deleted` says so, even when 0.
@@ -52,53 +79,78 @@ def forget_all(stores: Stores, user_id: str) -> dict[str, int]:
     return {"deleted": deleted["entries"] + deleted["proposals"]}
 
 
-def _delete_everything(stores: Stores, user_id: str, now: Instant, row_id: str, deleted: dict[str, int]) -> None:
+def forget_counted(
+    stores: Stores, user_id: str, now: Instant, row_id: str, deleted: dict[str, int], plan: Forgetting
+) -> None:
+    """Delete what `plan` wants in counted transactions, each adding to the one journal row `row_id`."""
+    wanted: set[str] = set()
     for _ in range(_ROUNDS):
-        removals = _stored(stores, user_id, now)
+        removals = _stored(stores, user_id, now, plan)
+        wanted |= {item_id for kind, item_id, _ in removals if kind in ("entry", "proposal")}
         if not removals:
             break
         try:
-            _delete_in_chunks(stores, user_id, removals, now, row_id, deleted)
+            _delete_in_chunks(stores, user_id, removals, now, row_id, deleted, plan)
             break
         except TransactionCancelled:
             continue  # something went (or came) meanwhile: read what is stored now and go on
     if not deleted["transactions"]:  # nothing was left to delete: the request is still journaled, as a count of zero
-        stores.journal.append(user_id, ACTION, now.iso, {"entries": 0, "proposals": 0}, row_id=row_id)
+        stores.journal.append(user_id, plan.action, now.iso, {**plan.details, "entries": 0, "proposals": 0}, row_id=row_id)
+    if plan.agent is not None and wanted:
+        _release_fingerprints(stores, user_id, wanted)
     recount(stores, user_id, now)  # entries TTL removed behind our back must not keep counting
 
 
-def _stored(stores: Stores, user_id: str, now: Instant) -> list[Removal]:
-    """Every entry and proposal, and their fingerprint items (deleted, never counted: no key gives them meaning now)."""
+def _stored(stores: Stores, user_id: str, now: Instant, plan: Forgetting) -> list[Removal]:
+    """What `plan` wants deleted; forgetting everything also takes every fingerprint item (never counted:
+    no key gives them meaning any more). An agent's forget releases its items' fingerprints afterwards."""
     _, entries, entry_prints = stores.entries.stored_all(user_id)
     proposals, proposal_prints = stores.proposals.stored_all(user_id)
-    return (
-        [("entry", e.id, not e.is_expired(now.epoch)) for e in entries]
-        + [("proposal", p.id, False) for p in proposals]
-        + [(ENTRY_PRINT, f.fingerprint, False) for f in entry_prints]
-        + [(PROPOSAL_PRINT, f.fingerprint, False) for f in proposal_prints]
-    )
+    removals: list[Removal] = [("entry", e.id, not e.is_expired(now.epoch)) for e in entries if plan.wants(e)]
+    removals += [("proposal", p.id, False) for p in proposals if plan.wants(p)]
+    if plan.agent is None:
+        removals += [(ENTRY_PRINT, f.fingerprint, False) for f in entry_prints]
+        removals += [(PROPOSAL_PRINT, f.fingerprint, False) for f in proposal_prints]
+    return removals
 
 
-def _delete(stores: Stores, user_id: str, kind: str, item_id: str) -> dict[str, Any]:
+def _delete(stores: Stores, user_id: str, kind: str, item_id: str, plan: Forgetting) -> dict[str, Any]:
     if kind == "entry":
-        return stores.entries.delete_stored(user_id, item_id)
+        return plan.delete(stores.entries.delete_stored(user_id, item_id))
     if kind == "proposal":
-        return stores.proposals.delete_waiting(user_id, item_id)
+        return plan.delete(stores.proposals.delete_waiting(user_id, item_id))
     fingerprints = stores.entries.fingerprints if kind == ENTRY_PRINT else stores.proposals.fingerprints
     return fingerprints.delete_any(user_id, item_id)
 
 
+def _release_fingerprints(stores: Stores, user_id: str, wanted: set[str]) -> None:
+    """After an agent's forget: the fingerprints of what it deleted go too, each only while it still names
+    that item (uncounted; one that is left is stale and cleared at the refusal it causes)."""
+    _, entries, entry_prints = stores.entries.stored_all(user_id)
+    proposals, proposal_prints = stores.proposals.stored_all(user_id)
+    gone = wanted - {r.id for r in entries} - {r.id for r in proposals}
+    drop_stale(stores, stores.entries.fingerprints, user_id, [f for f in entry_prints if f.owner in gone])
+    drop_stale(stores, stores.proposals.fingerprints, user_id, [f for f in proposal_prints if f.owner in gone])
+
+
 def _delete_in_chunks(
-    stores: Stores, user_id: str, removals: list[Removal], now: Instant, row_id: str, deleted: dict[str, int]
+    stores: Stores,
+    user_id: str,
+    removals: list[Removal],
+    now: Instant,
+    row_id: str,
+    deleted: dict[str, int],
+    plan: Forgetting,
 ) -> None:
     for start in range(0, len(removals), _ITEMS_PER_TRANSACTION):
         part = removals[start : start + _ITEMS_PER_TRANSACTION]
         entries = sum(1 for kind, _, _ in part if kind == "entry")
         live = sum(1 for kind, _, is_live in part if kind == "entry" and is_live)
         proposals = sum(1 for kind, _, _ in part if kind == "proposal")
-        actions: list[dict[str, Any]] = [_delete(stores, user_id, kind, item_id) for kind, item_id, _ in part]
+        actions: list[dict[str, Any]] = [_delete(stores, user_id, kind, item_id, plan) for kind, item_id, _ in part]
         actions.append(stores.entries.release_counts(user_id, active=entries, waiting=proposals))
-        actions.append(stores.journal.add_counts(user_id, ACTION, now.iso, row_id, {"entries": live, "proposals": proposals}))
+        counts = {"entries": live, "proposals": proposals}
+        actions.append(stores.journal.add_counts(user_id, plan.action, now.iso, row_id, counts, plan.details))
         transact(stores.client, actions)
         deleted["entries"] += live
         deleted["proposals"] += proposals

@@ -275,9 +275,12 @@ EXPORT_EXPIRED_ENTRIES = 50
 def export(stores: Stores, user_id: str) -> dict[str, Any]:
     """Everything held about the user: settings, entries, proposals, and the journal's first page."""
     now = instant(stores.clock)
+    from chalicelib.services.agent_grants import agent_rows
+
     state, entries = stores.entries.load(user_id)
     ordered = display_order(entries)
     expired = [e.public() for e in ordered if e.is_expired(now.epoch)]
+    proposals = display_order(stores.proposals.list(user_id))
     journal, journal_cursor = stores.journal.page(user_id, limit=EXPORT_JOURNAL_ROWS)
     return {
         "schema_version": EXPORT_SCHEMA_VERSION,
@@ -287,7 +290,8 @@ def export(stores: Stores, user_id: str) -> dict[str, Any]:
         "entries": [e.public() for e in ordered if not e.is_expired(now.epoch)],
         "expired_entries_awaiting_deletion": expired[:EXPORT_EXPIRED_ENTRIES],
         "expired_entries_awaiting_deletion_total": len(expired),
-        "proposals": [p.public() for p in display_order(stores.proposals.list(user_id))],
+        "proposals": [p.public() for p in proposals],
+        "agents": agent_rows(state.agents, [e for e in ordered if not e.is_expired(now.epoch)], proposals),
         "journal": [r.public() for r in journal],
         "journal_next_cursor": journal_cursor,  # the rest: GET /v1/memory/journal?cursor=...
     }

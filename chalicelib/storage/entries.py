@@ -14,8 +14,9 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from chalicelib.models import MAX_ACTIVE_ENTRIES, MAX_WAITING_PROPOSALS, Entry, MemoryState
+from chalicelib.models import MAX_ACTIVE_ENTRIES, MAX_WAITING_PROPOSALS, AgentGrant, Entry, MemoryState
 from chalicelib.storage import dynamo
+from chalicelib.storage.agents import AGENT_PREFIX, grant_from_item
 from chalicelib.storage.entry_items import (
     ENTRY_PREFIX,
     EXPIRY_ATTRIBUTE,
@@ -44,14 +45,15 @@ VERSION = "view_version"
 _BUMP = f"{VERSION} = if_not_exists({VERSION}, :zero) + :one"
 
 
-def _state_from_item(item: dict[str, Any] | None) -> MemoryState:
+def _state_from_item(item: dict[str, Any] | None, grants: list[AgentGrant] | None = None) -> MemoryState:
     if not item:
-        return MemoryState()
+        return MemoryState(agents=tuple(grants or ()))
     return MemoryState(
         enabled=bool(item.get("enabled", False)),
         active=int(item.get("active", 0)),
         waiting=int(item.get("waiting", 0)),
         version=int(item.get(VERSION, 0)),
+        agents=tuple(grants or ()),
     )
 
 
@@ -70,19 +72,20 @@ class EntriesRepository:
     def load(self, user_id: str, *, consistent: bool = False) -> tuple[MemoryState, list[Entry]]:
         """The state and every stored entry (expired ones included: callers filter) in one Query."""
         state: dict[str, Any] | None = None
+        grants: list[AgentGrant] = []
         entries: list[Entry] = []
-        # "#state" sorts before "e#…": the Query reads the state item first, then the entries.
+        # "#state" sorts before "a#…" (the agents' grants) and "e#…": the state item comes first.
         for item in dynamo.query_partition(self._client, self.table, "user_id", user_id, consistent=consistent):
             if item["sk"] == STATE_KEY:
                 state = item
-            elif is_fingerprint_key(item["sk"]):
-                continue  # an entry's fingerprint item (storage/fingerprints.py), not an entry
-            else:
+            elif item["sk"].startswith(AGENT_PREFIX):
+                grants.extend(g for g in (grant_from_item(item),) if g is not None)
+            elif item["sk"].startswith(ENTRY_PREFIX):  # not the fingerprint items (storage/fingerprints.py)
                 try:
                     entries.append(from_item(item, self.seal, ENTRY_PREFIX))
                 except UnreadableText:
                     continue  # not openable here (moved, altered, or its key destroyed): absent, like any missing id
-        return _state_from_item(state), entries
+        return _state_from_item(state, grants), entries
 
     def stored(self, user_id: str, *, consistent: bool = False) -> tuple[MemoryState, list[StoredRef]]:
         """The state and every stored entry's id and expiry, without opening any text (no key needed)."""

@@ -168,6 +168,8 @@ class StoredRef:
     expires_at: int | None
     key_id: bytes | None = None
     fingerprint: str | None = None
+    agent: str | None = None  # the proposing agent, for items that came from one (origin "agent")
+    session_id: str | None = None
 
     def is_expired(self, now_epoch: int) -> bool:
         return self.expires_at is not None and self.expires_at <= now_epoch
@@ -175,7 +177,8 @@ class StoredRef:
 
 def ref_from_item(item: Mapping[str, Any], prefix: str) -> StoredRef | None:
     """Any item of ours, damaged or not (forget-all and the purges must reach those too; a bad expiry reads as
-    none); None for a sort key this table never writes (a delete by id could not name it)."""
+    none); None for a sort key this table never writes (a delete by id could not name it). The agent and
+    session are read unopened: they only choose what a forget-by-agent deletes, never what is shown."""
     try:
         item_id = id_of(item, prefix)
     except (TypeError, ValueError):
@@ -184,4 +187,13 @@ def ref_from_item(item: Mapping[str, Any], prefix: str) -> StoredRef | None:
         expires_at = _expiry(item)
     except TypeError:
         expires_at = None
-    return StoredRef(id=item_id, expires_at=expires_at, key_id=sealing_key_id(item), fingerprint=_fingerprint(item))
+    came_from_agent = item.get("origin") == "agent" and isinstance(item.get("agent"), str)
+    session_id = item.get("src_session")
+    return StoredRef(
+        id=item_id,
+        expires_at=expires_at,
+        key_id=sealing_key_id(item),
+        agent=str(item["agent"]) if came_from_agent else None,
+        session_id=session_id if came_from_agent and isinstance(session_id, str) else None,
+        fingerprint=_fingerprint(item),
+    )

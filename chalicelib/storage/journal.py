@@ -17,7 +17,7 @@ from chalicelib.storage import dynamo
 ALLOWED_DETAILS = frozenset(
     {
         "count", "entries", "proposals", "enabled", "session_id", "agent", "operator", "operation",
-        "request_id", "reason", "entry_id",
+        "request_id", "reason", "entry_id", "read", "propose",
     }
 )
 
@@ -55,20 +55,27 @@ class JournalRepository:
         self, user_id: str, action: str, now_iso: str, details: Mapping[str, Any], row_id: str | None = None
     ) -> dict[str, Any]:
         """A Put action appending one row. `row_id` makes a retried write land on the same row."""
-        kept = {key: value for key, value in details.items() if key in ALLOWED_DETAILS}
         item = {
             "user_id": user_id,
             "sk": f"{now_iso}#{row_id or secrets.token_hex(6)}",
             "action": action,
             "at": now_iso,
-            "details": json.dumps(kept, sort_keys=True),
+            "details": _details_json(details),
             TTL_ATTRIBUTE: expiry_epoch(now_iso),
         }
         return {"Put": {"TableName": self.table, "Item": dynamo.dump(item)}}
 
-    def add_counts(self, user_id: str, action: str, now_iso: str, row_id: str, counts: Mapping[str, int]) -> dict[str, Any]:
-        """An Update action adding `counts` to one row (created on first use): an operation done in
-        several transactions keeps one row that always says exactly what its committed parts did."""
+    def add_counts(
+        self,
+        user_id: str,
+        action: str,
+        now_iso: str,
+        row_id: str,
+        counts: Mapping[str, int],
+        details: Mapping[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """An Update action adding `counts` to one row (created on first use, with `details`): an operation
+        done in several transactions keeps one row that always says exactly what its committed parts did."""
         names = {"#a": "action", "#t": "at", "#d": "details", "#x": TTL_ATTRIBUTE}
         adds = []
         for position, key in enumerate(sorted(k for k in counts if k in ALLOWED_DETAILS)):
@@ -81,7 +88,7 @@ class JournalRepository:
                 "Key": dynamo.dump({"user_id": user_id, "sk": f"{now_iso}#{row_id}"}),
                 "UpdateExpression": "SET #a = :a, #t = :t, #d = if_not_exists(#d, :d), #x = :x ADD " + ", ".join(adds),
                 "ExpressionAttributeNames": names,
-                "ExpressionAttributeValues": dynamo.values(a=action, t=now_iso, d="{}", x=expiry_epoch(now_iso), **vals),
+                "ExpressionAttributeValues": dynamo.values(a=action, t=now_iso, d=_details_json(details or {}), x=expiry_epoch(now_iso), **vals),
             }
         }
 
@@ -113,6 +120,10 @@ class JournalRepository:
             _row(item)
             for item in dynamo.query_partition(self._client, self.table, "user_id", user_id, newest_first=True)
         ]
+
+
+def _details_json(details: Mapping[str, Any]) -> str:
+    return json.dumps({key: value for key, value in details.items() if key in ALLOWED_DETAILS}, sort_keys=True)
 
 
 def expiry_epoch(now_iso: str) -> int:

@@ -15,6 +15,7 @@ _HERE = Path(__file__).resolve().parent
 SCRIPT_MODULES = (
     "app.js",
     "add-form.js",
+    "agents-view.js",
     "api.js",
     "dialogs.js",
     "dom.js",
@@ -25,6 +26,7 @@ SCRIPT_MODULES = (
     "live.js",
     "memory.js",
     "proposals-view.js",
+    "review-bulk.js",
     "session.js",
     "similar.js",
     "status.js",

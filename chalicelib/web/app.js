@@ -5,7 +5,9 @@
  *   field errors) · words.js (everything said in words) · item.js (an entry's look, edit fields) ·
  *   entries-view.js (list, edit, pin, forget with undo) · filter.js (search and filter) ·
  *   proposals-view.js (accept, edit and accept, reject) · add-form.js · dialogs.js (export, forget
- *   everything) · journal-view.js · tabs.js · dom.js (text-only DOM helpers).
+ *   everything) · journal-view.js · tabs.js · dom.js (text-only DOM helpers) · agents-view.js (the
+ *   Agents tab: switches per agent, forget what an agent or a conversation suggested) ·
+ *   review-bulk.js (accept all, reject all from an agent).
  *
  * Safety rules every module keeps: data is rendered with textContent/createElement (never as HTML);
  * no inline script or style (the CSP forbids both); the bearer token lives in sessionStorage only;
@@ -14,7 +16,8 @@
  * Hooks for browser tests (stable ids and attributes):
  *   Sign-in: #signin, #signin-user, #signin-button, #signin-oidc-button, #account, #account-user, #signout
  *   Status: #status (data-kind, data-code; cleared on the next action or tab change); #live-note
- *   Tabs: #tab-memory (with #tab-badge: suggestions waiting), #tab-journal, #panel-memory, #panel-journal
+ *   Tabs: #tab-memory (with #tab-badge: suggestions waiting), #tab-journal, #tab-agents, #panel-memory,
+ *         #panel-journal, #panel-agents (its hooks: agents-view.js; bulk review's: review-bulk.js)
  *   Switch and counts: #memory-enabled, #memory-state, #counts, #count-entries, #count-proposals
  *   Add: #add-form, #add-fieldset (disabled while off), #add-text, #add-text-error, #add-bytes, #add-kind,
  *        #add-pinned, #add-expiry, #add-expiry-error, #add-submit, #add-error, #add-off-note
@@ -28,6 +31,7 @@
  */
 
 import { renderAddForm, wireAddForm } from "./add-form.js";
+import { wireAgents } from "./agents-view.js";
 import { api } from "./api.js";
 import { closeForgetAll, confirmForgetAll, exportAll, openForgetAll } from "./dialogs.js";
 import { $, keepingFocus } from "./dom.js";
@@ -35,12 +39,13 @@ import { renderEntries, wireEntries } from "./entries-view.js";
 import { wireFilter } from "./filter.js";
 import { loadMoreJournal } from "./journal-view.js";
 import { renderWaiting } from "./live.js";
-import { reportError } from "./memory.js";
+import { loadMemory, reportError } from "./memory.js";
 import { renderProposals, wireProposals } from "./proposals-view.js";
+import { renderBulk, wireBulk } from "./review-bulk.js";
 import { completeOidc, devSignIn, oidcSignIn, restoreSession, showApp, showSignIn, signOut } from "./session.js";
 import { clearStatus, say } from "./status.js";
 import { changed, onAction, onChange, run, state } from "./store.js";
-import { wireTabs } from "./tabs.js";
+import { selectTab, wireTabs } from "./tabs.js";
 
 function renderSwitch() {
   const mem = state.memory;
@@ -62,6 +67,7 @@ function render() {
     renderSwitch();
     renderAddForm();
     renderProposals();
+    renderBulk();
     renderEntries();
     renderWaiting();
   });
@@ -104,6 +110,8 @@ function wire() {
   wireFilter();
   wireProposals();
   wireTabs();
+  wireBulk({ reload: () => loadMemory(true), report: reportError });
+  wireAgents({ reload: () => loadMemory(true), report: reportError, showTab: (name) => selectTab(name, false) });
   $("forget-all").addEventListener("click", () => { clearStatus(); openForgetAll(); });
   $("forget-all-cancel").addEventListener("click", closeForgetAll);
   $("forget-all-confirm").addEventListener("click", confirmForgetAll);

@@ -37,6 +37,17 @@ function idsDisclosure(entry) {
   ]);
 }
 
+/** "Forget everything from this conversation", on what an agent suggested in a known session (agents-view.js acts on it). */
+function conversationButton(entry) {
+  if (entry.origin !== "agent" || !entry.agent || !(entry.source && entry.source.session_id)) return null;
+  return el("button", {
+    className: "button button-small button-quiet conversation-forget",
+    text: "Forget everything from this conversation",
+    attrs: { type: "button", "data-action": "forget-conversation",
+      "aria-label": `Forget everything from this conversation “${shortText(entry.text)}”` },
+  });
+}
+
 export function itemBody(entry, isProposal) {
   const badges = el("p", { className: "badges" }, [
     el("span", { className: "badge", text: KIND_LABELS[entry.kind] || entry.kind, attrs: { "data-testid": "kind" } }),
@@ -51,6 +62,7 @@ export function itemBody(entry, isProposal) {
     ...metaRow("Source", el("span", {}, [
       el("span", { text: sourceWords(entry), attrs: { "data-testid": "source" } }),
       idsDisclosure(entry),
+      conversationButton(entry),
     ])),
     ...metaRow(isProposal ? "Suggested" : "Added", timeEl(entry.created_at, "created")),
     ...(isProposal ? [] : metaRow("Expires", expiry)),

@@ -18,6 +18,8 @@ const REFUSALS = {
   unknown_session: "the session was unknown",
   unreadable: "its sealed text could not be opened for you",
   invalid_text: "it held control characters",
+  agent_blocked: "you stopped that agent suggesting",
+  duplicate: "the same text is already in your memory or waiting",
 };
 const OPERATOR_ACTIONS = {
   read: "looked at your memory", get: "looked at your memory", list: "looked at your memory",
@@ -46,6 +48,7 @@ function journalSentence(row) {
     case "keep.memory.context": {
       const agent = row.agent ? `The agent “${row.agent}”` : "An agent";
       const count = Number(row.count) || 0;
+      if (row.reason === "agent_blocked") return `${agent} asked for your memory and was given nothing: you stopped it reading${session}.`;
       return count
         ? `${agent} was given ${plural(count, "entry", "entries")} from your memory${session}.`
         : `${agent} asked for your memory and was given nothing${session}.`;
@@ -65,6 +68,17 @@ function journalSentence(row) {
         `${plural(Number(row.proposals) || 0, "waiting suggestion")}.`;
     case "keep.memory.proposal_refused":
       return `An agent's suggestion${session} was refused because ${refusalWords(row.reason)}.`;
+    case "keep.memory.agent_settings": {
+      const said = [];
+      if (typeof row.read === "boolean") said.push(row.read ? "may read your memory" : "may not read your memory");
+      if (typeof row.propose === "boolean") said.push(row.propose ? "may suggest entries" : "may not suggest entries");
+      return `You decided that the agent “${row.agent}” ${said.join(" and ") || "keeps its settings"}.`;
+    }
+    case "keep.memory.forget_agent": {
+      const from = row.session_id ? `one conversation (session ${row.session_id}) of the agent “${row.agent}”` : `the agent “${row.agent}”`;
+      return `Everything from ${from} was forgotten: ${plural(Number(row.entries) || 0, "entry", "entries")} and ` +
+        `${plural(Number(row.proposals) || 0, "waiting suggestion")}.`;
+    }
     case "keep.memory.key_created":
       return "A new encryption key was made for your memory: only it can open what you store from now on.";
     case "keep.memory.key_destroyed":
@@ -92,9 +106,13 @@ function normalizeRow(row) {
 
 function journalRow(raw) {
   const row = normalizeRow(raw);
+  // A row about an agent links to it on the Agents tab (agents-view.js follows the link).
+  const agent = typeof row.agent === "string" && row.agent ? row.agent : null;
   return el("li", { className: "journal-row", attrs: { "data-testid": "journal-row", "data-journal-action": row.action } }, [
     row.at ? timeEl(row.at, "journal-at") : null,
     el("p", { text: journalSentence(row) }),
+    agent ? el("a", { className: "journal-agent", text: `What “${agent}” may do`,
+      attrs: { href: "#panel-agents", "data-agent-link": agent } }) : null,
   ]);
 }
 

@@ -7,6 +7,7 @@ export const state = {
   token: null,
   user: null,
   memory: null, // {enabled, items, proposals, limits} as GET /v1/memory last said
+  agents: null, // GET /v1/agents's rows, once the Agents tab was opened
   etag: null, // the ETag of that answer: polls send it back and get 304 while nothing changed
   editing: new Map(), // entry id -> draft {text, kind, pinned, expiry, initialExpiry}
   correcting: new Map(), // proposal id -> draft {text, kind, pinned, expiry}

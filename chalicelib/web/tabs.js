@@ -1,11 +1,11 @@
-/* The Memory / Journal tabs (WAI-ARIA tabs pattern); changing tab clears old status messages. */
+/* The Memory / Journal / Agents tabs (WAI-ARIA tabs pattern); changing tab clears old status messages. */
 
 import { $ } from "./dom.js";
 import { loadJournal } from "./journal-view.js";
 import { clearStatus } from "./status.js";
 import { state } from "./store.js";
 
-const ORDER = ["memory", "journal"];
+const ORDER = ["memory", "journal", "agents"];
 
 export function selectTab(name, focus) {
   for (const tab of ORDER) {
@@ -19,6 +19,7 @@ export function selectTab(name, focus) {
   }
   if (focus) $(`tab-${name}`).focus();
   if (name === "journal" && state.token) loadJournal(true);
+  document.dispatchEvent(new CustomEvent("memory:tab", { detail: name })); // views that load on show listen
 }
 
 function onKeydown(event) {

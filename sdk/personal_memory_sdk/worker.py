@@ -64,7 +64,11 @@ DUPLICATE = "duplicate"
 
 @dataclass(frozen=True, slots=True)
 class EventOutcome:
-    """What the stream consumer made of an event: `memory.proposed` or `memory.proposal_refused`."""
+    """What the stream consumer made of an event: `memory.proposed` or `memory.proposal_refused`.
+
+    A refusal's `reason` is a code, never the text: e.g. `memory_off`, `session_cap`, or
+    `agent_blocked` when the user stopped this agent suggesting (`PUT /v1/agents/{id}`).
+    """
 
     type: str
     proposal_id: str | None = None

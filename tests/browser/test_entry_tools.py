@@ -179,9 +179,9 @@ def test_search_and_filter_by_text_kind_origin_and_taint(browser: Browser, live:
         page.get_by_label("Search").fill("TEA")
         expect(texts).to_have_text(["Drinks green tea", "Prefers tea in the morning"])
         expect(page.locator("#filter-summary")).to_have_text("Showing 2 of 3 entries.")
-        page.get_by_label("From").select_option("user")
+        page.get_by_label("From", exact=True).select_option("user")
         expect(texts).to_have_text(["Prefers tea in the morning"])
-        page.get_by_label("From").select_option("")
+        page.get_by_label("From", exact=True).select_option("")
         page.get_by_label("Only tainted").check()
         expect(texts).to_have_text(["Drinks green tea"])
         page.get_by_label("Only tainted").uncheck()
@@ -210,7 +210,8 @@ def test_every_button_names_the_entry_it_acts_on(browser: Browser, live: Any, ag
         expect(page.locator(PROPOSALS)).to_have_count(2, timeout=12_000)
         names = page.evaluate("""() => [...document.querySelectorAll('#entries button, #proposals button')]
             .map((b) => b.getAttribute('aria-label'))""")
-        assert None not in names and len(names) == len(set(names)) == 12, names
+        # 3 per entry, 3 per suggestion, and each suggestion's "Forget everything from this conversation".
+        assert None not in names and len(names) == len(set(names)) == 14, names
         for verb in ("Edit", "Pin", "Forget"):
             for text in ("Likes tea", "Likes coffee"):
                 expect(page.get_by_role("button", name=f"{verb} “{text}”", exact=True)).to_have_count(1)

@@ -88,7 +88,7 @@ def test_every_user_route_is_fuzzed() -> None:
         for method, entry in methods.items()
         if getattr(entry.authorizer, "name", None) == "user_token"
     }
-    assert set(USER_OPERATIONS) == user_routes and len(user_routes) == 11
+    assert set(USER_OPERATIONS) == user_routes and len(user_routes) == 14  # 11 + the three agent routes (issue 23)
 
 
 @pytest.mark.parametrize(("label", "mode"), CASES, ids=[f"{label} {mode}" for label, mode in CASES])

@@ -99,3 +99,14 @@ def test_kms_calls_per_route_meet_issue_12s_targets_cold_and_warm(measured: tupl
 
 def test_the_users_first_text_costs_one_more_write_for_their_key(counts: dict[str, run.OpCount]) -> None:
     assert counts[run.FIRST_POST].writes == 2 and counts["POST /v1/memory"].writes == 1
+
+
+def test_the_agents_grants_add_no_call_and_forgetting_an_agent_is_few_transactions(bench_stack: run.Stack) -> None:
+    from bench import agents_bench
+
+    results = {name: (value, limit) for name, value, limit, _ in agents_bench.agent_counts(bench_stack, run.seed_user, run.seed_journal, 300)}
+    assert results["dynamodb calls: context fetch, agent with a grant set"][0] <= 3
+    assert results["dynamodb calls: context fetch, agent stopped reading"][0] <= 3
+    assert results["dynamodb calls: consumer: one memory.propose, agent allowed"][0] <= 3
+    assert results["dynamodb calls: GET /v1/agents, 300 journal rows"][0] <= 3
+    assert results["transactions: POST /v1/agents/{id}/forget, 200 entries"][0] <= 4

@@ -1,0 +1,249 @@
+/*
+ * The Agents tab: each agent in words (when it last read your memory, what came from it, what waits),
+ * its two switches, and forgetting what it — or one conversation of it — suggested, behind a dialog
+ * that counts. Imports helpers and the store only; app.js hands in what it needs from elsewhere
+ * (reloading memory, reporting an error, opening this tab), so no view depends on another.
+ *
+ * Hooks: #panel-agents, #agents (li[data-testid=agent][data-agent]), #agents-empty; in a row
+ * [data-testid=agent-read|agent-entries|agent-waiting|agent-proposed], input[data-switch=read|propose],
+ * button[data-action=forget-agent]; on entries and suggestions button[data-action=forget-conversation];
+ * #agent-forget-dialog, #agent-forget-text (data-count), #agent-forget-confirm, #agent-forget-cancel.
+ */
+
+import { api } from "./api.js";
+import { $, el, focusNode, nextId, plural } from "./dom.js";
+import { say } from "./status.js";
+import { onChange, run, state } from "./store.js";
+import { ago } from "./words.js";
+
+let deps = { reload: async () => {}, report: async () => {}, showTab: () => {} };
+let pending = null; // what the open dialog will forget: {agent, session, count, returnTo}
+let loads = 0;
+
+const quoted = (agent) => `“${agent}”`;
+
+function readWords(row) {
+  const when = row.last_read_at ? ` It last read it ${ago(row.last_read_at)}.` : "";
+  if (!row.read) return `It may not read your memory: its conversations get nothing from it.${when}`;
+  return row.last_read_at ? `It last read your memory ${ago(row.last_read_at)}.` : "It has not read your memory yet.";
+}
+
+function entriesWords(row) {
+  if (!row.entries) return "None of your entries came from it.";
+  return `${row.entries} of your entries came from it.`;
+}
+
+function waitingWords(row) {
+  const proposed = row.propose ? "" : " It may not suggest anything new.";
+  if (!row.waiting) return `No suggestion from it is waiting.${proposed}`;
+  return `${plural(row.waiting, "suggestion")} from it ${row.waiting === 1 ? "is" : "are"} waiting for your review.${proposed}`;
+}
+
+function agentSwitch(row, name, label, help) {
+  const id = nextId(`agent-${name}`);
+  const helpId = `${id}-help`;
+  const input = el("input", { className: "switch-input", attrs: { id, type: "checkbox", role: "switch",
+    "data-switch": name, "data-agent": row.agent, "aria-describedby": helpId } });
+  input.checked = Boolean(row[name]);
+  return el("div", { className: "agent-switch" }, [
+    el("div", { className: "switch-row" }, [
+      el("span", { className: "switch" }, [input,
+        el("span", { className: "switch-track", attrs: { "aria-hidden": "true" } }, [el("span", { className: "switch-thumb" })])]),
+      el("label", { className: "switch-label", text: label, attrs: { for: id } }),
+    ]),
+    el("p", { className: "hint", text: help, attrs: { id: helpId } }),
+  ]);
+}
+
+function agentItem(row) {
+  const forgettable = row.entries + row.waiting;
+  const headingId = nextId("agent-name");
+  return el("li", { className: "item agent", attrs: { "data-testid": "agent", "data-agent": row.agent, "aria-labelledby": headingId } }, [
+    el("h3", { className: "agent-name", text: row.agent, attrs: { id: headingId, tabindex: "-1" } }),
+    el("p", { text: readWords(row), attrs: { "data-testid": "agent-read" } }),
+    el("p", { text: entriesWords(row), attrs: { "data-testid": "agent-entries" } }),
+    el("p", { text: waitingWords(row), attrs: { "data-testid": "agent-waiting" } }),
+    row.last_proposal_at ? el("p", { className: "hint", text: `Its last suggestion arrived ${ago(row.last_proposal_at)}.`,
+      attrs: { "data-testid": "agent-proposed" } }) : null,
+    agentSwitch(row, "read", "May read my memory", "Off: its conversations are given nothing from your memory."),
+    agentSwitch(row, "propose", "May suggest", "Off: anything it suggests is refused before it reaches you."),
+    forgettable
+      ? el("div", { className: "button-row" }, [el("button", { className: "button button-small button-danger",
+        text: "Forget everything it suggested…",
+        attrs: { type: "button", "data-action": "forget-agent", "data-agent": row.agent,
+          "aria-label": `Forget everything ${row.agent} suggested…` } })])
+      : null,
+  ]);
+}
+
+export function renderAgents() {
+  const rows = state.agents || [];
+  $("agents").replaceChildren(...rows.map(agentItem));
+  $("agents").hidden = rows.length === 0;
+  $("agents-empty").hidden = state.agents === null || rows.length !== 0;
+}
+
+export async function loadAgents() {
+  const seq = ++loads;
+  try {
+    const data = await api("GET", "v1/agents");
+    if (seq !== loads || !state.token) return false;
+    state.agents = data && Array.isArray(data.agents) ? data.agents : [];
+    renderAgents();
+    return true;
+  } catch (err) {
+    if (seq === loads) await deps.report(err, "agents");
+    return false;
+  }
+}
+
+function focusAgent(agent) {
+  const li = document.querySelector(`#agents li[data-agent="${CSS.escape(agent)}"]`);
+  focusNode(li ? li.querySelector(".agent-name") : $("agents-heading"));
+}
+
+/** Open the Agents tab at one agent's row (a journal row's link). */
+export async function showAgent(agent) {
+  deps.showTab("agents");
+  await loadAgents();
+  focusAgent(agent);
+}
+
+async function setSwitch(input) {
+  const name = input.getAttribute("data-switch");
+  const agent = input.getAttribute("data-agent");
+  const wanted = input.checked;
+  if (state.busy) {
+    input.checked = !wanted;
+    return;
+  }
+  await run(async () => {
+    try {
+      const row = await api("PUT", `v1/agents/${encodeURIComponent(agent)}`, { [name]: wanted });
+      const rows = state.agents || [];
+      const at = rows.findIndex((r) => r.agent === agent);
+      if (row && at >= 0) rows[at] = row;
+      say(name === "read"
+        ? (wanted ? `${quoted(agent)} may read your memory again.` : `${quoted(agent)} can no longer read your memory: its conversations get nothing from it.`)
+        : (wanted ? `${quoted(agent)} may suggest entries again.` : `${quoted(agent)} can no longer suggest anything: its suggestions are refused.`), "ok");
+      renderAgents();
+      const again = document.querySelector(`#agents input[data-agent="${CSS.escape(agent)}"][data-switch="${name}"]`);
+      if (again) again.focus();
+    } catch (err) {
+      input.checked = !wanted;
+      await deps.report(err, "agents");
+    }
+  });
+}
+
+/* ---------- forgetting what an agent, or one conversation, suggested ---------- */
+
+function conversationCount(agent, session) {
+  const mem = state.memory || { items: [], proposals: [] };
+  const from = (e) => e.origin === "agent" && e.agent === agent && (e.source || {}).session_id === session;
+  return { entries: mem.items.filter(from).length, waiting: mem.proposals.filter(from).length };
+}
+
+function openDialog(what, returnTo) {
+  pending = { ...what, returnTo };
+  const counted = `${plural(what.entries, "entry", "entries")} and ${plural(what.waiting, "waiting suggestion")}`;
+  const text = $("agent-forget-text");
+  text.dataset.count = String(what.entries + what.waiting);
+  text.textContent = what.session
+    ? `This will forget ${counted} from this conversation with ${quoted(what.agent)}. Its other conversations and your own entries are not touched.`
+    : `This will forget ${counted} that came from ${quoted(what.agent)}. Your own entries are not touched.`;
+  $("agent-forget-title").textContent = what.session ? "Forget everything from this conversation?" : `Forget everything ${what.agent} suggested?`;
+  const dialog = $("agent-forget-dialog");
+  if (typeof dialog.showModal === "function") dialog.showModal();
+  else dialog.setAttribute("open", "");
+  $("agent-forget-cancel").focus();
+}
+
+function closeDialog(focusBack) {
+  const dialog = $("agent-forget-dialog");
+  if (typeof dialog.close === "function") dialog.close();
+  else dialog.removeAttribute("open");
+  const back = pending && pending.returnTo;
+  pending = null;
+  if (focusBack && back && back.isConnected) back.focus();
+}
+
+async function openForAgent(button) {
+  const agent = button.getAttribute("data-agent");
+  await loadAgents(); // the count in the dialog is what is stored now
+  const row = (state.agents || []).find((r) => r.agent === agent);
+  if (!row || !(row.entries + row.waiting)) {
+    say(`Nothing from ${quoted(agent)} is left to forget.`, "info");
+    return;
+  }
+  const again = document.querySelector(`#agents button[data-action=forget-agent][data-agent="${CSS.escape(agent)}"]`);
+  openDialog({ agent, session: null, entries: row.entries, waiting: row.waiting }, again);
+}
+
+function openForConversation(button) {
+  const li = button.closest("li[data-entry-id], li[data-proposal-id]");
+  const id = li && (li.getAttribute("data-entry-id") || li.getAttribute("data-proposal-id"));
+  const mem = state.memory || { items: [], proposals: [] };
+  const entry = [...mem.items, ...mem.proposals].find((e) => e.id === id);
+  const session = entry && (entry.source || {}).session_id;
+  if (!entry || !entry.agent || !session) return;
+  openDialog({ agent: entry.agent, session, ...conversationCount(entry.agent, session) }, button);
+}
+
+async function confirmForget() {
+  const what = pending;
+  if (!what) return;
+  await run(async () => {
+    closeDialog(false);
+    try {
+      const body = what.session ? { session_id: what.session } : {};
+      const data = await api("POST", `v1/agents/${encodeURIComponent(what.agent)}/forget`, body);
+      const n = data && Number.isInteger(data.deleted) ? data.deleted : 0;
+      say(`Forgot ${plural(n, "item")} from ${what.session ? "that conversation with " : ""}${quoted(what.agent)}.`, "ok");
+      state.etag = null; // what GET /v1/memory shows has changed
+      await deps.reload();
+      if (!$("panel-agents").hidden) {
+        await loadAgents();
+        focusAgent(what.agent);
+      } else {
+        focusNode($("entries-heading"));
+      }
+    } catch (err) {
+      await deps.report(err, "forget_agent");
+    }
+  });
+}
+
+/* ---------- wiring ---------- */
+
+function onConversationClick(event) {
+  const button = event.target.closest("button[data-action=forget-conversation]");
+  if (button) openForConversation(button);
+}
+
+export function wireAgents(given) {
+  deps = { ...deps, ...given };
+  $("agents").addEventListener("change", (event) => {
+    if (event.target.matches("input[data-switch]")) setSwitch(event.target);
+  });
+  $("agents").addEventListener("click", (event) => {
+    const button = event.target.closest("button[data-action=forget-agent]");
+    if (button) run(() => openForAgent(button));
+  });
+  $("entries").addEventListener("click", onConversationClick);
+  $("proposals").addEventListener("click", onConversationClick);
+  $("journal").addEventListener("click", (event) => {
+    const link = event.target.closest("a[data-agent-link]");
+    if (!link) return;
+    event.preventDefault();
+    showAgent(link.getAttribute("data-agent-link"));
+  });
+  $("agent-forget-cancel").addEventListener("click", () => closeDialog(true));
+  $("agent-forget-confirm").addEventListener("click", confirmForget);
+  $("agent-forget-dialog").addEventListener("cancel", (event) => { event.preventDefault(); closeDialog(true); });
+  document.addEventListener("memory:tab", (event) => {
+    if (event.detail === "agents" && state.token) loadAgents();
+  });
+  // Memory changed (a poll, an accept): the counts shown here follow while the tab is open.
+  onChange(() => { if (!$("panel-agents").hidden && state.agents !== null && !state.busy) loadAgents(); });
+}
