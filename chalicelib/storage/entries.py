@@ -27,7 +27,7 @@ from chalicelib.storage.entry_items import (
     sealed_and_fingerprints,
     to_item,
 )
-from chalicelib.storage.fingerprints import Fingerprint, FingerprintItems, fingerprint_from_item, is_fingerprint_key
+from chalicelib.storage.fingerprints import Fingerprint, FingerprintItems, fingerprint_from_item
 from chalicelib.storage.text import TextSeal, UnreadableText
 
 if TYPE_CHECKING:

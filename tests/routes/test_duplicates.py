@@ -298,3 +298,18 @@ def test_forget_whose_fingerprint_another_entry_holds_still_works_and_leaves_tha
     assert api.call("DELETE", f"/v1/memory/{tea['id']}", "alice")[0] == 204
     assert _fingerprints(stores, "alice")[print_key] == other["id"]
     assert _entry_ids(stores, "alice") == {other["id"]}
+
+
+def test_forgetting_an_agent_releases_the_fingerprints_of_what_it_deleted(api: Any, agents: Any, stores: Any) -> None:
+    api.turn_on("alice")
+    mine = api.add("alice", TEA)
+    agents.register("s-1", "alice", agent="chatty")
+    agents.propose("s-1", {"id": "e1", "text": "Has a cat"}, {"id": "e2", "text": "Lives in Lyon"})
+    first, _ = api.call("GET", "/v1/inbox", "alice")[1]["memory_proposals"]
+    assert api.call("POST", f"/v1/memory/{first['id']}/accept", "alice")[0] == 201
+    assert api.call("POST", "/v1/agents/chatty/forget", "alice")[1] == {"deleted": 2}
+    assert list(_fingerprints(stores, "alice").values()) == [mine["id"]]  # the user's own entry keeps its words
+    assert _fingerprints(stores, "alice", "proposals") == {}
+    agents.register("s-2", "alice", agent="chatty")
+    agents.propose("s-2", {"id": "e1", "text": "Has a cat"}, {"id": "e2", "text": "Lives in Lyon"})
+    assert {o["type"] for o in agents.outcomes("s-2").values()} == {"memory.proposed"}
