@@ -151,9 +151,10 @@ def propose(stores: Stores, event: AgentEvent) -> str:
                 return _refuse(stores, event, "waiting_cap" if over else "memory_off", user_id, now)
             if any(exc.failed(index) for index in range(len(actions), len(guarded))):
                 continue  # a forget-all destroyed the key meanwhile: seal again under the new one
-            if exc.failed(_CLAIM) and stores.proposals.holder(user_id, exc.item(_CLAIM)) is not None:
+            prints = stores.proposals.fingerprints, stores.entries.fingerprints
+            if exc.failed(_CLAIM) and stores.proposals.holder(user_id, prints[0].met(stores.client, exc, _CLAIM, actions[_CLAIM])):
                 return _refuse(stores, event, "duplicate", user_id, now)  # the same words already wait
-            if exc.failed(_CHECK) and stores.entries.holder(user_id, exc.item(_CHECK), now.epoch) is not None:
+            if exc.failed(_CHECK) and stores.entries.holder(user_id, prints[1].met(stores.client, exc, _CHECK, actions[_CHECK]), now.epoch):
                 return _refuse(stores, event, "duplicate", user_id, now)  # the same words are already kept
             if exc.failed(_CLAIM) or exc.failed(_CHECK):
                 continue  # a stale fingerprint was cleared: try again

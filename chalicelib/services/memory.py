@@ -238,7 +238,8 @@ def _insert_counted(
             if replaced_index is not None and exc.failed(replaced_index):
                 raise NotFound("No such entry.") from exc
             if exc.failed(claim_index):
-                holder = stores.entries.holder(user_id, exc.item(claim_index), now.epoch)
+                met = stores.entries.fingerprints.met(stores.client, exc, claim_index, actions[claim_index])
+                holder = stores.entries.holder(user_id, met, now.epoch)
                 if holder is not None:
                     raise Duplicate(holder) from exc
                 continue  # a stale fingerprint was cleared

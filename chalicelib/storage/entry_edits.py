@@ -77,7 +77,7 @@ def update_entry(repo: EntriesRepository, user_id: str, entry_id: str, change: E
             dynamo.transact(repo._client, guarded)
         except dynamo.TransactionCancelled as exc:
             if moves and exc.failed(2):  # the claim: another live entry holds these words
-                holder = repo.holder(user_id, exc.item(2), change.now_epoch)
+                holder = repo.holder(user_id, repo.fingerprints.met(repo._client, exc, 2, actions[2]), change.now_epoch)
                 if holder is not None and holder != entry_id:
                     raise Duplicate(holder) from exc
                 continue  # a stale fingerprint was cleared: try again

@@ -118,6 +118,17 @@ class FingerprintItems:
             delete["ExpressionAttributeValues"] = dynamo.values(s="S")
         return {"Delete": delete}
 
+    def met(self, client: Any, exc: dynamo.TransactionCancelled, index: int, action: Mapping[str, Any]) -> dict[str, Any] | None:
+        """The fingerprint item that refused the claim or check `action` (at `index`): the cancellation's own
+        copy (ALL_OLD: no call), or, should a client not pass it on, one consistent GetItem of it."""
+        found = exc.item(index)
+        if found is not None:
+            return found
+        request = action.get("Put") or action.get("ConditionCheck") or {}
+        key = request.get("Key") or {name: request["Item"][name] for name in ("user_id", "sk") if name in request.get("Item", {})}
+        raw = client.get_item(TableName=self.table, Key=key, ConsistentRead=True).get("Item") if key else None
+        return dynamo.load(raw) if raw else None
+
     def drop_if_stale(self, client: Any, user_id: str, stale: Fingerprint) -> None:
         """Run `drop_stale` on its own (a refusal path); a fingerprint that changed meanwhile is left as it is."""
         try:

@@ -313,3 +313,17 @@ def test_forgetting_an_agent_releases_the_fingerprints_of_what_it_deleted(api: A
     agents.register("s-2", "alice", agent="chatty")
     agents.propose("s-2", {"id": "e1", "text": "Has a cat"}, {"id": "e2", "text": "Lives in Lyon"})
     assert {o["type"] for o in agents.outcomes("s-2").values()} == {"memory.proposed"}
+
+
+def test_without_the_cancellations_item_the_holder_is_read_and_still_named(api: Any, agents: Any, monkeypatch: Any) -> None:
+    """AWS returns the refusing item (ReturnValuesOnConditionCheckFailure=ALL_OLD); a client that drops it
+    must cost one GetItem on the refusal, never a wrong answer."""
+    api.turn_on("alice")
+    tea = api.add("alice", TEA)
+    monkeypatch.setattr(dynamo.TransactionCancelled, "item", lambda self, index: None)
+    status, body = api.call("POST", "/v1/memory", "alice", {"text": TEA.upper()})
+    assert status == 409 and body["existing_id"] == tea["id"]
+    agents.register("s-1", "alice")
+    agents.propose("s-1", {"id": "e1", "text": TEA}, {"id": "e2", "text": "Has a cat"}, {"id": "e3", "text": "has a CAT"})
+    reasons = {k: v.get("reason") for k, v in agents.outcomes("s-1").items()}
+    assert reasons == {"e1": "duplicate", "e2": None, "e3": "duplicate"}
