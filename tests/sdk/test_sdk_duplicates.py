@@ -83,8 +83,8 @@ def test_a_worker_learns_duplicate_from_its_events_over_the_real_stack(live: Any
     host.register_session(session, user_id=user, thread_id="t-1", agent="memory-agent", memory=True)
     first = worker.propose(session, "Has a cat called Miso", "fact")
     second = worker.propose(session, "has a cat  called MISO", "fact")
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline and not all(e.handled for e in worker.list_events(session)):
+    deadline = time.monotonic() + 60  # the stack's stream pump, on a shared machine
+    while time.monotonic() < deadline and not (len(events := worker.list_events(session)) == 2 and all(e.handled for e in events)):
         time.sleep(0.2)
     outcomes = {e.id: e.outcome for e in worker.list_events(session)}
     assert outcomes[first] is not None and outcomes[first].proposed

@@ -64,6 +64,10 @@ class StoredState:
                 return items
             kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
 
+    def proposals(self, user_id: str) -> list[dict[str, Any]]:
+        """The user's stored proposals (not their fingerprint items)."""
+        return [item for item in self.partition("proposals", user_id) if str(item["sk"]).startswith("p#")]
+
     def user(self, user_id: str) -> UserState:
         entries = self.partition("entries", user_id)
         state = next((item for item in entries if item["sk"] == "#state"), {})
