@@ -16,6 +16,7 @@ from chalicelib.web_api import (
     json_response,
     log_requests,
     page_asset,
+    path_id,
     query_int,
     refuse_token,
     required_query,
@@ -246,21 +247,21 @@ def put_session(session_id):  # type: ignore[no-untyped-def]
 
     _caller(callers.HOST)
     body = parse_body(SessionBody, _body())
-    return json_response(agents.register_session(get_stores(), session_id, body).public())
+    return json_response(agents.register_session(get_stores(), path_id(session_id), body).public())
 
 
 @app.route("/v1/sessions/{session_id}/untrusted", methods=["POST"], authorizer=iam, content_types=ANY_BODY)
 @contract_errors
 def post_untrusted(session_id):  # type: ignore[no-untyped-def]
     _caller(callers.HOST)
-    return json_response(agents.mark_untrusted(get_stores(), session_id).public())
+    return json_response(agents.mark_untrusted(get_stores(), path_id(session_id)).public())
 
 
 @app.route("/v1/sessions/{session_id}/memory", methods=["GET"], authorizer=iam, content_types=ANY_BODY)
 @contract_errors
 def get_session_memory(session_id):  # type: ignore[no-untyped-def]
     _caller(callers.HOST)
-    return json_response(agents.context(get_stores(), session_id))
+    return json_response(agents.context(get_stores(), path_id(session_id)))
 
 
 @app.route("/v1/sessions/{session_id}/events", methods=["POST"], authorizer=iam, content_types=ANY_BODY)
@@ -270,14 +271,14 @@ def post_events(session_id):  # type: ignore[no-untyped-def]
 
     _caller(callers.WORKER)
     body = parse_body(EventsBody, _body())
-    return json_response(agents.post_events(get_stores(), session_id, body), 202)
+    return json_response(agents.post_events(get_stores(), path_id(session_id), body), 202)
 
 
 @app.route("/v1/sessions/{session_id}/events", methods=["GET"], authorizer=iam, content_types=ANY_BODY)
 @contract_errors
 def get_events(session_id):  # type: ignore[no-untyped-def]
     _caller(callers.WORKER)
-    return json_response(agents.list_events(get_stores(), session_id))
+    return json_response(agents.list_events(get_stores(), path_id(session_id)))
 
 
 # ---- operators (IAM): read and forget a named user's memory, every access journaled -------------

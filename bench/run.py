@@ -719,7 +719,15 @@ def package_size() -> list[Figure]:
 CREDENTIALS_SUMMARY = ("recall.overall", "fpr.overall", "time_us.typical_note", "time_us.long_benign_note",
                        "time_us.adversarial_worst", "time.adversarial_worst_input", "time.adversarial_worst_ratio_to_typical",
                        "recall.disguise.overall", "fpr.whole_corpus", "time.hard_input_worst_growth_2000_over_1000",
-                       "issue13_targets_missed")
+                       "time.hard_input_worst_growth_input", "issue13_targets_missed",
+                       "issue21.recall.corpus.credential_corpus", "issue21.recall.corpus.evasion",
+                       "issue21.recall.corpus.new_shapes", "issue21.recall.corpus.worded_split_tokens",
+                       "issue21.recall.corpus.encoded", "issue21.recall.corpus.grouped_after_a_key_word",
+                       "issue21.fpr.overall", "issue21.fpr.categories_with_a_false_alarm",
+                       "issue21.time.adversarial_search_worst_input")
+# issue 21: the detector's cost is linear: twice the input costs at most 2.2 times as much (CPU time, best of 7)
+CREDENTIALS_GROWTH = ("issue21.time.hard_input_worst_growth_2000_over_1000", "issue21.time.adversarial_search_worst_growth_2000_over_1000")
+CREDENTIALS_GROWTH_LIMIT = 2.2
 
 
 def credentials_figures() -> list[Figure]:
@@ -736,6 +744,8 @@ def credentials_figures() -> list[Figure]:
     if fresh:
         results = json.loads(written.read_text())
         figures += [Figure(f"  credentials {key}", results[key]) for key in CREDENTIALS_SUMMARY if key in results]
+        figures += [at_most(f"  credentials {key}", results[key], CREDENTIALS_GROWTH_LIMIT)
+                    for key in CREDENTIALS_GROWTH if key in results]
     return figures
 
 
@@ -765,6 +775,9 @@ def run_all(args: argparse.Namespace, emit: Callable[[Figure], None]) -> list[Fi
             add(context_history_ratio(stack, args.entries, args.journal_rows, args.reps))
             add(local_figures(local_stack_bench.cap_path_counts(stack, seed_user)))
             add(local_figures(agents_bench.agent_counts(stack, seed_user, seed_journal, args.journal_rows)))
+            from bench.poll_schedule import poll_figures  # requests per idle tab-hour (issue 21 item 19)
+
+            add(poll_figures(stack, Figure, at_most))
         add(consumer_throughput(args.batch, args.batches, args.reps))
         add(local_figures(local_stack_bench.serialization_cost()))
         add(local_figures(local_stack_bench.memory_figures(args.rss_requests)))

@@ -130,6 +130,7 @@ class MemoryState:
     active: int = 0
     waiting: int = 0
     version: int = 0  # bumped by every write that changes what GET /v1/memory or /v1/inbox shows
+    switched_at: str = ""  # when the switch last changed (the state item's updated_at; only the switch sets it)
     agents: tuple[AgentGrant, ...] = ()  # read by the same Query as the state item (storage/agents.py)
 
     def grant(self, agent: str) -> AgentGrant:

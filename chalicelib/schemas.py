@@ -12,6 +12,7 @@ from typing import Annotated, Any, Literal, TypeVar
 from pydantic import (
     AfterValidator,
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     StrictBool,
@@ -26,7 +27,17 @@ from chalicelib.identifiers import check_identifier, check_user_id
 from chalicelib.models import MAX_EXPIRY_DAYS, MIN_EXPIRY_DAYS
 
 Kind = Literal["preference", "fact", "note"]
-ExpiryDays = StrictInt
+
+
+def _whole_number(value: Any) -> Any:
+    """JSON has one number type: 30, 30.0 and 3e1 are the same value, an `integer` to JSON Schema (openapi.yaml)."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+# A whole number (1.5, "7", true, NaN and infinities stay 400s); the range is checked where it is used.
+ExpiryDays = Annotated[StrictInt, BeforeValidator(_whole_number)]
 
 
 def _checked_as(field: str) -> AfterValidator:

@@ -113,9 +113,9 @@ class MemoryGateway(LocalGateway):
 
         entry = self._route_entry(method, route)
         if entry is None and method.upper() != "OPTIONS":
-            # API Gateway answers a path or method it does not know with 403 (its gateway response
-            # gives it the contract's body); Chalice would answer 405 in its own shape.
-            return _error(403, "forbidden", "This caller may not use this route.")
+            # API Gateway answers a path or method it does not know with 403, its MISSING_AUTHENTICATION_TOKEN
+            # response, to which the template gives this body; Chalice would answer 405 in its own shape.
+            return _error(403, "forbidden", "The request is not signed, or there is no such route.")
         lowered = {k.lower(): v for k, v in headers.items()}
         self._signer_arn = None
         # Only IAM routes check signatures (as API Gateway); elsewhere the header is just a bad token.
@@ -153,6 +153,7 @@ class MemoryRequestHandler(ChaliceRequestHandler):
         self.local_gateway = MemoryGateway(app_object, config, principals, dev)
         BaseHTTPRequestHandler.__init__(self, request, client_address, server)
 
+    request_version: str  # http.server's, set while it parses the request line
     timeout = 30  # seconds a connection may sit half-sent (a Content-Length longer than the body) before it is closed
 
     def _generic_handle(self) -> None:
@@ -166,6 +167,27 @@ class MemoryRequestHandler(ChaliceRequestHandler):
         super()._generic_handle()
 
     do_GET = do_PUT = do_POST = do_HEAD = do_DELETE = do_PATCH = do_OPTIONS = _generic_handle
+
+    def __getattr__(self, name: str) -> Any:
+        """Every other method (TRACE, CONNECT, PROPFIND...) reaches the gateway too, which answers it as
+        API Gateway does (403, the contract's body), instead of http.server's 501 HTML page."""
+        if name.startswith("do_"):
+            return self._generic_handle
+        raise AttributeError(name)
+
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        """http.server's own refusals (a request line it cannot parse, one too long, too many headers) in the
+        contract's JSON shape; its message names the limit broken, never echoes the request."""
+        del message, explain
+        self.close_connection = True
+        if self.request_version == "HTTP/0.9":  # the request line was not read: answer with a status line
+            self.request_version = "HTTP/1.0"
+        body = json.dumps({"code": "invalid_request", "message": f"The HTTP request could not be read ({code})."})
+        headers = {"Content-Type": "application/json"}
+        if getattr(self, "command", None) == "HEAD":
+            self._send_http_response_no_body(code, headers)
+        else:
+            self._send_http_response(code, headers, body)
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
         return

@@ -96,17 +96,17 @@ def propose(stores: Stores, event: AgentEvent) -> str:
     if session is None:
         return _refuse(stores, event, "unknown_session", None, now)
     if not session.memory_requested:
-        return _refuse(stores, event, "not_requested", session.user_id, now)
+        return _refuse(stores, event, "not_requested", session.user_id, now, session.agent)
     if session.user_id is None:
-        return _refuse(stores, event, "no_user", None, now)
+        return _refuse(stores, event, "no_user", None, now, session.agent)
     user_id = session.user_id
     if event.user_id != user_id:  # posted before the session had its user: no text was kept to check
-        return _refuse(stores, event, "unknown_session", user_id, now)
+        return _refuse(stores, event, "unknown_session", user_id, now, session.agent)
     if event.unreadable:  # sealed text that does not open for this user and event: never retried
-        return _refuse(stores, event, "unreadable", user_id, now)
+        return _refuse(stores, event, "unreadable", user_id, now, session.agent)
     reason = refusal_reason(event.text or "") or (None if event.kind in KINDS else "invalid_kind")
     if reason or event.kind is None:
-        return _refuse(stores, event, reason or "invalid_kind", user_id, now)
+        return _refuse(stores, event, reason or "invalid_kind", user_id, now, session.agent)
     proposal = Entry(
         id=new_id(),  # never derived from the event: see the module's docstring
         user_id=user_id,
@@ -137,9 +137,9 @@ def propose(stores: Stores, event: AgentEvent) -> str:
             if exc.failed(0):
                 return "replayed"  # already handled by an earlier delivery
             if exc.failed(_ADMIT):
-                return _refuse(stores, event, "agent_blocked", user_id, now)
+                return _refuse(stores, event, "agent_blocked", user_id, now, session.agent)
             if exc.failed(1):
-                return _refuse(stores, event, "session_cap", user_id, now)
+                return _refuse(stores, event, "session_cap", user_id, now, session.agent)
             if exc.failed(2):
                 state = stores.entries.get_state(user_id)
                 if state.enabled and state.waiting >= MAX_WAITING_PROPOSALS and not recounted:
@@ -148,7 +148,7 @@ def propose(stores: Stores, event: AgentEvent) -> str:
                     if state.waiting < MAX_WAITING_PROPOSALS:
                         continue
                 over = state.enabled and state.waiting >= MAX_WAITING_PROPOSALS
-                return _refuse(stores, event, "waiting_cap" if over else "memory_off", user_id, now)
+                return _refuse(stores, event, "waiting_cap" if over else "memory_off", user_id, now, session.agent)
             if any(exc.failed(index) for index in range(len(actions), len(guarded))):
                 continue  # a forget-all destroyed the key meanwhile: seal again under the new one
             prints = stores.proposals.fingerprints, stores.entries.fingerprints
@@ -169,8 +169,13 @@ def refusal_row_id(event: AgentEvent) -> str:
     return hashlib.sha256(f"{event.session_id}\x00{event.event_id}".encode()).hexdigest()[:12]
 
 
-def _refuse(stores: Stores, event: AgentEvent, reason: str, user_id: str | None, now: Instant) -> str:
-    """Record the refusal (reason only, never text) on the event and, when there is a user, in their journal."""
+def _refuse(
+    stores: Stores, event: AgentEvent, reason: str, user_id: str | None, now: Instant, agent: str | None = None
+) -> str:
+    """Record the refusal (reason only, never text) on the event and, when there is a user, in their journal.
+
+    The journal row names the session's agent, so the user can see who tried (the page says it).
+    """
     actions = [stores.events.settle(event.session_id, event.event_id, {"type": REFUSED, "reason": reason}, now.iso)]
     if user_id is not None:
         actions.append(
@@ -178,7 +183,7 @@ def _refuse(stores: Stores, event: AgentEvent, reason: str, user_id: str | None,
                 user_id,
                 "keep.memory.proposal_refused",
                 now.iso,
-                {"reason": reason, "session_id": event.session_id},
+                {"reason": reason, "session_id": event.session_id, **({"agent": agent} if agent else {})},
                 row_id=refusal_row_id(event),
             )
         )

@@ -4,6 +4,9 @@ A tag names the user's view version (moved by every write that changes what thos
 same transaction as the write) and the instant the next shown entry expires: an expiry changes the
 view with no write at all, so a tag stops matching once that instant has passed. A tag is read
 before the data it labels, so it is never newer than the data sent with it (at worst one extra 200).
+
+GET /v1/memory also advises how soon to ask again (`poll`), from what it has read anyway: the switch
+and when it last changed (the state item) and the newest waiting proposal (the proposals Query).
 """
 from __future__ import annotations
 
@@ -14,6 +17,7 @@ from typing import Any
 
 from chalicelib.bootstrap import Stores
 from chalicelib.clock import instant
+from chalicelib.models import MemoryState
 from chalicelib.services import memory
 
 MEMORY, INBOX = "m", "i"
@@ -57,6 +61,39 @@ def next_expiry(items: list[dict[str, Any]]) -> int | None:
     return min(instants) if instants else None
 
 
+# Polling advice. An agent that just proposed is usually still in its conversation (up to 5 proposals
+# a session), and someone who just turned memory on is usually about to try an agent: for FAST_WINDOW
+# seconds after either, ask every FAST seconds; otherwise every SLOW. Memory off: no agent can change
+# anything, so always SLOW (the person's own changes in this tab are loaded when made).
+FAST, SLOW, FAST_WINDOW = 5, 60, 300
+
+
+def _epoch_or_none(value: object) -> int | None:
+    """An ISO 8601 instant (seconds or finer, `Z` or an offset) in epoch seconds; None for anything else."""
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        moment = datetime.fromisoformat(value)
+    except ValueError:
+        return None  # a stored instant in another shape is never a reason to poll fast (or to fail)
+    return int((moment if moment.tzinfo else moment.replace(tzinfo=UTC)).timestamp())
+
+
+def poll_advice(state: MemoryState, proposals: list[dict[str, Any]], now_epoch: int) -> dict[str, int]:
+    """{every_seconds, for_seconds, then_every_seconds}: ask every `every` s for `for` s more, then every `then` s.
+
+    Relative to the moment it is sent, so a client's clock never matters; a 304 keeps the advice that
+    came with the view it confirms. Costs no DynamoDB call: it reads only what GET already read.
+    """
+    moments = [_epoch_or_none(p.get("created_at")) for p in proposals] + [_epoch_or_none(state.switched_at)]
+    newest = max((m for m in moments if m is not None), default=None)
+    # A moment "from the future" (a restored or altered item) counts as now: never more than one window.
+    left = FAST_WINDOW - max(0, now_epoch - newest) if newest is not None else 0
+    if not state.enabled or left <= 0:
+        return {"every_seconds": SLOW, "for_seconds": 0, "then_every_seconds": SLOW}
+    return {"every_seconds": FAST, "for_seconds": min(left, FAST_WINDOW), "then_every_seconds": SLOW}
+
+
 def view(stores: Stores, user_id: str, view_name: str, if_none_match: str | None) -> tuple[dict[str, Any] | None, str]:
     """(body, ETag) — body None means 304, for one GetItem of the state item.
 
@@ -70,8 +107,9 @@ def view(stores: Stores, user_id: str, view_name: str, if_none_match: str | None
         if current is not None:
             return None, current
     if view_name == MEMORY:
-        body, version = memory.view_and_version(stores, user_id)
-        return body, tag(MEMORY, user_id, version, next_expiry(body["items"]))
+        body, state = memory.view_and_version(stores, user_id)
+        body["poll"] = poll_advice(state, body["proposals"], instant(stores.clock).epoch)
+        return body, tag(MEMORY, user_id, state.version, next_expiry(body["items"]))
     if version is None:
         version = stores.entries.get_state(user_id).version  # read before the proposals it labels
     body = memory.inbox(stores, user_id)

@@ -17,6 +17,7 @@ from chalicelib.models import (
     MAX_ENTRY_BYTES,
     MAX_WAITING_PROPOSALS,
     Entry,
+    MemoryState,
     Source,
     display_order,
     is_id,
@@ -42,8 +43,8 @@ def view(stores: Stores, user_id: str) -> dict[str, Any]:
     return view_and_version(stores, user_id)[0]
 
 
-def view_and_version(stores: Stores, user_id: str) -> tuple[dict[str, Any], int]:
-    """The view and the state item's view version, read by the same Query as the entries (for the ETag)."""
+def view_and_version(stores: Stores, user_id: str) -> tuple[dict[str, Any], MemoryState]:
+    """The view and the state item it was read with, by the same Query as the entries (the ETag's version)."""
     now = instant(stores.clock)
     state, stored = stores.entries.load(user_id)
     entries = display_order([e for e in stored if not e.is_expired(now.epoch)])
@@ -54,7 +55,7 @@ def view_and_version(stores: Stores, user_id: str) -> tuple[dict[str, Any], int]
         "proposals": [p.public() for p in proposals],
         "limits": LIMITS,
     }
-    return body, state.version
+    return body, state
 
 
 def inbox(stores: Stores, user_id: str) -> dict[str, Any]:

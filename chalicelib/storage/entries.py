@@ -12,6 +12,7 @@ lands only if no counted write happened since the state item was read, so it can
 from __future__ import annotations
 
 from dataclasses import replace
+from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from chalicelib.models import MAX_ACTIVE_ENTRIES, MAX_WAITING_PROPOSALS, AgentGrant, Entry, MemoryState
@@ -28,7 +29,7 @@ from chalicelib.storage.entry_items import (
     to_item,
 )
 from chalicelib.storage.fingerprints import Fingerprint, FingerprintItems, fingerprint_from_item
-from chalicelib.storage.text import TextSeal, UnreadableText
+from chalicelib.storage.text import TextSeal, UnreadableText, unreadable
 
 if TYPE_CHECKING:
     from chalicelib.storage.entry_edits import EntryChange
@@ -49,12 +50,26 @@ def _state_from_item(item: dict[str, Any] | None, grants: list[AgentGrant] | Non
     if not item:
         return MemoryState(agents=tuple(grants or ()))
     return MemoryState(
-        enabled=bool(item.get("enabled", False)),
-        active=int(item.get("active", 0)),
-        waiting=int(item.get("waiting", 0)),
-        version=int(item.get(VERSION, 0)),
+        enabled=item.get("enabled") is True,
+        active=_count(item, "active"),
+        waiting=_count(item, "waiting"),
+        version=_count(item, VERSION),
         agents=tuple(grants or ()),
+        switched_at=switched if isinstance(switched := item.get("updated_at"), str) else "",
     )
+
+
+def _count(item: dict[str, Any], name: str) -> int:
+    """A counter of the state item; one altered to another type reads as 0 and is logged (never a 500).
+
+    The caps stay safe: their conditions compare the stored value, which DynamoDB finds of the wrong
+    type, so the write is refused and the refusal's recount writes a number again.
+    """
+    value = item.get(name, 0)
+    if isinstance(value, bool) or not isinstance(value, int | Decimal):
+        unreadable("entries", f"state:{name}")
+        return 0
+    return int(value)
 
 
 class EntriesRepository:

@@ -17,6 +17,9 @@ from chalicelib.storage.text import TextSeal, sealing_key_id, unreadable
 
 # The entries table's TTL attribute: DynamoDB removes an expired entry some time after this instant.
 EXPIRY_ATTRIBUTE = "expires_at"
+# The latest expiry an item can hold and still be shown (9999-12-31T23:59:59Z): it is not bound to the
+# seal (PATCH changes it), so a value past what a date can say, or negative, is damage.
+LAST_EXPIRY = 253_402_300_799
 ENTRY_PREFIX, PROPOSAL_PREFIX = "e#", "p#"  # sort keys: "e#<id>" in the entries table, "p#<id>" in proposals
 # The keyed fingerprint of the item's text, naming its fingerprint item (chalicelib/storage/fingerprints.py).
 FINGERPRINT_ATTRIBUTE = "fingerprint"
@@ -156,6 +159,8 @@ def _expiry(item: Mapping[str, Any]) -> int | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int | Decimal):
+        raise TypeError(EXPIRY_ATTRIBUTE)
+    if not 0 <= value <= LAST_EXPIRY:
         raise TypeError(EXPIRY_ATTRIBUTE)
     return int(value)
 

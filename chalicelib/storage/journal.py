@@ -1,16 +1,16 @@
 """The journal table: per user, append-only records of who used the memory and what changed — counts, never text."""
 from __future__ import annotations
 
-import base64
 import json
 import re
 import secrets
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from chalicelib.storage import dynamo
+from chalicelib.storage.text import unreadable
 
 # What a journal row may carry besides its action and time. Anything else is dropped, so no caller can
 # put entry text into the journal by accident.
@@ -32,8 +32,10 @@ COUNT_PREFIX = "n_"
 RETENTION_DAYS = 400
 TTL_ATTRIBUTE = "ttl"
 
-# A row's sort key: its ISO time and a short random suffix (see `record`).
-_SORT_KEY = re.compile(r"\d{4}-\d{2}-\d{2}T[0-9:.]{8,15}Z#[0-9a-f]{1,32}")
+# A row's sort key is its ISO time and a short random suffix (see `record`); a cursor is the last row's
+# sort key with `_` for `#` (URL-safe as it is). openapi.yaml gives the exact pattern, and every string
+# of it names a position (one that holds no row still pages on from there).
+_CURSOR = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]{8,15}Z_[0-9a-f]{1,32}", re.ASCII)
 
 
 @dataclass(frozen=True)
@@ -110,16 +112,13 @@ class JournalRepository:
         if cursor:
             request["ExclusiveStartKey"] = dynamo.dump({"user_id": user_id, "sk": _decode_cursor(cursor)})
         page = self._client.query(**request)
-        rows = [_row(dynamo.load(raw)) for raw in page.get("Items", [])]
+        rows = _rows(dynamo.load(raw) for raw in page.get("Items", []))
         last = page.get("LastEvaluatedKey")
         next_cursor = _encode_cursor(dynamo.load(last)["sk"]) if last else None
         return rows, next_cursor
 
     def all(self, user_id: str) -> list[JournalRecord]:
-        return [
-            _row(item)
-            for item in dynamo.query_partition(self._client, self.table, "user_id", user_id, newest_first=True)
-        ]
+        return _rows(dynamo.query_partition(self._client, self.table, "user_id", user_id, newest_first=True))
 
 
 def _details_json(details: Mapping[str, Any]) -> str:
@@ -132,25 +131,42 @@ def expiry_epoch(now_iso: str) -> int:
     return int(written.timestamp()) + RETENTION_DAYS * 86_400
 
 
-def _row(item: Mapping[str, Any]) -> JournalRecord:
-    details = json.loads(item.get("details", "{}"))
-    details.update({key[len(COUNT_PREFIX):]: int(value) for key, value in item.items() if key.startswith(COUNT_PREFIX)})
-    return JournalRecord(at=str(item["at"]), action=str(item["action"]), details=details)
+def _rows(items: Iterable[Mapping[str, Any]]) -> list[JournalRecord]:
+    return [row for row in map(_row, items) if row is not None]
+
+
+def _row(item: Mapping[str, Any]) -> JournalRecord | None:
+    """The row in `item`; None (absent, logged) when it was altered into what `record` never writes.
+
+    Only the allowed details are read back, as they are written: a row can never carry more (text,
+    or an `at` or `action` of its own) into the page or the export.
+    """
+    at, action, stored = item.get("at"), item.get("action"), item.get("details", "{}")
+    counts = {key[len(COUNT_PREFIX):]: value for key, value in item.items() if key.startswith(COUNT_PREFIX)}
+    try:
+        details = json.loads(stored) if isinstance(stored, str) else None
+    except ValueError:
+        details = None
+    if (
+        not isinstance(details, dict)
+        or not isinstance(at, str)
+        or not isinstance(action, str)
+        or not all(isinstance(value, int) and not isinstance(value, bool) for value in counts.values())
+    ):
+        unreadable("journal", "row")
+        return None
+    details.update(counts)
+    return JournalRecord(at=at, action=action, details={k: v for k, v in details.items() if k in ALLOWED_DETAILS})
 
 
 def _encode_cursor(sort_key: str) -> str:
-    return base64.urlsafe_b64encode(sort_key.encode()).decode().rstrip("=")
+    return sort_key.replace("#", "_", 1)
 
 
 def _decode_cursor(cursor: str) -> str:
     """The cursor only names a position in the caller's own partition; a forged one reads nothing else."""
     from chalicelib.errors import InvalidRequest
 
-    try:
-        padded = cursor + "=" * (-len(cursor) % 4)
-        sort_key = base64.b64decode(padded.encode(), altchars=b"-_", validate=True).decode()
-    except (ValueError, UnicodeDecodeError):
-        sort_key = ""
-    if not _SORT_KEY.fullmatch(sort_key):  # DynamoDB would refuse an empty or oversized key with a 500
+    if not _CURSOR.fullmatch(cursor):  # DynamoDB would refuse an empty or oversized key with a 500
         raise InvalidRequest("The cursor is not valid.")
-    return sort_key
+    return cursor.replace("_", "#", 1)

@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from chalicelib.crypto.sealing import KEY_ID_BYTES
 from chalicelib.storage import dynamo
 
 
@@ -23,9 +24,9 @@ class KeyRowUnreadable(Exception):
     """The user's key row lacks its key id or wrapped key, or holds them as something other than bytes."""
 
 
-def _bytes(item: dict[str, Any], name: str) -> bytes:
+def _bytes(item: dict[str, Any], name: str, length: int | None = None) -> bytes:
     value = getattr(item.get(name), "value", item.get(name))  # boto3's Binary wraps the bytes
-    if not isinstance(value, bytes) or not value:
+    if not isinstance(value, bytes) or not value or (length is not None and len(value) != length):
         raise KeyRowUnreadable(name)
     return value
 
@@ -45,9 +46,10 @@ class KeysRepository:
         item = dynamo.load(raw)
         return StoredKey(
             user_id=user_id,
-            key_id=_bytes(item, "key_id"),
+            # Of any other length, text sealed under it would name a key id its reader cuts wrong.
+            key_id=_bytes(item, "key_id", KEY_ID_BYTES),
             wrapped=_bytes(item, "wrapped"),
-            created_at=str(item.get("created_at", "")),
+            created_at=created if isinstance(created := item.get("created_at"), str) else "",
         )
 
     def put_new(self, key: StoredKey) -> dict[str, Any]:

@@ -2,11 +2,10 @@
 
 import { api } from "./api.js";
 import { $ } from "./dom.js";
-import { fieldOf } from "./entries-view.js";
-import { DAYS_PROBLEM, byteCounter, checkText, parseDays } from "./item.js";
+import { DAYS_PROBLEM, byteCounter, checkText, fieldOf, parseDays } from "./item.js";
 import { loadMemory, reportError } from "./memory.js";
 import { clearFieldError, fieldError, say } from "./status.js";
-import { run, state } from "./store.js";
+import { on, run, state } from "./store.js";
 import { describeError } from "./words.js";
 
 const FIELDS = {
@@ -63,6 +62,7 @@ export function wireAddForm() {
       clearFieldError(...FIELDS.form());
     } else if (event.target.id === "add-expiry") clearFieldError(...FIELDS.expiry());
   });
+  on("signed-out", () => { form.reset(); clearAll(); }); // a half-typed note is the previous person's too
   form.addEventListener("reset", () => {
     window.setTimeout(() => byteCounter($("add-bytes"), $("add-text").value), 0);
   });

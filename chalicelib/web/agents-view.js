@@ -13,7 +13,7 @@
 import { api } from "./api.js";
 import { $, el, focusNode, nextId, plural } from "./dom.js";
 import { say } from "./status.js";
-import { onChange, run, state } from "./store.js";
+import { on, onChange, run, state } from "./store.js";
 import { ago } from "./words.js";
 
 let deps = { reload: async () => {}, report: async () => {}, showTab: () => {} };
@@ -241,8 +241,12 @@ export function wireAgents(given) {
   $("agent-forget-cancel").addEventListener("click", () => closeDialog(true));
   $("agent-forget-confirm").addEventListener("click", confirmForget);
   $("agent-forget-dialog").addEventListener("cancel", (event) => { event.preventDefault(); closeDialog(true); });
-  document.addEventListener("memory:tab", (event) => {
-    if (event.detail === "agents" && state.token) loadAgents();
+  on("tab", (name) => { if (name === "agents" && state.token) loadAgents(); });
+  // Signed out: nothing of that person's agents stays drawn, and a load still in flight is dropped.
+  on("signed-out", () => {
+    loads += 1;
+    if (pending) closeDialog(false);
+    renderAgents();
   });
   // Memory changed (a poll, an accept): the counts shown here follow while the tab is open.
   onChange(() => { if (!$("panel-agents").hidden && state.agents !== null && !state.busy) loadAgents(); });

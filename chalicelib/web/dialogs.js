@@ -4,9 +4,12 @@ import { api } from "./api.js";
 import { $, el, plural } from "./dom.js";
 import { loadMemory, reportError } from "./memory.js";
 import { say } from "./status.js";
-import { run, state } from "./store.js";
+import { ask, on, run, state } from "./store.js";
 
 export async function openForgetAll() {
+  // A forget still in its undo window goes now: the count below is then what the server holds, the
+  // undo bar closes, and no Undo can later claim to restore what forget-all deleted.
+  await ask("settleForget");
   await loadMemory(true);
   const mem = state.memory || { items: [], proposals: [] };
   const text = $("forget-all-text");
@@ -18,6 +21,16 @@ export async function openForgetAll() {
   if (typeof dialog.showModal === "function") dialog.showModal();
   else dialog.setAttribute("open", "");
   $("forget-all-cancel").focus();
+}
+
+/** Signed out (a 401 can arrive while the dialog is open): its counts were the previous person's. */
+export function wireDialogs() {
+  on("signed-out", () => {
+    const dialog = $("forget-all-dialog");
+    if (dialog.open && typeof dialog.close === "function") dialog.close();
+    dialog.removeAttribute("open");
+    $("forget-all-text").textContent = "";
+  });
 }
 
 export function closeForgetAll() {

@@ -69,6 +69,7 @@ export function keepingFocus(render) {
   render();
   if (!where) return;
   const again = document.querySelector(`li[${where.attr}="${CSS.escape(where.id)}"]`);
+  if (again && active === item) return focusNode(again); // the item itself had focus (after an undo)
   const target = again && (where.field
     ? again.querySelector(`[data-field="${where.field}"]`)
     : again.querySelector(`[data-action="${where.action}"]`));

@@ -2,18 +2,13 @@
 
 import { api } from "./api.js";
 import { $, daysUntil, el, focusNode, plural, shortText } from "./dom.js";
-import { filterActive, matches } from "./filter.js";
-import { DAYS_PROBLEM, actionButton, checkText, editFields, expiryHint, itemBody, parseDays, taintedWarning, trackDraft } from "./item.js";
+import {
+  DAYS_PROBLEM, actionButton, checkText, editFields, expiryHint, fieldOf, itemBody, parseDays, taintedWarning, trackDraft,
+} from "./item.js";
 import { loadMemory, reportError } from "./memory.js";
 import { clearFieldError, fieldError, say } from "./status.js";
-import { changed, run, state } from "./store.js";
-import { forgetOne, wireUndo } from "./undo.js";
+import { ask, changed, filterActive, matches, run, state, visibleItems } from "./store.js";
 import { describeError } from "./words.js";
-
-function visibleItems() {
-  const pending = state.pendingForget && state.pendingForget.entry.id;
-  return state.memory.items.filter((e) => e.id !== pending);
-}
 
 function entryItem(entry) {
   const li = el("li", {
@@ -47,6 +42,12 @@ function entryItem(entry) {
 }
 
 export function renderEntries() {
+  if (!state.memory) { // signed out, or not loaded yet: nothing of anyone's, no empty state that would be a guess
+    for (const id of ["entries", "entries-empty", "entries-no-match", "filter"]) $(id).hidden = true;
+    $("entries").replaceChildren();
+    $("filter-summary").textContent = "";
+    return;
+  }
   const all = visibleItems();
   const shown = all.filter(matches);
   const list = $("entries");
@@ -64,7 +65,7 @@ function findEntry(id) {
   return document.querySelector(`#entries li[data-entry-id="${CSS.escape(id)}"]`);
 }
 
-export function refocus(id, action, fallbackIndex) {
+function refocus(id, action, fallbackIndex) {
   const li = (id && findEntry(id)) || $("entries").children[Math.min(fallbackIndex, $("entries").children.length - 1)];
   const button = li && (li.querySelector(`[data-action="${action}"]`) || li.querySelector("[data-action]"));
   focusNode(button || $("entries-heading"));
@@ -82,14 +83,6 @@ function cancelEdit(id) {
   state.editing.delete(id);
   changed();
   refocus(id, "edit", 0);
-}
-
-/** Where a refused edit's error belongs: the text, the expiry, or nowhere in particular (null). */
-export function fieldOf(err) {
-  if (err.code === "credential_refused" || err.field === "text") return "text";
-  if (err.code === "invalid_request" && /expires_in_days/.test(err.serverMessage || "")) return "expiry";
-  if (err.code === "invalid_request" && /^text\b/.test(err.serverMessage || "")) return "text";
-  return null;
 }
 
 function formFields(form) {
@@ -161,7 +154,7 @@ function onClick(event) {
   if (action === "edit") startEdit(entry);
   else if (action === "cancel") cancelEdit(entry.id);
   else if (action === "pin") run(() => togglePin(entry));
-  else if (action === "forget") run(() => forgetOne(entry, index));
+  else if (action === "forget") run(() => ask("forget", entry, index)); // undo.js holds it for its window
 }
 
 function onSubmit(event) {
@@ -196,5 +189,4 @@ export function wireEntries() {
   list.addEventListener("input", onInput);
   list.addEventListener("change", onInput);
   list.addEventListener("keydown", onKeydown);
-  wireUndo();
 }

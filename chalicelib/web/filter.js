@@ -1,22 +1,7 @@
-/* Search and filter the entries by text, kind, origin and taint (on the page: nothing is sent). */
+/* The search and filter form: it sets state.filter; the rule itself (`matches`) lives in store.js. */
 
 import { $ } from "./dom.js";
-import { changed, state } from "./store.js";
-
-export function filterActive() {
-  const f = state.filter;
-  return Boolean(f.text.trim() || f.kind || f.origin || f.tainted);
-}
-
-export function matches(entry) {
-  const f = state.filter;
-  const words = f.text.trim().toLocaleLowerCase().split(/\s+/).filter(Boolean);
-  const haystack = `${entry.text} ${entry.agent || ""}`.toLocaleLowerCase();
-  return words.every((word) => haystack.includes(word))
-    && (!f.kind || entry.kind === f.kind)
-    && (!f.origin || entry.origin === f.origin)
-    && (!f.tainted || Boolean(entry.tainted));
-}
+import { changed, on, state } from "./store.js";
 
 function read() {
   state.filter = {
@@ -36,6 +21,7 @@ export function clearFilter() {
 
 export function wireFilter() {
   const form = $("filter-form");
+  on("signed-out", () => form.reset()); // state.filter is emptied by the sign-out itself
   form.addEventListener("input", read);
   form.addEventListener("change", read);
   form.addEventListener("submit", (event) => event.preventDefault());

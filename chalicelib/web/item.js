@@ -3,7 +3,7 @@
 import { byteLength, daysUntil, el, formatDate, nextId, plural, shortText, timeEl } from "./dom.js";
 import { errorSlot } from "./status.js";
 import { limits } from "./store.js";
-import { KIND_LABELS, originWords, sourceIds, sourceWords } from "./words.js";
+import { KIND_LABELS, ago, originWords, sourceIds, sourcePrefix } from "./words.js";
 
 export function taintedWarning() {
   return el("p", { className: "tainted", attrs: { "data-testid": "tainted" } }, [
@@ -48,6 +48,31 @@ function conversationButton(entry) {
   });
 }
 
+/** "From memory-agent, in a conversation, 3 minutes ago": the moment redraws itself (refreshTimes). */
+function sourceLine(entry) {
+  const prefix = sourcePrefix(entry);
+  if (prefix === null) return el("span", { text: "Added on this page", attrs: { "data-testid": "source" } });
+  return el("span", { attrs: { "data-testid": "source" } }, [
+    prefix, el("span", { text: ago(entry.created_at), attrs: { "data-ago": entry.created_at } }),
+  ]);
+}
+
+/** Every "just now" / "3 minutes ago" on the page, said again for the present moment (no re-render, focus stays). */
+export function refreshTimes(now = Date.now()) {
+  for (const node of document.querySelectorAll("[data-ago]")) {
+    const words = ago(node.getAttribute("data-ago"), now);
+    if (node.textContent !== words) node.textContent = words;
+  }
+}
+
+/** Where a refused change's error belongs: the text, the expiry, or nowhere in particular (null). */
+export function fieldOf(err) {
+  if (err.code === "credential_refused" || err.field === "text") return "text";
+  if (err.code === "invalid_request" && /expires_in_days/.test(err.serverMessage || "")) return "expiry";
+  if (err.code === "invalid_request" && /^text\b/.test(err.serverMessage || "")) return "text";
+  return null;
+}
+
 export function itemBody(entry, isProposal) {
   const badges = el("p", { className: "badges" }, [
     el("span", { className: "badge", text: KIND_LABELS[entry.kind] || entry.kind, attrs: { "data-testid": "kind" } }),
@@ -60,7 +85,7 @@ export function itemBody(entry, isProposal) {
   const meta = el("dl", { className: "meta" }, [
     ...metaRow("From", el("span", { text: originWords(entry, isProposal), attrs: { "data-testid": "origin" } })),
     ...metaRow("Source", el("span", {}, [
-      el("span", { text: sourceWords(entry), attrs: { "data-testid": "source" } }),
+      sourceLine(entry),
       idsDisclosure(entry),
       conversationButton(entry),
     ])),

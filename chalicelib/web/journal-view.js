@@ -3,7 +3,7 @@
 import { api } from "./api.js";
 import { $, el, focusNode, plural, timeEl } from "./dom.js";
 import { reportError } from "./memory.js";
-import { state } from "./store.js";
+import { on, run, state } from "./store.js";
 import { describeShape } from "./words.js";
 
 const REFUSALS = {
@@ -36,6 +36,21 @@ function operatorAction(row) {
   return String(value);
 }
 
+/**
+ * Support staff in words: "Support staff (role personal-memory-support)". The role (or user) name is the
+ * part of the ARN a person can read; the ARN itself goes in the row's disclosure.
+ */
+export function operatorName(arn) {
+  const text = String(arn || "");
+  const found = /^arn:[\w-]+:(?:iam|sts)::\d*:(role|assumed-role|user)\/(.+)$/.exec(text);
+  if (!found) return "Support staff";
+  const parts = found[2].split("/").filter(Boolean);
+  // role/path/Name → Name; assumed-role/Name/session → Name; user/path/name → name
+  const name = found[1] === "assumed-role" ? parts[0] : parts[parts.length - 1];
+  if (!name) return "Support staff";
+  return `Support staff (${found[1] === "user" ? "user" : "role"} ${name})`;
+}
+
 function refusalWords(reason) {
   const text = String(reason || "");
   if (text.startsWith("credential:")) return `it looked like ${describeShape(text.slice(11))}`;
@@ -57,9 +72,7 @@ function journalSentence(row) {
       const done = operatorAction(row);
       let what = OPERATOR_ACTIONS[done.toLowerCase()] || (done ? `did “${done}” on your memory` : "accessed your memory");
       if (row.reason === "not_found") what = "tried to forget an entry that no longer existed";
-      const op = row.operator ? ` (${row.operator})` : "";
-      const request = row.request_id ? ` Request ${row.request_id}.` : "";
-      return `Support staff${op} ${what}.${request}`;
+      return `${operatorName(row.operator)} ${what}.`;
     }
     case "keep.memory.settings":
       return row.enabled ? "Memory was turned on." : "Memory was turned off.";
@@ -67,7 +80,8 @@ function journalSentence(row) {
       return `Everything was forgotten: ${plural(Number(row.entries) || 0, "entry", "entries")} and ` +
         `${plural(Number(row.proposals) || 0, "waiting suggestion")}.`;
     case "keep.memory.proposal_refused":
-      return `An agent's suggestion${session} was refused because ${refusalWords(row.reason)}.`;
+      const agent = row.agent ? `A suggestion from “${row.agent}”` : "An agent's suggestion";
+      return `${agent}${session} was refused because ${refusalWords(row.reason)}.`;
     case "keep.memory.agent_settings": {
       const said = [];
       if (typeof row.read === "boolean") said.push(row.read ? "may read your memory" : "may not read your memory");
@@ -104,19 +118,51 @@ function normalizeRow(row) {
   return row;
 }
 
+/** What a row's sentence leaves out, for whoever needs it: the operator's ARN and request id. */
+function rowDetails(row) {
+  if (row.action !== "keep.memory.operator_access") return null;
+  const pairs = [["Role ARN", row.operator], ["Request", row.request_id]].filter(([, value]) => value);
+  if (!pairs.length) return null;
+  return el("details", { className: "ids-details" }, [
+    el("summary", { text: "Details" }),
+    el("dl", { className: "ids" }, pairs.flatMap(([label, value]) => [el("dt", { text: label }), el("dd", { text: String(value) })])),
+  ]);
+}
+
 function journalRow(raw) {
   const row = normalizeRow(raw);
   // A row about an agent links to it on the Agents tab (agents-view.js follows the link).
   const agent = typeof row.agent === "string" && row.agent ? row.agent : null;
-  return el("li", { className: "journal-row", attrs: { "data-testid": "journal-row", "data-journal-action": row.action } }, [
+  const li = el("li", { className: "journal-row", attrs: { "data-testid": "journal-row", "data-journal-action": row.action } }, [
     row.at ? timeEl(row.at, "journal-at") : null,
-    el("p", { text: journalSentence(row) }),
+    el("p", { text: journalSentence(row), attrs: { "data-testid": "journal-text" } }),
+    rowDetails(row),
     agent ? el("a", { className: "journal-agent", text: `What “${agent}” may do`,
       attrs: { href: "#panel-agents", "data-agent-link": agent } }) : null,
   ]);
+  li.dataset.key = JSON.stringify(raw); // rows have no id: a refresh knows the rows it already shows by their content
+  return li;
+}
+
+function journalShown() {
+  return Boolean(state.token) && !$("panel-journal").hidden;
 }
 
 let journalSeq = 0;
+async function fetchPage(cursor) {
+  const query = cursor ? `?cursor=${encodeURIComponent(cursor)}` : "";
+  const data = await api("GET", `v1/memory/journal${query}`);
+  return {
+    rows: data && Array.isArray(data.items) ? data.items : [],
+    next: data && typeof data.next_cursor === "string" && data.next_cursor ? data.next_cursor : null,
+  };
+}
+
+function showFooter() {
+  $("journal-more").hidden = !state.journalCursor;
+  $("journal-empty").hidden = $("journal").children.length !== 0;
+}
+
 export async function loadJournal(reset) {
   const list = $("journal");
   const seq = ++journalSeq;
@@ -124,15 +170,13 @@ export async function loadJournal(reset) {
     state.journalCursor = null;
     list.replaceChildren();
   }
-  const query = state.journalCursor ? `?cursor=${encodeURIComponent(state.journalCursor)}` : "";
   try {
-    const data = await api("GET", `v1/memory/journal${query}`);
-    if (seq !== journalSeq) return []; // a newer load (tab reopened) superseded this one
-    const rows = (data && Array.isArray(data.items) ? data.items : []).map(journalRow);
+    const page = await fetchPage(state.journalCursor);
+    if (seq !== journalSeq || !state.token) return []; // a newer load (tab reopened, signed out) superseded this one
+    const rows = page.rows.map(journalRow);
     list.append(...rows);
-    state.journalCursor = data && typeof data.next_cursor === "string" && data.next_cursor ? data.next_cursor : null;
-    $("journal-more").hidden = !state.journalCursor;
-    $("journal-empty").hidden = list.children.length !== 0;
+    state.journalCursor = page.next;
+    showFooter();
     return rows;
   } catch (err) {
     await reportError(err, "journal");
@@ -140,8 +184,49 @@ export async function loadJournal(reset) {
   }
 }
 
+/**
+ * While the journal is shown, each poll puts the rows written since on top (nothing moves under the
+ * reader's focus, pages already loaded stay). More new rows than a page: the list starts again.
+ */
+async function refreshJournal() {
+  if (!journalShown() || state.busy) return;
+  const seq = journalSeq;
+  let page;
+  try {
+    page = await fetchPage(null);
+  } catch (_err) {
+    return; // the next poll tries again; a failed refresh is not the person's problem
+  }
+  if (seq !== journalSeq || !journalShown()) return;
+  const list = $("journal");
+  const newest = list.firstElementChild && list.firstElementChild.dataset.key;
+  const seen = page.rows.findIndex((row) => JSON.stringify(row) === newest);
+  if (seen === -1 && newest !== undefined) {
+    list.replaceChildren(...page.rows.map(journalRow));
+    state.journalCursor = page.next;
+  } else {
+    list.prepend(...page.rows.slice(0, seen === -1 ? page.rows.length : seen).map(journalRow));
+    if (newest === undefined) state.journalCursor = page.next;
+  }
+  showFooter();
+}
+
 export async function loadMoreJournal() {
   const rows = await loadJournal(false);
   // The button may now be hidden: carry on reading from the first new row.
   if (rows.length) focusNode(rows[0]);
+}
+
+function clearJournal() {
+  journalSeq += 1;
+  $("journal").replaceChildren();
+  $("journal-more").hidden = true;
+  $("journal-empty").hidden = true;
+}
+
+export function wireJournal() {
+  on("tab", (name) => { if (name === "journal" && state.token) loadJournal(true); });
+  on("polled", refreshJournal);
+  on("signed-out", clearJournal);
+  $("journal-more").addEventListener("click", () => run(loadMoreJournal));
 }

@@ -1,9 +1,8 @@
 /* Loading the user's memory (with its ETag) and reporting API errors that belong to no single field. */
 
 import { ApiError, conditionalGet } from "./api.js";
-import { signOut } from "./session.js";
 import { say } from "./status.js";
-import { DEFAULT_LIMITS, changed, state } from "./store.js";
+import { DEFAULT_LIMITS, ask, changed, emit, state } from "./store.js";
 import { describeError } from "./words.js";
 
 function accept(data) {
@@ -23,13 +22,18 @@ function accept(data) {
 
 /** GET /v1/memory; a 304 keeps what is shown. True when something new was rendered. */
 export async function loadMemory(quiet) {
-  // A load that started before a change finished must not paint the older state over it.
+  // A load that started before a change finished must not paint the older state over it, and a
+  // load that started for another person (signed out meanwhile) must not paint at all.
   const generation = state.changes;
+  const token = state.token;
   try {
     const answer = await conditionalGet("v1/memory", state.memory ? state.etag : null);
-    if (generation !== state.changes || !state.token || !answer.changed) return false;
+    if (generation !== state.changes || !state.token || state.token !== token) return false;
+    emit("answered", answer); // live.js: a 200 carries the server's polling advice, a 304 keeps it
+    if (!answer.changed) return false;
     state.etag = answer.etag;
     accept(answer.data);
+    emit("loaded"); // undo.js: a pending forget whose entry is gone elsewhere is withdrawn
     changed();
     return true;
   } catch (err) {
@@ -44,7 +48,7 @@ export async function reportError(err, action) {
     return;
   }
   if (err.status === 401 || err.status === 403) {
-    signOut(false);
+    ask("signOut", false);
     say(describeError(err, action), "error", err.code);
     return;
   }

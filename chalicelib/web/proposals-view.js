@@ -2,8 +2,7 @@
 
 import { api } from "./api.js";
 import { $, el, focusNode, shortText } from "./dom.js";
-import { fieldOf } from "./entries-view.js";
-import { DAYS_PROBLEM, actionButton, checkText, editFields, itemBody, parseDays, trackDraft } from "./item.js";
+import { DAYS_PROBLEM, actionButton, checkText, editFields, fieldOf, itemBody, parseDays, trackDraft } from "./item.js";
 import { loadMemory, reportError } from "./memory.js";
 import { clearFieldError, fieldError, say } from "./status.js";
 import { changed, run, state } from "./store.js";
@@ -67,6 +66,11 @@ function proposalItem(entry) {
 }
 
 export function renderProposals() {
+  if (!state.memory) {
+    for (const id of ["proposals", "proposals-empty", "proposals-off-note"]) $(id).hidden = true;
+    $("proposals").replaceChildren();
+    return;
+  }
   const proposals = state.memory.proposals;
   const list = $("proposals");
   list.replaceChildren(...proposals.map(proposalItem));

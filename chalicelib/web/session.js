@@ -2,12 +2,9 @@
 
 import { ApiError, api } from "./api.js";
 import { $ } from "./dom.js";
-import { flushForget } from "./undo.js";
-import { startLive, stopLive } from "./live.js";
 import { loadMemory } from "./memory.js";
-import { say } from "./status.js";
-import { state } from "./store.js";
-import { selectTab } from "./tabs.js";
+import { clearFieldError, fieldError, say } from "./status.js";
+import { changed, emit, state } from "./store.js";
 
 export const TOKEN_KEY = "memory.token";
 const USER_KEY = "memory.user";
@@ -45,18 +42,25 @@ function storeSession(token, user) {
   sessionStorage.setItem(USER_KEY, user);
 }
 
+/**
+ * Sign out: every trace of this person goes before anything else is drawn. Listeners of "signing-out"
+ * still see the token (undo.js sends a pending forget with it); then the state is emptied, listeners
+ * of "signed-out" clear what they drew outside the store (the journal, the forms), and one "changed"
+ * renders every view empty, all in this one task, so no frame shows one person's data under another's name.
+ */
 export function signOut(redirect) {
-  flushForget();
-  stopLive();
-  state.token = null;
-  state.user = null;
-  state.memory = null;
-  state.etag = null;
+  emit("signing-out");
+  Object.assign(state, { token: null, user: null, memory: null, agents: null, etag: null, poll: null, journalCursor: null });
+  state.filter = { text: "", kind: "", origin: "", tainted: false };
   state.correcting.clear();
-  $("memory-enabled").disabled = true;
   state.editing.clear();
+  state.changes += 1; // a load still in flight for this person is dropped when it lands
   sessionStorage.removeItem(TOKEN_KEY);
   sessionStorage.removeItem(USER_KEY);
+  $("account-user").textContent = "";
+  $("signin-user").value = "";
+  emit("signed-out");
+  changed();
   const logout = state.config && state.config.logout_url;
   if (redirect && typeof logout === "string" && /^https:\/\//.test(logout)) {
     window.location.assign(logout);
@@ -80,17 +84,19 @@ export async function showApp() {
   $("app").hidden = false;
   $("account").hidden = false;
   $("account-user").textContent = state.user || "you";
-  selectTab("memory", false);
+  emit("signed-in"); // tabs.js shows the Memory tab; live.js starts asking
   await loadMemory(false);
-  startLive();
 }
 
-export async function devSignIn(event) {
+async function devSignIn(event) {
   event.preventDefault();
   const user = $("signin-user").value.trim();
+  const field = [$("signin-user"), $("signin-user-error")];
+  clearFieldError(...field);
   if (!user) {
-    say("Type a user name to sign in as.", "error", "signin");
-    $("signin-user").focus();
+    const problem = "Type a user name to sign in as.";
+    fieldError(...field, problem, "signin");
+    say(problem, "error", "signin");
     return;
   }
   try {
@@ -101,10 +107,17 @@ export async function devSignIn(event) {
     await showApp();
     $("memory-enabled").focus();
   } catch (err) {
-    say(err instanceof ApiError && err.status && err.status < 500
-      ? "Sign-in was refused. Check the user name and try again."
-      : "Could not sign in: the service did not answer.", "error", err.code || "signin");
+    if (err instanceof ApiError && err.status && err.status < 500) {
+      const problem = "Sign-in was refused. Check the user name and try again.";
+      fieldError(...field, problem, err.code);
+      say(problem, "error", err.code);
+    } else say("Could not sign in: the service did not answer.", "error", err.code || "signin");
   }
+}
+
+export function wireSignIn() {
+  $("signin-dev-form").addEventListener("submit", devSignIn);
+  $("signin-user").addEventListener("input", () => clearFieldError($("signin-user"), $("signin-user-error")));
 }
 
 export async function oidcSignIn() {

@@ -32,6 +32,7 @@ function describedBy(input) {
 
 /** Show `message` under `input`: aria-invalid, described by the message, scrolled into view, focused. */
 export function fieldError(input, slot, message, code) {
+  clearStatus(); // an older "Added to memory." beside a new error would say the opposite of what happened
   slot.textContent = message;
   slot.dataset.code = code || "";
   slot.hidden = false;

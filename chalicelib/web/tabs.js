@@ -1,9 +1,8 @@
-/* The Memory / Journal / Agents tabs (WAI-ARIA tabs pattern); changing tab clears old status messages. */
+/* The Memory / Journal / Agents tabs (WAI-ARIA tabs pattern); changing tab clears old status messages and says "tab". */
 
 import { $ } from "./dom.js";
-import { loadJournal } from "./journal-view.js";
 import { clearStatus } from "./status.js";
-import { state } from "./store.js";
+import { emit, on } from "./store.js";
 
 const ORDER = ["memory", "journal", "agents"];
 
@@ -18,8 +17,7 @@ export function selectTab(name, focus) {
     $(`panel-${tab}`).hidden = !selected;
   }
   if (focus) $(`tab-${name}`).focus();
-  if (name === "journal" && state.token) loadJournal(true);
-  document.dispatchEvent(new CustomEvent("memory:tab", { detail: name })); // views that load on show listen
+  emit("tab", name); // the journal and agents views load when they are shown
 }
 
 function onKeydown(event) {
@@ -35,6 +33,7 @@ function onKeydown(event) {
 }
 
 export function wireTabs() {
+  on("signed-in", () => selectTab("memory", false));
   for (const tab of ORDER) {
     $(`tab-${tab}`).addEventListener("click", () => selectTab(tab, false));
     $(`tab-${tab}`).addEventListener("keydown", onKeydown);

@@ -141,12 +141,12 @@ export function agentName(entry) {
   return typeof entry.agent === "string" && entry.agent ? entry.agent : "an agent";
 }
 
-/** Where it came from, in words: "from memory-agent, in a conversation, 3 minutes ago". */
-export function sourceWords(entry) {
-  if (entry.origin !== "agent") return "Added on this page";
+/** Where it came from, in words, before the moment: "From memory-agent, in a conversation, " (null: the user's own). */
+export function sourcePrefix(entry) {
+  if (entry.origin !== "agent") return null;
   const src = entry.source || {};
   const where = src.thread_id ? "in a conversation" : src.session_id ? "in an agent session" : "somewhere not recorded";
-  return `From ${agentName(entry)}, ${where}, ${ago(entry.created_at)}`;
+  return `From ${agentName(entry)}, ${where}, `;
 }
 
 /** The raw ids behind the words, for whoever needs them (kept out of the way, in a disclosure). */

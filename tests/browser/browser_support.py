@@ -121,6 +121,17 @@ def reload(page: Page) -> None:
     loaded(page)
 
 
+def set_hidden(page: Page, hidden: bool) -> None:
+    """Make the page hidden or visible as a background tab would be (headless tabs are always visible)."""
+    page.evaluate(
+        """(hidden) => {
+        Object.defineProperty(document, 'visibilityState', {configurable: true, get: () => hidden ? 'hidden' : 'visible'});
+        document.dispatchEvent(new Event('visibilitychange'));
+    }""",
+        hidden,
+    )
+
+
 def settled(page: Page) -> None:
     """The page has finished its one change in flight."""
     expect(page.locator("body")).not_to_have_attribute("data-busy", "true")

@@ -8,22 +8,11 @@ from typing import Any
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from tests.browser.browser_support import Agent, add_entry, memory, new_user, settled, sign_in, switch_on
+from tests.browser.browser_support import Agent, add_entry, memory, new_user, set_hidden, settled, sign_in, switch_on
 from tests.browser.page_support import WIDTHS, sized_page
 
 PROPOSALS, ENTRIES = "[data-testid=proposal]", "[data-testid=entry]"
 SIZES = pytest.mark.parametrize("width", WIDTHS.values(), ids=WIDTHS.keys())
-
-
-def _hide(page: Page, hidden: bool) -> None:
-    """Make the page hidden or visible as a background tab would be (headless tabs are always visible)."""
-    page.evaluate(
-        """(hidden) => {
-        Object.defineProperty(document, 'visibilityState', {configurable: true, get: () => hidden ? 'hidden' : 'visible'});
-        document.dispatchEvent(new Event('visibilitychange'));
-    }""",
-        hidden,
-    )
 
 
 @SIZES
@@ -68,13 +57,13 @@ def test_a_hidden_page_stops_polling_and_catches_up_when_shown(page: Page, live:
     user = new_user("hidden")
     token = sign_in(page, user)
     switch_on(page)
-    _hide(page, True)
+    set_hidden(page, True)
     hidden_at = time.monotonic()
     agent.propose(user, token, "Reads the news at seven")
     time.sleep(6.5)  # longer than the 5 s poll interval
     assert [t for t in asked if t > hidden_at + 0.5] == [], "a hidden page kept polling"
     expect(page.locator(PROPOSALS)).to_have_count(0)
-    _hide(page, False)
+    set_hidden(page, False)
     expect(page.locator(PROPOSALS)).to_have_count(1, timeout=3_000)  # at once, not at the next tick
 
 

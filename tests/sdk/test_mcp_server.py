@@ -258,3 +258,21 @@ def test_the_session_is_registered_and_tainted_when_the_client_connects(live: An
     ]
     assert len(mine) == 1 and str(mine[0]["session_id"]).startswith("mcp-")
     assert mine[0]["agent"] == "claude-desktop" and mine[0]["tainted"] is True and mine[0]["memory"] is True
+
+
+def test_a_client_named_with_an_aws_key_id_registers_as_mcp_client_and_the_key_is_stored_nowhere(
+    live: Any, stored: StoredState
+) -> None:
+    """Lower-cased, the key id was no longer refused by the API: it was registered as the agent (red team)."""
+    user, token = _user_with_memory(live, True)
+
+    async def propose(client: Client) -> Any:
+        return structured(await client.call_tool("memory_propose", {"text": "Likes hiking"}))
+
+    answer = run_client(_server(live, user), propose, client_name=AWS_KEY)
+    assert answer["agent"] == "mcp-client" and answer["status"] == "waiting_for_review"
+    [raw] = stored.partition("proposals", user)
+    session = _session_item(stored, raw["src_session"])
+    assert raw["agent"] == session["agent"] == "mcp-client"
+    page = json.dumps(_memory(live, token)).lower()
+    assert AWS_KEY.lower() not in page and AWS_KEY.lower() not in json.dumps(session, default=str).lower()

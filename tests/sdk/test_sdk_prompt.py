@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from personal_memory_sdk import MemoryItem, render_memory_block
-from personal_memory_sdk.prompt import HEADER, closing_delimiter, opening_delimiter
+from personal_memory_sdk.prompt import HEADER, NOTE_PREFIX, closing_delimiter, opening_delimiter
 
 FIXED = "0123456789abcdef0123456789abcdef"
 INVISIBLE = [*range(0x200B, 0x2010), *range(0x2060, 0x2065), 0xFEFF]
@@ -49,7 +49,7 @@ def _boundary(block: str) -> str:
 def _entry_texts(block: str) -> list[str]:
     texts = []
     for line in _lines(block):
-        if line.startswith("[") and " text=" in line:
+        if line.startswith(NOTE_PREFIX + "[") and " text=" in line:
             texts.append(json.loads(line.split(" text=", 1)[1]))
     return texts
 
@@ -63,10 +63,10 @@ def _assert_well_formed(block: str, entries: int) -> None:
     assert len(lines) == 2 + len(HEADER) + max(entries, 1)
     # The boundary appears on the two delimiter lines and nowhere else.
     assert sum(boundary.lower() in line.lower() for line in lines) == 2
-    entry_lines = [n for n, line in enumerate(lines) if re.match(r"^\[\d+\] kind=", line)]
+    entry_lines = [n for n, line in enumerate(lines) if re.match(r"^\| \[\d+\] kind=", line)]
     assert len(entry_lines) == entries
     assert all(0 < n < len(lines) - 1 for n in entry_lines)
-    assert not any("MEMORY_NOTES_END" in line for line in lines[1:-1] if not line.startswith("["))
+    assert not any("MEMORY_NOTES_END" in line for line in lines[1:-1] if not line.startswith(NOTE_PREFIX))
 
 
 @pytest.mark.parametrize("text", HOSTILE, ids=range(len(HOSTILE)))
@@ -127,7 +127,7 @@ def test_each_entry_shows_its_provenance() -> None:
             MemoryItem("Works nights", "fact", False, True),
         ]
     )
-    first, second = [line for line in _lines(block) if line.startswith("[")]
+    first, second = [line.removeprefix(NOTE_PREFIX) for line in _lines(block) if line.startswith(NOTE_PREFIX)]
     assert first.startswith("[1] kind=preference pinned=yes tainted=no ")
     assert second.startswith("[2] kind=fact pinned=no tainted=yes ")
     assert "untrusted" in second and "untrusted" not in first

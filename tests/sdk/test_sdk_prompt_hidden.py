@@ -29,7 +29,7 @@ PROBES = {
 
 
 def _entry_text(block: str) -> str:
-    line = next(line for line in block.splitlines() if line.startswith("[1]"))
+    line = next(line for line in block.splitlines() if line.startswith("| [1]"))
     return line.split(" text=", 1)[1]
 
 

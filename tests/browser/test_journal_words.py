@@ -1,0 +1,134 @@
+"""The journal says who, in words: the agent of a refused suggestion, support staff by role (the ARN tucked away), and it stays current."""
+
+from __future__ import annotations
+
+import re
+import time
+from typing import Any
+
+import pytest
+from playwright.sync_api import Browser, Page, expect
+
+from tests.browser.browser_support import Agent, github_classic_token, new_user, sign_in, switch_on
+from tests.browser.page_support import WIDTHS, axe_violations, no_horizontal_scroll, sized_page
+from tests.support.signing import signed_request
+
+ROWS = "[data-testid=journal-row]"
+
+
+def refuse_a_suggestion(live: Any, agent: Agent, user: str, token: str, agent_name: str) -> None:
+    """An agent suggests a credential: the stream refuses it, and the user's journal says so."""
+    session_id = agent.session(user, agent=agent_name)
+    event = {"id": "e1", "type": "memory.propose", "text": f"token {github_classic_token()}", "kind": "note"}
+    status, answer = signed_request(
+        live.url, "POST", f"/v1/sessions/{session_id}/events", live.credentials()["worker"], {"events": [event]}
+    )
+    assert status == 202, answer
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        _, journal, _ = live.request("GET", "/v1/memory/journal", token=token)
+        if any(row["action"] == "keep.memory.proposal_refused" for row in journal["items"]):
+            return
+        time.sleep(0.2)
+    raise AssertionError("the refusal never reached the journal")
+
+
+def operator_reads(live: Any, user: str) -> str:
+    creds = live.credentials()["operator"]
+    status, answer = signed_request(live.url, "GET", f"/v1/operator/memory?user_id={user}", creds)
+    assert status == 200, answer
+    return str(creds["arn"])
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+@pytest.mark.parametrize("width", WIDTHS.values(), ids=WIDTHS.keys())
+def test_refusals_name_their_agent_and_support_staff_are_named_by_role(
+    browser: Browser, live: Any, agent: Agent, width: int, scheme: str
+) -> None:
+    with sized_page(browser, live, width, scheme) as page:
+        user = new_user("journal-words")
+        token = sign_in(page, user)
+        switch_on(page)
+        refuse_a_suggestion(live, agent, user, token, "memory-agent")
+        arn = operator_reads(live, user)
+        role = arn.rsplit("/", 1)[-1]
+        page.locator("#tab-journal").click()
+        refused = page.locator(f"{ROWS}[data-journal-action='keep.memory.proposal_refused']")
+        expect(refused.get_by_test_id("journal-text")).to_contain_text("A suggestion from “memory-agent”")
+        expect(refused.get_by_test_id("journal-text")).to_contain_text("it looked like a GitHub token")
+        support = page.locator(f"{ROWS}[data-journal-action='keep.memory.operator_access']")
+        sentence = support.get_by_test_id("journal-text")
+        expect(sentence).to_have_text(f"Support staff (role {role}) looked at your memory.")
+        expect(sentence).not_to_contain_text("arn:")
+        details = support.locator("details.ids-details")
+        expect(details.locator("dd").first).to_be_hidden()
+        details.locator("summary").click()
+        expect(details.locator("dd").first).to_have_text(arn)
+        assert no_horizontal_scroll(page)
+        # The sentence wraps between words (or after a hyphen) only: no line of it ends inside a word.
+        assert page.evaluate(
+            """(node) => {
+                const range = document.createRange();
+                const text = node.firstChild;
+                let lastTop = null, broken = false;
+                for (let i = 0; i < text.length; i++) {
+                    range.setStart(text, i); range.setEnd(text, i + 1);
+                    const top = range.getBoundingClientRect().top;
+                    if (lastTop !== null && top > lastTop + 1 && !/[\\s-]/.test(text.data[i - 1])) broken = true;
+                    lastTop = top;
+                }
+                return !broken;
+            }""",
+            sentence.element_handle(),
+        ), "the support-staff sentence breaks inside a word"
+        found = axe_violations(page)
+        assert found == [], found
+
+
+def test_the_journal_refreshes_while_it_is_shown(page: Page, live: Any, agent: Agent) -> None:
+    user = new_user("journal-live")
+    sign_in(page, user)
+    switch_on(page)
+    session_id = agent.session(user, agent="reader-agent")
+    page.locator("#tab-journal").click()
+    expect(page.locator(ROWS).first).to_be_visible()
+    before = page.locator(ROWS).count()
+    agent.context(session_id)  # the agent is given the (empty) memory: a new journal row
+    # No click, no reload: the page's own poll (fast for a while after memory was turned on) brings it.
+    expect(page.locator(ROWS)).to_have_count(before + 1, timeout=12_000)
+    expect(page.locator(ROWS).first).to_contain_text("The agent “reader-agent” asked for your memory")
+
+
+def test_a_field_error_replaces_an_older_success_message(page: Page, live: Any) -> None:
+    sign_in(page, new_user("banner"))
+    switch_on(page)
+    page.locator("#add-text").fill("A first note")
+    page.locator("#add-submit").click()
+    expect(page.locator("#status")).to_have_text("Added to memory.")
+    page.locator("#add-expiry").fill("0")
+    page.locator("#add-text").fill("A second note")
+    page.locator("#add-submit").click()
+    expect(page.locator("#add-expiry-error")).to_be_visible()
+    expect(page.locator("#status")).to_have_text("")
+    page.locator("#add-expiry").fill("")
+    page.locator("#add-text").fill("   ")
+    page.locator("#add-submit").click()
+    expect(page.locator("#add-text-error")).to_have_text("Write something to remember first.")
+    expect(page.locator("#status")).to_have_text("")
+
+
+def test_an_empty_sign_in_is_an_error_at_the_field_too(page: Page) -> None:
+    page.locator("#signin-button").click()
+    error = page.locator("#signin-user-error")
+    expect(error).to_have_text("Type a user name to sign in as.")
+    expect(page.locator("#status")).to_have_text("Type a user name to sign in as.")
+    field = page.locator("#signin-user")
+    expect(field).to_have_attribute("aria-invalid", "true")
+    expect(field).to_be_focused()
+    assert "signin-user-error" in (field.get_attribute("aria-describedby") or "").split()
+    expect(field).to_have_accessible_description(re.compile("Type a user name to sign in as."))
+    field.fill("someone")
+    expect(error).to_be_hidden()
+    expect(field).not_to_have_attribute("aria-invalid", "true")
+    found = axe_violations(page)
+    assert found == [], found
