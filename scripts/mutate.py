@@ -65,6 +65,7 @@ class Mutation:
 
 AGENTS, TENANCY, OPERATORS = "tests/routes/test_agents.py", "tests/routes/test_tenancy.py", "tests/routes/test_operators.py"
 GAPS = "tests/routes/test_mutation_gaps.py"
+DUPLICATES = "tests/routes/test_duplicates.py"
 AGENT_GRANTS = "tests/routes/test_agent_grants.py"
 ENCRYPTION, SEALING = "tests/routes/test_encryption.py", "tests/unit/test_sealing.py"
 TAMPERING, EVENTS = "tests/routes/test_stored_tampering.py", "tests/routes/test_event_integrity.py"
@@ -137,8 +138,8 @@ MUTATIONS: tuple[Mutation, ...] = (
         "accepting a tainted proposal makes an untainted entry",
         ("tests/routes/test_proposals.py", AGENTS),
         (Edit("chalicelib/services/memory.py",
-              "proposal.with_changes(created_at=now.iso, updated_at=now.iso, expires_at=None)",
-              "proposal.with_changes(created_at=now.iso, updated_at=now.iso, expires_at=None, tainted=False)"),),
+              "opened.with_changes(created_at=now.iso, updated_at=now.iso, expires_at=None, fingerprint=None)",
+              "opened.with_changes(created_at=now.iso, updated_at=now.iso, expires_at=None, fingerprint=None, tainted=False)"),),
     ),
     Mutation(
         "reregistration_resets_session",
@@ -224,7 +225,7 @@ MUTATIONS: tuple[Mutation, ...] = (
         "DELETE /v1/memory leaves waiting proposals behind",
         ("tests/routes/test_user_api.py",),
         (Edit("chalicelib/services/forget_all.py",
-              ' + [\n        ("proposal", p.id, False) for p in proposals if plan.wants(p)\n    ]\n', "\n"),),
+              '    removals += [("proposal", p.id, False) for p in proposals if plan.wants(p)]\n', ""),),
     ),
     Mutation(
         "session_cap_six",
@@ -293,9 +294,9 @@ MUTATIONS: tuple[Mutation, ...] = (
         "forget_keeps_its_slot",
         "forgetting one entry does not give its slot back: at 200, DELETE one and POST is still refused",
         (AIMED,),
-        (Edit("chalicelib/services/memory.py",
-              "stores.entries.delete_live(user_id, entry_id, now.epoch), stores.entries.release_counts(user_id, active=1)]",
-              "stores.entries.delete_live(user_id, entry_id, now.epoch), stores.entries.release_counts(user_id, active=0)]"),),
+        (Edit("chalicelib/services/forgetting.py",
+              "[*actions, stores.entries.release_counts(user_id, active=1), *with_actions]",
+              "[*actions, stores.entries.release_counts(user_id, active=0), *with_actions]"),),
     ),
     Mutation(
         "entry_limit_2001_bytes",
@@ -398,7 +399,8 @@ MUTATIONS: tuple[Mutation, ...] = (
         "edit_keeps_the_etag",
         "PATCH changes an entry without moving the view version: a polling page keeps getting 304",
         ("tests/routes/test_freshness.py",),
-        (Edit("chalicelib/storage/entries.py", "                self.bump_version(user_id),\n            ]\n            guarded =", "            ]\n            guarded ="),),
+        (Edit("chalicelib/storage/entry_edits.py", "_edit(repo, stored, changed, resealed, change)}, repo.bump_version(user_id), *moves]",
+              "_edit(repo, stored, changed, resealed, change)}, *moves]"),),
     ),
     Mutation(
         "corrections_skip_the_text_rules",
@@ -438,8 +440,8 @@ MUTATIONS: tuple[Mutation, ...] = (
         "the plaintext is stored beside its sealed copy (reads still work; tables, backups and stream hold text)",
         (ENCRYPTION,),
         (Edit("chalicelib/storage/text.py",
-              "        return {TEXT_ATTRIBUTE: seal(key_id, data_key, text, associated_data(self.table, user_id, key, provenance))}\n",
-              '        return {TEXT_ATTRIBUTE: seal(key_id, data_key, text, associated_data(self.table, user_id, key, provenance)), "text": text}\n'),),
+              "        attributes = {TEXT_ATTRIBUTE: seal(key_id, data_key, text, associated_data(self.table, user_id, key, provenance))}\n",
+              '        attributes = {TEXT_ATTRIBUTE: seal(key_id, data_key, text, associated_data(self.table, user_id, key, provenance)), "text": text}\n'),),
     ),
     Mutation(
         "aad_without_user_id",
@@ -502,6 +504,56 @@ MUTATIONS: tuple[Mutation, ...] = (
         "forget-all destroys the key without moving the view version: after an interrupted forget-all a stale tag gets 304",
         ("tests/faults/test_faults.py",),
         (Edit("chalicelib/services/forget_all.py", "with_actions=[stores.entries.bump_version(user_id, only_if_stored=False)]", "with_actions=[]"),),
+    ),
+    # ---- issue 24: no duplicates, keyed fingerprints, replace ----
+    Mutation(
+        "duplicate_claim_unconditional",
+        "the fingerprint is put without its condition: a second POST of the same words is stored beside the first",
+        (DUPLICATES,),
+        (Edit("chalicelib/storage/fingerprints.py",
+              '                "ConditionExpression": f"attribute_not_exists(sk) OR {owner_test} OR {EXPIRY} <= :now",\n', ""),),
+    ),
+    Mutation(
+        "comparison_keeps_case",
+        "texts are compared without case folding: 'PREFERS TEA' is stored beside 'Prefers tea'",
+        (DUPLICATES,),
+        (Edit("chalicelib/comparison.py", 'unicodedata.normalize("NFKC", readable(text).casefold())', 'unicodedata.normalize("NFKC", readable(text))'),),
+    ),
+    Mutation(
+        "fingerprint_is_a_plain_hash",
+        "the fingerprint is SHA-256 of the compared text: anyone with the tables can test a guess and link users",
+        (DUPLICATES,),
+        (Edit("chalicelib/crypto/fingerprint.py",
+              '    return hmac.new(key, comparison_form(text).encode("utf-8"), hashlib.sha256).hexdigest()',
+              '    return hashlib.sha256(comparison_form(text).encode("utf-8")).hexdigest()'),),
+    ),
+    Mutation(
+        "forget_keeps_the_fingerprint",
+        "forgetting an entry leaves its fingerprint behind (only a later refusal would clear it)",
+        (DUPLICATES,),
+        (Edit("chalicelib/storage/entries.py",
+              "        return [delete, self.fingerprints.release(user_id, ref.fingerprint, ref.id)] if release else [delete]\n",
+              "        return [delete]\n"),),
+    ),
+    Mutation(
+        "edit_keeps_the_old_fingerprint",
+        "an edit claims the new words without releasing the old ones",
+        (DUPLICATES,),
+        (Edit("chalicelib/storage/entry_edits.py",
+              "    return [claim, repo.fingerprints.release(current.user_id, current.fingerprint, current.id)]\n",
+              "    return [claim]\n"),),
+    ),
+    Mutation(
+        "proposal_skips_the_entry_check",
+        "a proposal repeating an active entry is proposed anyway",
+        (DUPLICATES,),
+        (Edit("chalicelib/storage/proposals.py", "        if entries is not None:\n            actions.append(", "        if False:\n            actions.append("),),
+    ),
+    Mutation(
+        "replace_takes_a_slot",
+        "accept with replaces counts one more entry: at 200 entries it is refused limit_reached",
+        (DUPLICATES,),
+        (Edit("chalicelib/services/memory.py", "count=0 if replaced else 1,", "count=1,"),),
     ),
     Mutation(
         "writes_trust_a_destroyed_key",

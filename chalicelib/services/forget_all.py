@@ -22,6 +22,7 @@ from typing import Any
 from chalicelib.bootstrap import Stores
 from chalicelib.clock import Instant, instant
 from chalicelib.errors import Unavailable
+from chalicelib.services.orphans import drop_stale
 from chalicelib.services.recount import recount
 from chalicelib.storage.agents import only_from
 from chalicelib.storage.dynamo import TransactionCancelled, transact
@@ -31,7 +32,8 @@ ACTION = "keep.memory.forget_all"
 _ITEMS_PER_TRANSACTION = 98  # 100 actions at most: the items, the counters and the journal row
 _ROUNDS = 10  # a concurrent forget cancels a chunk (it committed one of its own): read again, go on
 
-Removal = tuple[str, str, bool]  # (kind, id, counts as a live entry)
+Removal = tuple[str, str, bool]  # (kind, id or fingerprint, counts as a live entry)
+ENTRY_PRINT, PROPOSAL_PRINT = "entry_fingerprint", "proposal_fingerprint"
 
 
 @dataclass(frozen=True)
@@ -81,8 +83,10 @@ def forget_counted(
     stores: Stores, user_id: str, now: Instant, row_id: str, deleted: dict[str, int], plan: Forgetting
 ) -> None:
     """Delete what `plan` wants in counted transactions, each adding to the one journal row `row_id`."""
+    wanted: set[str] = set()
     for _ in range(_ROUNDS):
         removals = _stored(stores, user_id, now, plan)
+        wanted |= {item_id for kind, item_id, _ in removals if kind in ("entry", "proposal")}
         if not removals:
             break
         try:
@@ -92,15 +96,41 @@ def forget_counted(
             continue  # something went (or came) meanwhile: read what is stored now and go on
     if not deleted["transactions"]:  # nothing was left to delete: the request is still journaled, as a count of zero
         stores.journal.append(user_id, plan.action, now.iso, {**plan.details, "entries": 0, "proposals": 0}, row_id=row_id)
+    if plan.agent is not None and wanted:
+        _release_fingerprints(stores, user_id, wanted)
     recount(stores, user_id, now)  # entries TTL removed behind our back must not keep counting
 
 
 def _stored(stores: Stores, user_id: str, now: Instant, plan: Forgetting) -> list[Removal]:
-    _, entries = stores.entries.stored(user_id)
-    proposals = stores.proposals.stored(user_id)
-    return [("entry", e.id, not e.is_expired(now.epoch)) for e in entries if plan.wants(e)] + [
-        ("proposal", p.id, False) for p in proposals if plan.wants(p)
-    ]
+    """What `plan` wants deleted; forgetting everything also takes every fingerprint item (never counted:
+    no key gives them meaning any more). An agent's forget releases its items' fingerprints afterwards."""
+    _, entries, entry_prints = stores.entries.stored_all(user_id)
+    proposals, proposal_prints = stores.proposals.stored_all(user_id)
+    removals: list[Removal] = [("entry", e.id, not e.is_expired(now.epoch)) for e in entries if plan.wants(e)]
+    removals += [("proposal", p.id, False) for p in proposals if plan.wants(p)]
+    if plan.agent is None:
+        removals += [(ENTRY_PRINT, f.fingerprint, False) for f in entry_prints]
+        removals += [(PROPOSAL_PRINT, f.fingerprint, False) for f in proposal_prints]
+    return removals
+
+
+def _delete(stores: Stores, user_id: str, kind: str, item_id: str, plan: Forgetting) -> dict[str, Any]:
+    if kind == "entry":
+        return plan.delete(stores.entries.delete_stored(user_id, item_id))
+    if kind == "proposal":
+        return plan.delete(stores.proposals.delete_waiting(user_id, item_id))
+    fingerprints = stores.entries.fingerprints if kind == ENTRY_PRINT else stores.proposals.fingerprints
+    return fingerprints.delete_any(user_id, item_id)
+
+
+def _release_fingerprints(stores: Stores, user_id: str, wanted: set[str]) -> None:
+    """After an agent's forget: the fingerprints of what it deleted go too, each only while it still names
+    that item (uncounted; one that is left is stale and cleared at the refusal it causes)."""
+    _, entries, entry_prints = stores.entries.stored_all(user_id)
+    proposals, proposal_prints = stores.proposals.stored_all(user_id)
+    gone = wanted - {r.id for r in entries} - {r.id for r in proposals}
+    drop_stale(stores, stores.entries.fingerprints, user_id, [f for f in entry_prints if f.owner in gone])
+    drop_stale(stores, stores.proposals.fingerprints, user_id, [f for f in proposal_prints if f.owner in gone])
 
 
 def _delete_in_chunks(
@@ -116,13 +146,8 @@ def _delete_in_chunks(
         part = removals[start : start + _ITEMS_PER_TRANSACTION]
         entries = sum(1 for kind, _, _ in part if kind == "entry")
         live = sum(1 for kind, _, is_live in part if kind == "entry" and is_live)
-        proposals = len(part) - entries
-        actions: list[dict[str, Any]] = [
-            plan.delete(
-                stores.entries.delete_stored(user_id, item_id) if kind == "entry" else stores.proposals.delete_waiting(user_id, item_id)
-            )
-            for kind, item_id, _ in part
-        ]
+        proposals = sum(1 for kind, _, _ in part if kind == "proposal")
+        actions: list[dict[str, Any]] = [_delete(stores, user_id, kind, item_id, plan) for kind, item_id, _ in part]
         actions.append(stores.entries.release_counts(user_id, active=entries, waiting=proposals))
         counts = {"entries": live, "proposals": proposals}
         actions.append(stores.journal.add_counts(user_id, plan.action, now.iso, row_id, counts, plan.details))

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from chalicelib.crypto.fingerprint import fingerprint
 from chalicelib.crypto.sealing import Provenance, Unsealable, associated_data, is_legacy, key_id_of, open_sealed, seal
 from chalicelib.logs import get_logger
 
@@ -66,10 +67,25 @@ class TextSeal:
         `under`: the id of the key that sealed the text being replaced (just opened, so it is cached):
         sealing again under it costs no keys-table read; the caller's write must check it is still current.
         """
+        return self.seal_and_fingerprint(user_id, key, provenance, text, under=under)[0]
+
+    def seal_and_fingerprint(
+        self,
+        user_id: str,
+        key: Mapping[str, str],
+        provenance: Provenance,
+        text: str,
+        *,
+        under: bytes | None = None,
+        tables: tuple[str, ...] = (),
+    ) -> tuple[dict[str, Any], dict[str, str]]:
+        """`seal_text`'s attributes, and the text's fingerprint for each of `tables` under the same data key
+        (chalicelib/crypto/fingerprint.py): one key lookup for both, so a duplicate check costs no extra call."""
         key_id, data_key = under, (self.keyring.opening_key(user_id, under) if under else None)
         if key_id is None or data_key is None:  # a first text, or that key is gone: the user's current key
             key_id, data_key = self.keyring.sealing_key(user_id)
-        return {TEXT_ATTRIBUTE: seal(key_id, data_key, text, associated_data(self.table, user_id, key, provenance))}
+        attributes = {TEXT_ATTRIBUTE: seal(key_id, data_key, text, associated_data(self.table, user_id, key, provenance))}
+        return attributes, {table: fingerprint(data_key, user_id, table, text) for table in tables}
 
     def open_text(self, user_id: str, key: Mapping[str, str], provenance: Provenance, stored: Mapping[str, Any]) -> str:
         """The text stored in `stored` for `user_id`; UnreadableText if it was not sealed right here, as this."""
