@@ -5,11 +5,12 @@ client is the official MCP SDK's. The steps read what the person's page then sho
 """
 from __future__ import annotations
 
-import asyncio
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from local.fresh_loop import run_apart
 
 if TYPE_CHECKING:
     from local.demo import Step, Story
@@ -63,7 +64,7 @@ class McpStory:
             async with Client(params, client_info=info, mode="legacy", read_timeout_seconds=30) as client:
                 return await body(client)
 
-        result = asyncio.run(session(lambda client: client.call_tool(tool, arguments)))
+        result = run_apart(session(lambda client: client.call_tool(tool, arguments)))
         if result.is_error or not isinstance(result.structured_content, dict):
             raise StepFailed(f"{tool} answered an error")
         text = "\n".join(getattr(block, "text", "") for block in result.content)

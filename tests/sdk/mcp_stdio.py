@@ -6,7 +6,6 @@ main`), started with this interpreter and the SDK on PYTHONPATH, so the tests ne
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sys
 import tomllib
@@ -18,6 +17,8 @@ from typing import Any, TypeVar
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp_types import Implementation
+
+from local.fresh_loop import run_apart
 
 ROOT = Path(__file__).resolve().parents[2]
 SDK = ROOT / "sdk"
@@ -70,7 +71,7 @@ def run_client(
         async with Client(params, client_info=info, mode=mode, read_timeout_seconds=30) as client:  # type: ignore[arg-type]
             return await body(client)
 
-    return asyncio.run(session())
+    return run_apart(session())
 
 
 def structured(result: Any) -> dict[str, Any]:

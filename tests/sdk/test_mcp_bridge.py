@@ -12,6 +12,8 @@ from personal_memory_sdk.mcp_config import McpConfig
 from personal_memory_sdk.worker import EventOutcome, EventRecord
 from sdk_http_support import RecordingServer, Reply
 
+from local.fresh_loop import run_apart
+
 
 def _session(agent: str, tainted: bool = False) -> dict[str, Any]:
     return {"session_id": "x", "user_id": "alice", "thread_id": None, "agent": agent,
@@ -32,8 +34,8 @@ def test_the_session_is_registered_then_tainted_before_anything_is_read(server: 
     server.reply(Reply(200, _session("claude-desktop")), Reply(200, _session("claude-desktop", True)),
                  Reply(200, {"items": []}), Reply(200, {"items": []}))
     bridge = _bridge(server)
-    asyncio.run(bridge.context("Claude Desktop"))
-    asyncio.run(bridge.context("claude desktop"))  # the same agent: no second registration
+    run_apart(bridge.context("Claude Desktop"))
+    run_apart(bridge.context("claude desktop"))  # the same agent: no second registration
     methods = [(r.method, r.path.rsplit("/", 1)[-1]) for r in server.requests]
     session_id = server.requests[0].path.rsplit("/", 1)[-1]
     assert session_id.startswith("mcp-") and len(session_id) == 36
@@ -44,7 +46,7 @@ def test_the_session_is_registered_then_tainted_before_anything_is_read(server: 
 
 def test_a_trusted_client_is_never_marked_untrusted(server: RecordingServer) -> None:
     server.reply(Reply(200, _session("claude-code")), Reply(200, {"items": []}))
-    answer = asyncio.run(_bridge(server, "claude-code").context("Claude Code"))
+    answer = run_apart(_bridge(server, "claude-code").context("Claude Code"))
     assert answer.session.tainted is False
     assert [r.method for r in server.requests] == ["PUT", "GET"]
 
@@ -53,7 +55,7 @@ def test_a_client_name_the_api_refuses_is_registered_as_mcp_client(server: Recor
     server.reply(Reply(422, {"code": "credential_refused", "message": "x", "shape": "github_token"}),
                  Reply(200, _session("mcp-client")), Reply(200, _session("mcp-client", True)),
                  Reply(200, {"items": []}))
-    answer = asyncio.run(_bridge(server).context("ghp_sometokenlikename"))
+    answer = run_apart(_bridge(server).context("ghp_sometokenlikename"))
     first, second = server.requests[0], server.requests[1]
     assert first.json()["agent"] == "ghp_sometokenlikename" and second.json()["agent"] == "mcp-client"
     assert first.path != second.path  # a new session id, so nothing half-registered is reused
@@ -66,8 +68,8 @@ def test_an_expired_session_is_registered_anew_and_the_read_repeated(server: Rec
                  Reply(404, {"code": "not_found", "message": "No such session."}),
                  Reply(200, _session("zed")), Reply(200, _session("zed", True)), Reply(200, items))
     bridge = _bridge(server)
-    first = asyncio.run(bridge.context("Zed"))
-    second = asyncio.run(bridge.context("Zed"))
+    first = run_apart(bridge.context("Zed"))
+    second = run_apart(bridge.context("Zed"))
     assert [item.text for item in second.items] == ["Likes rain"] and second.reason is None
     assert first.session.session_id != second.session.session_id
     assert [r.method for r in server.requests] == ["PUT", "POST", "GET", "GET", "PUT", "POST", "GET"]
@@ -95,7 +97,7 @@ def test_a_proposal_refused_as_unknown_session_is_made_once_more_in_a_new_sessio
     bridge = _bridge(server, "zed")
     bridge._worker = worker  # type: ignore[assignment]
     server.reply(Reply(200, _session("zed")), Reply(200, _session("zed")))
-    answer = asyncio.run(bridge.propose("Zed", "Prefers tea", "preference"))
+    answer = run_apart(bridge.propose("Zed", "Prefers tea", "preference"))
     assert answer.status == "waiting_for_review" and answer.proposal_id == "p-1"
     puts = [r.path for r in server.requests if r.method == "PUT"]
     assert len(puts) == 2 and puts[0] != puts[1]
@@ -107,7 +109,7 @@ def test_a_second_refusal_is_told_not_retried(server: RecordingServer) -> None:
     bridge = _bridge(server, "zed")
     bridge._worker = worker  # type: ignore[assignment]
     server.reply(Reply(200, _session("zed")))
-    answer = asyncio.run(bridge.propose("Zed", "Prefers tea", "preference"))
+    answer = run_apart(bridge.propose("Zed", "Prefers tea", "preference"))
     assert (answer.status, answer.reason) == ("refused", "session_cap") and len(worker.posted) == 1
     assert bridge.describe(answer) == (
         "Not suggested: Personal memory refused it because this conversation has already made 5 "
@@ -123,7 +125,7 @@ def test_two_first_calls_at_once_register_one_session(server: RecordingServer) -
     async def both() -> list[Any]:
         return list(await asyncio.gather(bridge.context("Zed"), bridge.context("zed")))
 
-    first, second = asyncio.run(both())
+    first, second = run_apart(both())
     assert first.session == second.session
     assert [r.method for r in server.requests].count("PUT") == 1
 
@@ -131,7 +133,7 @@ def test_two_first_calls_at_once_register_one_session(server: RecordingServer) -
 def test_text_the_api_door_would_refuse_is_refused_as_too_long_without_posting(server: RecordingServer) -> None:
     server.reply(Reply(200, _session("zed")), Reply(200, _session("zed", True)))
     bridge = _bridge(server)
-    answer = asyncio.run(bridge.propose("Zed", "x" * 8001, "note"))
+    answer = run_apart(bridge.propose("Zed", "x" * 8001, "note"))
     assert (answer.status, answer.reason, answer.event_id) == ("refused", "too_long", None)
     assert [r.method for r in server.requests] == ["PUT", "POST"]  # register and taint, no event
     assert "longer than 2000 bytes" in bridge.describe(answer)
