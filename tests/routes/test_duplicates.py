@@ -42,6 +42,9 @@ def _refusal(body: Any, existing: str) -> None:
         "Ｐｒｅｆｅｒｓ tea in the morning",  # full-width letters (NFKC)
         "Pre\u200bfers tea in the mor\u00adning",  # zero-width space, soft hyphen
         "PREFERS TEA IN THE MORNING",
+        "Prefers tea in the morning.",  # a closing full stop is not part of the words
+        "Prefers tea in the morning…",  # nor an ellipsis
+        "Prefers\u2800tea in the morning",  # the braille blank reads as a space
     ],
 )
 def test_post_of_the_same_words_as_a_person_reads_them_is_a_409_naming_the_entry(api: Any, stores: Any, variant: str) -> None:
@@ -58,8 +61,16 @@ def test_post_of_the_same_words_as_a_person_reads_them_is_a_409_naming_the_entry
 def test_different_words_are_not_duplicates(api: Any) -> None:
     api.turn_on("alice")
     api.add("alice", TEA)
-    for other in ("Prefers tea in the evening", "Prefers tea in the morning.", "Prefers coffee in the morning"):
+    for other in ("Prefers tea in the evening", "Prefers tea in the morning?", "Prefers coffee in the morning"):
         assert api.call("POST", "/v1/memory", "alice", {"text": other})[0] == 201
+
+
+def test_a_dotted_capital_i_is_the_letter_i_and_a_dotless_one_is_another_letter(api: Any) -> None:
+    api.turn_on("alice")
+    first = api.add("alice", "Lives in İstanbul")
+    status, body = api.call("POST", "/v1/memory", "alice", {"text": "LIVES IN ISTANBUL"})
+    assert (status, body["code"], body.get("existing_id")) == (409, "duplicate", first["id"])
+    assert api.call("POST", "/v1/memory", "alice", {"text": "Lives in ıstanbul"})[0] == 201  # Turkish ı: its own letter
 
 
 def test_two_users_may_keep_the_same_words_and_their_fingerprints_look_unrelated(api: Any, stores: Any) -> None:
