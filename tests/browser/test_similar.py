@@ -92,3 +92,25 @@ def test_a_suggestion_like_nothing_shows_no_similar_block_and_a_duplicate_is_exp
     settled(page)
     expect(page.locator("#status")).to_contain_text("You already keep this, as “Prefers tea”. Nothing was added.")
     expect(page.locator("[data-testid=entry]")).to_have_count(1)
+
+
+def test_replace_this_one_after_the_entry_was_forgotten_in_another_tab_says_so_and_the_suggestion_waits(
+    page: Page, live: Any, agent: Agent
+) -> None:
+    user = new_user("replace-gone")
+    token = sign_in(page, user)
+    switch_on(page)
+    add_entry(page, "Prefers coffee in the morning", kind="preference")
+    proposal = agent.propose(user, token, "Now prefers tea in the morning")
+    reload(page)
+    (kept,) = memory(live, token)["items"]
+    assert live.request("DELETE", f"/v1/memory/{kept['id']}", token=token)[0] == 204  # another tab forgets it
+    page.locator(PROPOSALS).first.locator("[data-action=replace]").click()
+    settled(page)
+    status = page.locator("#status")
+    expect(status).to_contain_text("The entry it was to replace no longer exists")
+    expect(status).not_to_contain_text("no longer waiting")  # it is: nothing was decided
+    expect(page.locator(PROPOSALS)).to_have_count(1)
+    expect(page.get_by_test_id("similar")).to_have_count(0)  # the refreshed list offers no gone entry
+    stored = memory(live, token)
+    assert stored["items"] == [] and [p["id"] for p in stored["proposals"]] == [proposal["id"]]
