@@ -212,6 +212,23 @@ def test_a_proposal_repeating_an_entry_or_a_waiting_proposal_is_refused_duplicat
     assert stores.entries.get_state("alice").waiting == 1
 
 
+def test_an_agent_that_may_not_read_cannot_learn_from_duplicate_what_the_user_keeps(api: Any, agents: Any, stores: Any) -> None:
+    """`duplicate` would tell a read-blocked agent "she keeps 'Has diabetes'": it gets what a new text gets."""
+    api.turn_on("alice")
+    api.add("alice", "Has diabetes")
+    assert api.call("PUT", "/v1/agents/helper", "alice", {"read": False})[0] == 200
+    agents.register("s-1", "alice")
+    agents.propose("s-1", {"id": "kept", "text": "has DIABETES"}, {"id": "new", "text": "Has asthma"})
+    outcomes = agents.outcomes("s-1")
+    assert outcomes["kept"]["type"] == outcomes["new"]["type"] == "memory.proposed"
+    assert set(outcomes["kept"]) == set(outcomes["new"]) and outcomes["kept"]["proposal_id"] != outcomes["new"]["proposal_id"]
+    assert [p["text"] for p in api.call("GET", "/v1/inbox", "alice")[1]["memory_proposals"]] == ["Has asthma"]  # no pile-up
+    assert [i["text"] for i in api.call("GET", "/v1/memory", "alice")[1]["items"]] == ["Has diabetes"]
+    assert stores.entries.get_state("alice").waiting == 1
+    refused = [r.public() for r in stores.journal.all("alice") if r.action == "keep.memory.proposal_refused"]
+    assert [(r["reason"], r["agent"]) for r in refused] == [("duplicate", "helper")]  # the user still sees it, and who
+
+
 def test_a_rejected_proposal_can_be_proposed_again(api: Any, agents: Any, stores: Any) -> None:
     api.turn_on("alice")
     agents.register("s-1", "alice")
