@@ -2,7 +2,10 @@
 
 `comparison_form` is what a duplicate check compares (never what is stored or shown): the credential
 check's reading of the text (chalicelib/normalize.py: invisible characters dropped, NFKC, look-alike
-letters unmasked in mixed-script words), case-folded, runs of white space as one space, trimmed.
+letters unmasked in mixed-script words), case-folded ("İ" as "i": a dotted capital folds to i + a dot
+nobody sees), runs of white space (and the braille blank, blank to the eye) as one space, trimmed, and a
+closing full stop or ellipsis dropped: "Prefers tea." is the same memory as "Prefers tea" ("?" and "!"
+stay: a question or an exclamation is read differently).
 """
 from __future__ import annotations
 
@@ -13,11 +16,13 @@ from chalicelib.normalize import readable
 
 __all__ = ["comparison_form"]
 
-_SPACE = re.compile(r"\s+")
+_SPACE = re.compile("[\\s\u2800]+")
+_CLOSING_STOPS = re.compile("[ .\u3002]+$")  # after NFKC: "…" is "...", the full-width "．" is "."
 
 
 def comparison_form(text: str) -> str:
     """The text as compared for duplicates: equal forms are the same memory."""
     # casefold can leave text outside NFKC ("ǰ" folds to j + combining caron): normalize once more.
-    folded = unicodedata.normalize("NFKC", readable(text).casefold())
-    return _SPACE.sub(" ", folded).strip()
+    folded = unicodedata.normalize("NFKC", readable(text).casefold()).replace("i\u0307", "i")
+    spaced = _SPACE.sub(" ", folded).strip()
+    return _CLOSING_STOPS.sub("", spaced) or spaced  # "..." alone stays itself

@@ -153,15 +153,43 @@ def propose(stores: Stores, event: AgentEvent) -> str:
                 continue  # a forget-all destroyed the key meanwhile: seal again under the new one
             prints = stores.proposals.fingerprints, stores.entries.fingerprints
             if exc.failed(_CLAIM) and stores.proposals.holder(user_id, prints[0].met(stores.client, exc, _CLAIM, actions[_CLAIM])):
-                return _refuse(stores, event, "duplicate", user_id, now)  # the same words already wait
+                return _duplicate(stores, event, user_id, now, session.agent)  # the same words already wait
             if exc.failed(_CHECK) and stores.entries.holder(user_id, prints[1].met(stores.client, exc, _CHECK, actions[_CHECK]), now.epoch):
-                return _refuse(stores, event, "duplicate", user_id, now)  # the same words are already kept
+                return _duplicate(stores, event, user_id, now, session.agent)  # the same words are already kept
             if exc.failed(_CLAIM) or exc.failed(_CHECK):
                 continue  # a stale fingerprint was cleared: try again
             raise
         count("ProposalsCreated")
         return PROPOSED
     raise RuntimeError("the user's key changed during every attempt")  # the record fails and is retried
+
+
+def _duplicate(stores: Stores, event: AgentEvent, user_id: str, now: Instant, agent: str) -> str:
+    """Refuse a duplicate, unless the agent may not read: `duplicate` would tell it what the user keeps.
+
+    Then it is told what a new text gets (`memory.proposed`, a fresh id naming nothing, the session's
+    proposal counted) while nothing is added; the user's journal still records the refusal.
+    """
+    if stores.agents.may_read(stores.client, user_id, agent):
+        return _refuse(stores, event, "duplicate", user_id, now)
+    actions = [
+        stores.events.settle(event.session_id, event.event_id, {"type": PROPOSED, "proposal_id": new_id()}, now.iso),
+        stores.sessions.count_proposal(event.session_id),
+        stores.journal.record(
+            user_id, "keep.memory.proposal_refused", now.iso,
+            {"reason": "duplicate", "session_id": event.session_id, "agent": agent}, row_id=refusal_row_id(event),
+        ),
+    ]
+    try:
+        transact(stores.client, actions)
+    except TransactionCancelled as exc:
+        if exc.failed(0):
+            return "replayed"
+        if exc.failed(1):
+            return _refuse(stores, event, "session_cap", user_id, now, agent)
+        raise
+    count("ProposalsRefused", ("Reason", "duplicate"))
+    return PROPOSED
 
 
 def refusal_row_id(event: AgentEvent) -> str:

@@ -60,6 +60,11 @@ class AgentsRepository:
     def _key(self, user_id: str, agent: str) -> dict[str, Any]:
         return dynamo.dump({"user_id": user_id, "sk": AGENT_PREFIX + agent})
 
+    def may_read(self, client: Any, user_id: str, agent: str) -> bool:
+        """Whether the user lets `agent` read (one consistent GetItem: a refusal path only, never a proposal's)."""
+        raw = client.get_item(TableName=self.table, Key=self._key(user_id, agent), ConsistentRead=True).get("Item")
+        return _allowed(dynamo.load(raw).get("read") if raw else None)
+
     def set_switches(self, user_id: str, agent: str, now_iso: str, *, read: bool | None, propose: bool | None) -> dict[str, Any]:
         """Set the switches given (at least one); created on first use, for an agent seen or not."""
         sets = ["set_at = :t"]

@@ -150,6 +150,10 @@ function onClick(event) {
     run(async () => {
       const err = await decide(entry, action === "reject" ? "reject" : "accept", index, body);
       if (err) await reportError(err, action === "reject" ? "reject" : "accept");
+      // A 404 to a replace may be the entry, not the suggestion: say which, once the list is fresh.
+      if (err && err.code === "not_found" && body && state.memory && state.memory.proposals.some((p) => p.id === entry.id)) {
+        say("The entry it was to replace no longer exists (forgotten in another tab, or expired). The suggestion is still waiting.", "error", err.code);
+      }
     });
   }
 }

@@ -16,7 +16,8 @@ from typing import Any, NoReturn, overload
 
 __all__ = ["KINDS", "MemoryItem", "MemoryItems", "comparable"]
 
-_SPACE = re.compile(r"\s+")
+_SPACE = re.compile("[\\s\u2800]+")  # the braille blank too: blank to the eye
+_CLOSING_STOPS = re.compile("[ .\u3002]+$")  # a closing full stop or ellipsis: not the words
 _FILLERS = "\u115f\u1160\u3164\uffa0"  # Hangul fillers: blank to the eye, not format characters
 
 
@@ -24,13 +25,15 @@ def comparable(text: str) -> str:
     """The text as the service compares it for duplicates, near enough for an agent to skip one.
 
     Invisible (format) characters dropped, NFKC, case-folded, white-space runs as one space,
-    trimmed.
+    trimmed, a closing full stop or ellipsis dropped ("İ" folds to "i").
     The service also unmasks look-alike letters of other scripts; an agent that misses such a
     disguise only gets its proposal refused `duplicate`, which `EventOutcome.duplicate` reports.
     """
     visible = "".join(c for c in text if unicodedata.category(c) != "Cf" and c not in _FILLERS)
     folded = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", visible).casefold())
-    return _SPACE.sub(" ", folded).strip()
+    folded = folded.replace("i\u0307", "i")
+    spaced = _SPACE.sub(" ", folded).strip()
+    return _CLOSING_STOPS.sub("", spaced) or spaced
 
 # The contract's entry kinds.
 KINDS: tuple[str, ...] = ("preference", "fact", "note")

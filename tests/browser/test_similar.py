@@ -92,3 +92,44 @@ def test_a_suggestion_like_nothing_shows_no_similar_block_and_a_duplicate_is_exp
     settled(page)
     expect(page.locator("#status")).to_contain_text("You already keep this, as “Prefers tea”. Nothing was added.")
     expect(page.locator("[data-testid=entry]")).to_have_count(1)
+
+
+def test_replace_this_one_after_the_entry_was_forgotten_in_another_tab_says_so_and_the_suggestion_waits(
+    page: Page, live: Any, agent: Agent
+) -> None:
+    user = new_user("replace-gone")
+    token = sign_in(page, user)
+    switch_on(page)
+    add_entry(page, "Prefers coffee in the morning", kind="preference")
+    proposal = agent.propose(user, token, "Now prefers tea in the morning")
+    reload(page)
+    (kept,) = memory(live, token)["items"]
+    assert live.request("DELETE", f"/v1/memory/{kept['id']}", token=token)[0] == 204  # another tab forgets it
+    page.locator(PROPOSALS).first.locator("[data-action=replace]").click()
+    settled(page)
+    status = page.locator("#status")
+    expect(status).to_contain_text("The entry it was to replace no longer exists")
+    expect(status).not_to_contain_text("no longer waiting")  # it is: nothing was decided
+    expect(page.locator(PROPOSALS)).to_have_count(1)
+    expect(page.get_by_test_id("similar")).to_have_count(0)  # the refreshed list offers no gone entry
+    stored = memory(live, token)
+    assert stored["items"] == [] and [p["id"] for p in stored["proposals"]] == [proposal["id"]]
+
+
+def test_a_full_inbox_against_full_memory_reads_each_text_once_not_once_per_pair(page: Page) -> None:
+    """50 suggestions x 200 entries of 2000 bytes: each text's words are worked out once (counted by its NFKC
+    step), not four times per pair (40,000 normalizations, seconds of a frozen page at every render)."""
+    calls = page.evaluate(
+        """async () => {
+            const m = await import(new URL("assets/similar.js", document.baseURI).href);
+            const text = (seed) => Array.from({ length: 250 }, (_, i) => `w${(seed * 7919 + i * 31) % 997}`).join(" ").slice(0, 2000);
+            const entries = Array.from({ length: 200 }, (_, i) => ({ id: String(i), text: text(i) }));
+            const suggestions = Array.from({ length: 50 }, (_, i) => text(1000 + i));
+            const normalize = String.prototype.normalize;
+            let count = 0;
+            String.prototype.normalize = function (...args) { count += 1; return normalize.apply(this, args); };
+            try { for (const s of suggestions) m.similarEntries(s, entries); } finally { String.prototype.normalize = normalize; }
+            return count;
+        }"""
+    )
+    assert calls <= 250 + 50, calls  # each entry and each suggestion once (was 4 per pair: 40,000)

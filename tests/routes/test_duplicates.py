@@ -42,6 +42,9 @@ def _refusal(body: Any, existing: str) -> None:
         "Ｐｒｅｆｅｒｓ tea in the morning",  # full-width letters (NFKC)
         "Pre\u200bfers tea in the mor\u00adning",  # zero-width space, soft hyphen
         "PREFERS TEA IN THE MORNING",
+        "Prefers tea in the morning.",  # a closing full stop is not part of the words
+        "Prefers tea in the morning…",  # nor an ellipsis
+        "Prefers\u2800tea in the morning",  # the braille blank reads as a space
     ],
 )
 def test_post_of_the_same_words_as_a_person_reads_them_is_a_409_naming_the_entry(api: Any, stores: Any, variant: str) -> None:
@@ -58,8 +61,16 @@ def test_post_of_the_same_words_as_a_person_reads_them_is_a_409_naming_the_entry
 def test_different_words_are_not_duplicates(api: Any) -> None:
     api.turn_on("alice")
     api.add("alice", TEA)
-    for other in ("Prefers tea in the evening", "Prefers tea in the morning.", "Prefers coffee in the morning"):
+    for other in ("Prefers tea in the evening", "Prefers tea in the morning?", "Prefers coffee in the morning"):
         assert api.call("POST", "/v1/memory", "alice", {"text": other})[0] == 201
+
+
+def test_a_dotted_capital_i_is_the_letter_i_and_a_dotless_one_is_another_letter(api: Any) -> None:
+    api.turn_on("alice")
+    first = api.add("alice", "Lives in İstanbul")
+    status, body = api.call("POST", "/v1/memory", "alice", {"text": "LIVES IN ISTANBUL"})
+    assert (status, body["code"], body.get("existing_id")) == (409, "duplicate", first["id"])
+    assert api.call("POST", "/v1/memory", "alice", {"text": "Lives in ıstanbul"})[0] == 201  # Turkish ı: its own letter
 
 
 def test_two_users_may_keep_the_same_words_and_their_fingerprints_look_unrelated(api: Any, stores: Any) -> None:
@@ -199,6 +210,23 @@ def test_a_proposal_repeating_an_entry_or_a_waiting_proposal_is_refused_duplicat
     assert outcomes["s2/e1"] == {"type": "memory.proposal_refused", "reason": "duplicate"}
     assert [p["text"] for p in api.call("GET", "/v1/inbox", "alice")[1]["memory_proposals"]] == ["Has a cat"]
     assert stores.entries.get_state("alice").waiting == 1
+
+
+def test_an_agent_that_may_not_read_cannot_learn_from_duplicate_what_the_user_keeps(api: Any, agents: Any, stores: Any) -> None:
+    """`duplicate` would tell a read-blocked agent "she keeps 'Has diabetes'": it gets what a new text gets."""
+    api.turn_on("alice")
+    api.add("alice", "Has diabetes")
+    assert api.call("PUT", "/v1/agents/helper", "alice", {"read": False})[0] == 200
+    agents.register("s-1", "alice")
+    agents.propose("s-1", {"id": "kept", "text": "has DIABETES"}, {"id": "new", "text": "Has asthma"})
+    outcomes = agents.outcomes("s-1")
+    assert outcomes["kept"]["type"] == outcomes["new"]["type"] == "memory.proposed"
+    assert set(outcomes["kept"]) == set(outcomes["new"]) and outcomes["kept"]["proposal_id"] != outcomes["new"]["proposal_id"]
+    assert [p["text"] for p in api.call("GET", "/v1/inbox", "alice")[1]["memory_proposals"]] == ["Has asthma"]  # no pile-up
+    assert [i["text"] for i in api.call("GET", "/v1/memory", "alice")[1]["items"]] == ["Has diabetes"]
+    assert stores.entries.get_state("alice").waiting == 1
+    refused = [r.public() for r in stores.journal.all("alice") if r.action == "keep.memory.proposal_refused"]
+    assert [(r["reason"], r["agent"]) for r in refused] == [("duplicate", "helper")]  # the user still sees it, and who
 
 
 def test_a_rejected_proposal_can_be_proposed_again(api: Any, agents: Any, stores: Any) -> None:

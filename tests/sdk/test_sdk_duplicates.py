@@ -47,8 +47,8 @@ def agent() -> ModuleType:
     return module
 
 
-SAME = ["Prefers tea", "  prefers   TEA ", "Pre\u200bfers\ttea", "Ｐｒｅｆｅｒｓ tea", "PREFERS TEA\n"]
-OTHER = ["Prefers tea.", "Prefers green tea", "Prefers coffee"]
+SAME = ["Prefers tea", "  prefers   TEA ", "Pre\u200bfers\ttea", "Ｐｒｅｆｅｒｓ tea", "PREFERS TEA\n", "Prefers tea.", "Prefers\u2800tea…"]
+OTHER = ["Prefers tea?", "Prefers green tea", "Prefers coffee"]
 
 
 @pytest.mark.parametrize("text", SAME + OTHER)
