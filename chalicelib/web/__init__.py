@@ -15,6 +15,7 @@ _HERE = Path(__file__).resolve().parent
 SCRIPT_MODULES = (
     "app.js",
     "add-form.js",
+    "agent-item.js",
     "agents-view.js",
     "api.js",
     "dialogs.js",

@@ -210,14 +210,18 @@ def test_every_button_names_the_entry_it_acts_on(browser: Browser, live: Any, ag
         expect(page.locator(PROPOSALS)).to_have_count(2, timeout=12_000)
         names = page.evaluate("""() => [...document.querySelectorAll('#entries button, #proposals button')]
             .map((b) => b.getAttribute('aria-label'))""")
-        # 3 per entry, 3 per suggestion, and each suggestion's "Forget everything from this conversation".
-        assert None not in names and len(names) == len(set(names)) == 14, names
+        # 3 per entry, 3 per suggestion, each suggestion's "Forget everything from this conversation", and
+        # "Replace this one" beside each similar entry ("Likes maps" is like both "Likes …" entries: 2 each).
+        assert None not in names and len(names) == len(set(names)) == 18, names
         for verb in ("Edit", "Pin", "Forget"):
             for text in ("Likes tea", "Likes coffee"):
                 expect(page.get_by_role("button", name=f"{verb} “{text}”", exact=True)).to_have_count(1)
         for verb in ("Accept", "Edit and accept", "Reject"):
             for text in ("Likes maps", "Likes rain"):
                 expect(page.get_by_role("button", name=f"{verb} “{text}”", exact=True)).to_have_count(1)
+        for text in ("Likes maps", "Likes rain"):
+            for old in ("Likes tea", "Likes coffee"):
+                expect(page.get_by_role("button", name=f"Accept “{text}” and forget “{old}”", exact=True)).to_have_count(1)
         # The visible label starts the accessible name (WCAG 2.5.3, label in name).
         first = page.locator(ENTRIES).first.locator("[data-action=forget]")
         assert (first.get_attribute("aria-label") or "").startswith(first.inner_text())
