@@ -31,6 +31,10 @@ REPOSITORIES = {
 # chalicelib/crypto/keyring.py reaches the keys and journal repositories as `self.keys` / `self.journal`.
 # Every function that stores or reads text goes through it: repositories seal and open with its keys.
 KEYRING = ROOT / "chalicelib" / "crypto" / "keyring.py"
+# The entries and proposals repositories each carry a `fingerprints` helper (storage/fingerprints.py,
+# issue 24) acting on the same table; services reach it as `stores.<table>.fingerprints`.
+FINGERPRINTS = STORAGE / "fingerprints.py"
+FINGERPRINT_HELPER = "fingerprints"
 TEXT_REPOSITORIES = {"entries", "proposals", "events"}
 KEYRING_FOR_TEXT = {"sealing_key", "opening_key"}
 CLIENT_CALLS = {
@@ -67,14 +71,27 @@ def _is_name(node: ast.expr, name: str) -> bool:
     return isinstance(node, ast.Name) and node.id == name
 
 
+def _is_fingerprints(node: ast.expr) -> bool:
+    """`self.fingerprints` (in a repository) or `<repo>.fingerprints` (a repository passed to a helper)."""
+    return isinstance(node, ast.Attribute) and node.attr == FINGERPRINT_HELPER
+
+
 def _direct_actions(method: ast.FunctionDef) -> tuple[set[str], set[str]]:
-    """The actions a method performs itself, and the other methods of its class it calls."""
+    """The actions a method performs itself, and the other methods of its class it calls (a call on its
+    fingerprints helper counts as all of that helper's actions: `fingerprints.*`)."""
     actions: set[str] = set()
     calls: set[str] = set()
+    through: set[int] = set()  # `.fingerprints` nodes that are the owner of a method call
     for node in ast.walk(method):
+        if isinstance(node, ast.Attribute) and _is_fingerprints(node.value):  # called, or handed on as a bound method
+            calls.add(f"{FINGERPRINT_HELPER}.{node.attr}")
+            through.add(id(node.value))
+    for node in ast.walk(method):
+        if isinstance(node, ast.Attribute) and _is_fingerprints(node) and id(node) not in through:
+            calls.add(f"{FINGERPRINT_HELPER}.*")  # handed on as a value: whatever the receiver may do with it
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
             attr, owner = node.func.attr, node.func.value
-            if _is_self_client(owner):
+            if _is_self_client(owner) or _is_name(owner, "client"):  # the fingerprints helper is handed the client
                 if attr not in CLIENT_CALLS:
                     raise UnreadableAccess(f"{method.name}: unknown client call {attr}")
                 actions.add(CLIENT_CALLS[attr])
@@ -89,24 +106,44 @@ def _direct_actions(method: ast.FunctionDef) -> tuple[set[str], set[str]]:
     return actions, calls
 
 
-def repository_actions(module: Path) -> dict[str, set[str]]:
-    """Each public method of the module's repository class → every DynamoDB action it may perform."""
-    classes = [n for n in ast.parse(module.read_text()).body if isinstance(n, ast.ClassDef) and n.name.endswith("Repository")]
-    if len(classes) != 1:
-        raise UnreadableAccess(f"{module.name}: expected one repository class, found {len(classes)}")
+def _class_actions(classes: list[ast.ClassDef], extra: dict[str, set[str]] | None = None) -> dict[str, set[str]]:
     methods = {n.name: n for n in classes[0].body if isinstance(n, ast.FunctionDef)}
     direct = {name: _direct_actions(node) for name, node in methods.items()}
-    resolved: dict[str, set[str]] = {}
+    known = dict(extra or {})
 
     def resolve(name: str, seen: frozenset[str]) -> set[str]:
         actions, calls = direct[name]
         total = set(actions)
         for callee in calls & set(methods) - seen:
             total |= resolve(callee, seen | {callee})
+        for callee in calls & set(known):
+            total |= known[callee]
         return total
 
-    for name in methods:
-        resolved[name] = resolve(name, frozenset({name}))
+    return {name: resolve(name, frozenset({name})) for name in methods}
+
+
+def fingerprint_actions() -> dict[str, set[str]]:
+    """`fingerprints.<method>` → what that method of storage/fingerprints.py's FingerprintItems may do;
+    `fingerprints.*` → everything it may do (the helper handed on as a value)."""
+    classes = [n for n in ast.parse(FINGERPRINTS.read_text()).body if isinstance(n, ast.ClassDef) and n.name == "FingerprintItems"]
+    if len(classes) != 1:
+        raise UnreadableAccess("fingerprints.py: expected the FingerprintItems class")
+    methods = _class_actions(classes)
+    named = {f"{FINGERPRINT_HELPER}.{name}": actions for name, actions in methods.items()}
+    return {**named, f"{FINGERPRINT_HELPER}.*": set().union(*methods.values())}
+
+
+def repository_actions(module: Path) -> dict[str, set[str]]:
+    """Each public method of the module's repository class → every DynamoDB action it may perform; a
+    repository with a fingerprints helper also answers `fingerprints.*` (a service's use of that helper)."""
+    classes = [n for n in ast.parse(module.read_text()).body if isinstance(n, ast.ClassDef) and n.name.endswith("Repository")]
+    if len(classes) != 1:
+        raise UnreadableAccess(f"{module.name}: expected one repository class, found {len(classes)}")
+    helper = fingerprint_actions()
+    resolved = _class_actions(classes, helper)
+    if any(isinstance(n, ast.Attribute) and n.attr == FINGERPRINT_HELPER and _is_name(n.value, "self") for n in ast.walk(classes[0])):
+        resolved.update(helper)
     return resolved
 
 
@@ -126,20 +163,40 @@ def repository_calls(module: Path) -> set[tuple[str, str]]:
     tree = ast.parse(module.read_text())
     calls: set[tuple[str, str]] = set()
     called: set[int] = set()
+    through: set[int] = set()
     for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and _is_fingerprints(node.value):  # called, or handed on as a bound method
+            helper = node.value
+            if _is_stores_repo(helper.value):  # type: ignore[attr-defined]
+                calls.add((helper.value.attr, f"{FINGERPRINT_HELPER}.{node.attr}"))  # type: ignore[attr-defined]
+                called.add(id(helper.value))  # type: ignore[attr-defined]
+                through.add(id(helper))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and node.attr == FINGERPRINT_HELPER and _is_stores_repo(node.value) and id(node) not in through:
+            # `stores.<table>.fingerprints` handed to a helper: all of its actions on that table
+            calls.add((node.value.attr, f"{FINGERPRINT_HELPER}.*"))  # type: ignore[attr-defined]
+            called.add(id(node.value))
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
             owner = node.func.value
-            if isinstance(owner, ast.Attribute) and _is_name(owner.value, "stores"):
+            if isinstance(owner, ast.Attribute) and _is_stores(owner.value):
                 if owner.attr in REPOSITORIES or owner.attr == "keyring":
                     calls.add((owner.attr, node.func.attr))
                     called.add(id(owner))
                 elif owner.attr == "client":
                     raise UnreadableAccess(f"{module.name}: direct client call {node.func.attr}")
     for node in ast.walk(tree):
-        if isinstance(node, ast.Attribute) and _is_name(node.value, "stores") and node.attr in REPOSITORIES:
-            if id(node) not in called:
-                raise UnreadableAccess(f"{module.name}: stores.{node.attr} used other than by a method call")
+        if _is_stores_repo(node) and id(node) not in called:
+            raise UnreadableAccess(f"{module.name}: stores.{node.attr} used other than by a method call")  # type: ignore[attr-defined]
     return calls
+
+
+def _is_stores(node: ast.expr) -> bool:
+    """`stores`, or `self.stores` (a service class holding them)."""
+    return _is_name(node, "stores") or (isinstance(node, ast.Attribute) and node.attr == "stores" and _is_name(node.value, "self"))
+
+
+def _is_stores_repo(node: ast.AST) -> bool:
+    return isinstance(node, ast.Attribute) and node.attr in REPOSITORIES and _is_stores(node.value)
 
 
 def _service_modules(names: set[str]) -> set[str]:

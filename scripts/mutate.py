@@ -547,7 +547,7 @@ MUTATIONS: tuple[Mutation, ...] = (
         "proposal_skips_the_entry_check",
         "a proposal repeating an active entry is proposed anyway",
         (DUPLICATES,),
-        (Edit("chalicelib/storage/proposals.py", "        if entries is not None:\n            actions.append(", "        if False:\n            actions.append("),),
+        (Edit("chalicelib/storage/proposals.py", "        if entries_check is not None:", "        if False:"),),
     ),
     Mutation(
         "replace_takes_a_slot",

@@ -128,7 +128,7 @@ def propose(stores: Stores, event: AgentEvent) -> str:
             stores.entries.take_waiting_slot(user_id),
             stores.agents.admit_proposal(user_id, session.agent, now.iso),  # the user's grant: no read needed
             # sealed here, under the user's current key: [4] Put, [5] claim its fingerprint, [6] no live entry has it
-            *stores.proposals.put_unique(proposal, entries=stores.entries.fingerprints, now_epoch=now.epoch),
+            *stores.proposals.put_unique(proposal, entries_check=stores.entries.fingerprints.check_free, now_epoch=now.epoch),
         ]
         guarded = stores.keyring.guard(actions)  # ... which must still be current when this lands
         try:
@@ -151,10 +151,9 @@ def propose(stores: Stores, event: AgentEvent) -> str:
                 return _refuse(stores, event, "waiting_cap" if over else "memory_off", user_id, now, session.agent)
             if any(exc.failed(index) for index in range(len(actions), len(guarded))):
                 continue  # a forget-all destroyed the key meanwhile: seal again under the new one
-            prints = stores.proposals.fingerprints, stores.entries.fingerprints
-            if exc.failed(_CLAIM) and stores.proposals.holder(user_id, prints[0].met(stores.client, exc, _CLAIM, actions[_CLAIM])):
+            if exc.failed(_CLAIM) and stores.proposals.holder(user_id, stores.proposals.fingerprints.met(stores.client, exc, _CLAIM, actions[_CLAIM])):
                 return _duplicate(stores, event, user_id, now, session.agent)  # the same words already wait
-            if exc.failed(_CHECK) and stores.entries.holder(user_id, prints[1].met(stores.client, exc, _CHECK, actions[_CHECK]), now.epoch):
+            if exc.failed(_CHECK) and stores.entries.holder(user_id, stores.entries.fingerprints.met(stores.client, exc, _CHECK, actions[_CHECK]), now.epoch):
                 return _duplicate(stores, event, user_id, now, session.agent)  # the same words are already kept
             if exc.failed(_CLAIM) or exc.failed(_CHECK):
                 continue  # a stale fingerprint was cleared: try again

@@ -119,8 +119,9 @@ def _delete(stores: Stores, user_id: str, kind: str, item_id: str, plan: Forgett
         return plan.delete(stores.entries.delete_stored(user_id, item_id))
     if kind == "proposal":
         return plan.delete(stores.proposals.delete_waiting(user_id, item_id))
-    fingerprints = stores.entries.fingerprints if kind == ENTRY_PRINT else stores.proposals.fingerprints
-    return fingerprints.delete_any(user_id, item_id)
+    if kind == ENTRY_PRINT:
+        return stores.entries.fingerprints.delete_any(user_id, item_id)
+    return stores.proposals.fingerprints.delete_any(user_id, item_id)
 
 
 def _release_fingerprints(stores: Stores, user_id: str, wanted: set[str]) -> None:
@@ -129,8 +130,8 @@ def _release_fingerprints(stores: Stores, user_id: str, wanted: set[str]) -> Non
     _, entries, entry_prints = stores.entries.stored_all(user_id)
     proposals, proposal_prints = stores.proposals.stored_all(user_id)
     gone = wanted - {r.id for r in entries} - {r.id for r in proposals}
-    drop_stale(stores, stores.entries.fingerprints, user_id, [f for f in entry_prints if f.owner in gone])
-    drop_stale(stores, stores.proposals.fingerprints, user_id, [f for f in proposal_prints if f.owner in gone])
+    drop_stale(stores, stores.entries.fingerprints.drop_stale, user_id, [f for f in entry_prints if f.owner in gone])
+    drop_stale(stores, stores.proposals.fingerprints.drop_stale, user_id, [f for f in proposal_prints if f.owner in gone])
 
 
 def _delete_in_chunks(

@@ -167,16 +167,16 @@ class _AcceptPlan:
         self.releases: list[int] = []
 
     def actions(self, release: bool) -> list[dict[str, Any]]:
-        entries, user_id, replaced = self.stores.entries, self.user_id, self.replaced
-        created = entries.put_unique(self.entry, now_epoch=self.now.epoch)
-        forgotten = [] if replaced is None else entries.forget_actions(user_id, replaced, self.now.epoch, release=release)
-        if replaced is not None and replaced.fingerprint and created[1]["Put"]["Item"]["sk"] == entries.fingerprints.key(user_id, replaced.fingerprint)["sk"]:
+        stores, user_id, replaced = self.stores, self.user_id, self.replaced  # stores.<table>.<method>: infra/dynamodb_access.py reads these
+        created = stores.entries.put_unique(self.entry, now_epoch=self.now.epoch)
+        forgotten = [] if replaced is None else stores.entries.forget_actions(user_id, replaced, self.now.epoch, release=release)
+        if replaced is not None and replaced.fingerprint and created[1]["Put"]["Item"]["sk"] == stores.entries.fingerprints.key(user_id, replaced.fingerprint)["sk"]:
             # the same words as the entry it replaces: one item, taken over rather than released and claimed
-            created[1] = entries.fingerprints.claim(
+            created[1] = stores.entries.fingerprints.claim(
                 user_id, replaced.fingerprint, self.entry.id, now_epoch=self.now.epoch, taking_from=replaced.id
             )
             forgotten = forgotten[:1]
-        removed = self.stores.proposals.remove_actions(user_id, self.proposal, release=release)
+        removed = stores.proposals.remove_actions(user_id, self.proposal, release=release)
         built = [removed[0], *created, *forgotten[:1]]
         released = [*forgotten[1:], *removed[1:]]
         self.releases[:] = range(len(built), len(built) + len(released))  # read by _insert_counted after each build

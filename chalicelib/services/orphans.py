@@ -18,7 +18,7 @@ from chalicelib.bootstrap import Stores
 from chalicelib.models import MemoryState
 from chalicelib.storage.dynamo import TransactionCancelled, transact
 from chalicelib.storage.entry_items import StoredRef
-from chalicelib.storage.fingerprints import Fingerprint, FingerprintItems
+from chalicelib.storage.fingerprints import Fingerprint
 
 _TRANSACTION_ACTIONS = 100
 
@@ -46,20 +46,22 @@ def recount_waiting(stores: Stores, user_id: str) -> MemoryState:
         lambda n: stores.entries.release_counts(user_id, waiting=n),
         stores,
     )
-    drop_stale(stores, stores.proposals.fingerprints, user_id, [f for f in fingerprints if f.owner in orphans])
+    drop_stale(stores, stores.proposals.fingerprints.drop_stale, user_id, [f for f in fingerprints if f.owner in orphans])
     return stores.entries.get_state(user_id)
 
 
-def drop_stale(stores: Stores, items: FingerprintItems, user_id: str, stale: Sequence[Fingerprint]) -> None:
-    """Delete fingerprints whose item was just deleted, each only while it still names that item; uncounted."""
+def drop_stale(stores: Stores, drop: Callable[[str, Fingerprint], dict[str, Any]], user_id: str, stale: Sequence[Fingerprint]) -> None:
+    """Delete fingerprints whose item was just deleted, each only while it still names that item; uncounted.
+
+    `drop` is a table's `fingerprints.drop_stale` (named, so infra/dynamodb_access.py reads what it does)."""
     for start in range(0, len(stale), _TRANSACTION_ACTIONS):
         part = stale[start : start + _TRANSACTION_ACTIONS]
         try:
-            transact(stores.client, [items.drop_stale(user_id, f) for f in part])
+            transact(stores.client, [drop(user_id, f) for f in part])
         except TransactionCancelled:
             for one in part:
                 try:
-                    transact(stores.client, [items.drop_stale(user_id, one)])
+                    transact(stores.client, [drop(user_id, one)])
                 except TransactionCancelled:
                     pass  # taken over by a new item with the same words: it is theirs now
 

@@ -35,5 +35,5 @@ def recount(stores: Stores, user_id: str, now: Instant) -> MemoryState:
     # Their fingerprints go too (each only while it still names the purged entry: a new entry with the same
     # words may have taken over an expired one's fingerprint meanwhile).
     gone_ids = set(gone)
-    drop_stale(stores, stores.entries.fingerprints, user_id, [f for f in fingerprints if f.owner in gone_ids])
+    drop_stale(stores, stores.entries.fingerprints.drop_stale, user_id, [f for f in fingerprints if f.owner in gone_ids])
     return MemoryState(enabled=state.enabled, active=active - purged, waiting=state.waiting)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import builtins
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -70,9 +71,11 @@ class ProposalsRepository:
 
     def put_new(self, proposal: Entry) -> dict[str, Any]:
         """The Put of a new proposal, its fingerprint attribute included (without claiming it: `put_unique`)."""
-        return self.put_unique(proposal, entries=None, now_epoch=0)[0]
+        return self.put_unique(proposal, entries_check=None, now_epoch=0)[0]
 
-    def put_unique(self, proposal: Entry, *, entries: FingerprintItems | None, now_epoch: int) -> builtins.list[dict[str, Any]]:
+    def put_unique(
+        self, proposal: Entry, *, entries_check: Callable[..., dict[str, Any]] | None, now_epoch: int
+    ) -> builtins.list[dict[str, Any]]:
         """[Put proposal, claim its fingerprint, check no active entry holds the same text] for one transaction.
 
         Both fingerprints come from the one key that seals the text (no extra call). The claim (index 1)
@@ -89,8 +92,8 @@ class ProposalsRepository:
             }
         }
         actions: builtins.list[dict[str, Any]] = [put, self.fingerprints.claim(proposal.user_id, fingerprints[self.seal.table], proposal.id, now_epoch=now_epoch)]
-        if entries is not None:
-            actions.append(entries.check_free(proposal.user_id, fingerprints[ENTRIES], now_epoch=now_epoch))
+        if entries_check is not None:  # the entries table's `fingerprints.check_free`
+            actions.append(entries_check(proposal.user_id, fingerprints[ENTRIES], now_epoch=now_epoch))
         return actions
 
     def holder(self, user_id: str, met: dict[str, Any] | None) -> str | None:
