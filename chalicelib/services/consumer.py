@@ -118,6 +118,7 @@ def propose(stores: Stores, event: AgentEvent) -> str:
         created_at=now.iso,
         updated_at=now.iso,
         agent=session.agent,
+        text_id=event.text_id,  # the text's life goes on under the event's key
     )
     recounted = False
     for _ in range(KEY_RETRIES + 2):
@@ -168,6 +169,8 @@ def _refuse(
     The journal row names the session's agent, so the user can see who tried (the page says it).
     """
     actions = [stores.events.settle(event.session_id, event.event_id, {"type": REFUSED, "reason": reason}, now.iso)]
+    if user_id is not None and event.user_id == user_id:  # the refused text's key goes with the refusal
+        actions.extend(stores.keyring.shred(user_id, [event.text_id]))
     if user_id is not None:
         actions.append(
             stores.journal.record(
@@ -184,6 +187,8 @@ def _refuse(
         if exc.failed(0):
             return "duplicate"
         raise
+    if user_id is not None:
+        stores.keyring.forget_cached(user_id, [event.text_id])
     count("ProposalsRefused", ("Reason", reason))
     if reason in CAP_REASONS:
         count("CapRefusals", ("Cap", CAP_REASONS[reason]))

@@ -16,22 +16,23 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from chalicelib.bootstrap import Stores
 from chalicelib.clock import Instant, instant
 from chalicelib.errors import Unavailable
 from chalicelib.services.recount import recount
+from chalicelib.services.shredding import unrecoverable_by
 from chalicelib.storage.agents import only_from
 from chalicelib.storage.dynamo import TransactionCancelled, transact
 from chalicelib.storage.entry_items import StoredRef
 
 ACTION = "keep.memory.forget_all"
-_ITEMS_PER_TRANSACTION = 98  # 100 actions at most: the items, the counters and the journal row
+_ITEMS_PER_TRANSACTION = 49  # 100 actions at most: the items, their keys, the counters and the journal row
 _ROUNDS = 10  # a concurrent forget cancels a chunk (it committed one of its own): read again, go on
 
-Removal = tuple[str, str, bool]  # (kind, id, counts as a live entry)
+Removal = tuple[str, str, bool, bytes | None]  # (kind, id, counts as a live entry, its text key's id)
 
 
 @dataclass(frozen=True)
@@ -80,7 +81,9 @@ def forget_all(stores: Stores, user_id: str) -> dict[str, int]:
 def forget_counted(
     stores: Stores, user_id: str, now: Instant, row_id: str, deleted: dict[str, int], plan: Forgetting
 ) -> None:
-    """Delete what `plan` wants in counted transactions, each adding to the one journal row `row_id`."""
+    """Delete what `plan` wants, with each text's key, in counted transactions, each adding to the one journal row
+    `row_id`, which carries the receipt's `unrecoverable_by` (services/shredding.py)."""
+    plan = replace(plan, details={**plan.details, "unrecoverable_by": unrecoverable_by(now)})
     for _ in range(_ROUNDS):
         removals = _stored(stores, user_id, now, plan)
         if not removals:
@@ -98,8 +101,8 @@ def forget_counted(
 def _stored(stores: Stores, user_id: str, now: Instant, plan: Forgetting) -> list[Removal]:
     _, entries = stores.entries.stored(user_id)
     proposals = stores.proposals.stored(user_id)
-    return [("entry", e.id, not e.is_expired(now.epoch)) for e in entries if plan.wants(e)] + [
-        ("proposal", p.id, False) for p in proposals if plan.wants(p)
+    return [("entry", e.id, not e.is_expired(now.epoch), e.key_id) for e in entries if plan.wants(e)] + [
+        ("proposal", p.id, False, p.key_id) for p in proposals if plan.wants(p)
     ]
 
 
@@ -114,19 +117,23 @@ def _delete_in_chunks(
 ) -> None:
     for start in range(0, len(removals), _ITEMS_PER_TRANSACTION):
         part = removals[start : start + _ITEMS_PER_TRANSACTION]
-        entries = sum(1 for kind, _, _ in part if kind == "entry")
-        live = sum(1 for kind, _, is_live in part if kind == "entry" and is_live)
+        entries = sum(1 for kind, *_ in part if kind == "entry")
+        live = sum(1 for kind, _, is_live, _ in part if kind == "entry" and is_live)
         proposals = len(part) - entries
         actions: list[dict[str, Any]] = [
             plan.delete(
                 stores.entries.delete_stored(user_id, item_id) if kind == "entry" else stores.proposals.delete_waiting(user_id, item_id)
             )
-            for kind, item_id, _ in part
+            for kind, item_id, _, _ in part
         ]
+        actions.extend(stores.keyring.shred(user_id, [text_id for *_, text_id in part]))
         actions.append(stores.entries.release_counts(user_id, active=entries, waiting=proposals))
         counts = {"entries": live, "proposals": proposals}
         actions.append(stores.journal.add_counts(user_id, plan.action, now.iso, row_id, counts, plan.details))
-        transact(stores.client, actions)
+        try:
+            transact(stores.client, actions)
+        finally:
+            stores.keyring.forget_cached(user_id, [text_id for *_, text_id in part])
         deleted["entries"] += live
         deleted["proposals"] += proposals
         deleted["transactions"] += 1

@@ -25,6 +25,7 @@ from chalicelib.models import (
 )
 from chalicelib.services.corrections import corrected
 from chalicelib.services.recount import recount
+from chalicelib.services.shredding import forget_stored, receipt
 from chalicelib.storage.dynamo import TransactionCancelled, transact
 from chalicelib.text_rules import accepted_text
 
@@ -123,13 +124,17 @@ def forget(stores: Stores, user_id: str, entry_id: str) -> None:
     if not is_id(entry_id):
         raise NotFound("No such entry.")
     now = instant(stores.clock)
-    try:
-        transact(
-            stores.client,
-            [stores.entries.delete_live(user_id, entry_id, now.epoch), stores.entries.release_counts(user_id, active=1)],
-        )
-    except TransactionCancelled as exc:
-        raise NotFound("No such entry.") from exc
+    forget_stored(
+        stores,
+        user_id,
+        stores.entries.ref(user_id, entry_id),
+        lambda ref: [
+            stores.entries.delete_live(user_id, ref.id, now.epoch),
+            stores.entries.release_counts(user_id, active=1),
+            receipt(stores, user_id, now),
+        ],
+        "No such entry.",
+    )
 
 
 def forget_all(stores: Stores, user_id: str) -> dict[str, int]:
@@ -163,13 +168,13 @@ def accept(stores: Stores, user_id: str, proposal_id: str, body: AcceptBody | No
 def reject(stores: Stores, user_id: str, proposal_id: str) -> None:
     if not is_id(proposal_id):
         raise NotFound("No such proposal.")
-    try:
-        transact(
-            stores.client,
-            [stores.proposals.delete_waiting(user_id, proposal_id), stores.entries.release_counts(user_id, waiting=1)],
-        )
-    except TransactionCancelled as exc:
-        raise NotFound("No such proposal.") from exc
+    forget_stored(
+        stores,
+        user_id,
+        stores.proposals.ref(user_id, proposal_id),
+        lambda ref: [stores.proposals.delete_waiting(user_id, ref.id), stores.entries.release_counts(user_id, waiting=1)],
+        "No such proposal.",
+    )
 
 
 # ---- the counted writes ----------------------------------------------------------------------

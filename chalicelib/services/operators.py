@@ -13,7 +13,7 @@ from chalicelib.errors import NotFound
 from chalicelib.metrics import count
 from chalicelib.models import is_id
 from chalicelib.services import memory
-from chalicelib.storage.dynamo import TransactionCancelled, transact
+from chalicelib.services.shredding import forget_stored, receipt
 
 ACCESS = "keep.memory.operator_access"
 
@@ -39,17 +39,21 @@ def forget(stores: Stores, operator: str, user_id: str, entry_id: str, request_i
     now = instant(stores.clock)
     details = {"operation": "forget", "operator": operator, "request_id": request_id, "entry_id": entry_id}
     try:
-        transact(
-            stores.client,
-            [
-                stores.entries.delete_live(user_id, entry_id, now.epoch),
+        forget_stored(
+            stores,
+            user_id,
+            stores.entries.ref(user_id, entry_id),
+            lambda ref: [
+                stores.entries.delete_live(user_id, ref.id, now.epoch),
                 stores.entries.release_counts(user_id, active=1),
                 stores.journal.record(user_id, ACCESS, now.iso, details),
+                receipt(stores, user_id, now, by="operator"),
             ],
+            "No such entry.",
         )
-    except TransactionCancelled as exc:
+    except NotFound:
         _journal(stores, user_id, operator, "forget", request_id, entry_id=entry_id, reason="not_found")
-        raise NotFound("No such entry.") from exc
+        raise
     count("OperatorAccesses", ("Operation", "forget"))
 
 

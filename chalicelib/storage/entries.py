@@ -25,6 +25,7 @@ from chalicelib.storage.entry_items import (
     from_item,
     ref_from_item,
     sealed,
+    text_keys_for,
     to_item,
 )
 from chalicelib.storage.text import TEXT_ATTRIBUTE, TextSeal, UnreadableText, sealing_key_id
@@ -71,6 +72,7 @@ class EntriesRepository:
         state: dict[str, Any] | None = None
         grants: list[AgentGrant] = []
         entries: list[Entry] = []
+        stored: list[dict[str, Any]] = []
         # "#state" sorts before "a#…" (the agents' grants) and "e#…": the state item comes first.
         for item in dynamo.query_partition(self._client, self.table, "user_id", user_id, consistent=consistent):
             if item["sk"] == STATE_KEY:
@@ -78,10 +80,13 @@ class EntriesRepository:
             elif item["sk"].startswith(AGENT_PREFIX):
                 grants.extend(g for g in (grant_from_item(item),) if g is not None)
             elif item["sk"].startswith(ENTRY_PREFIX):
-                try:
-                    entries.append(from_item(item, self.seal, ENTRY_PREFIX))
-                except UnreadableText:
-                    continue  # not openable here (moved, altered, or its key destroyed): absent, like any missing id
+                stored.append(item)
+        keys = text_keys_for(stored, self.seal, user_id)  # cached, or one Query of the keys table for them all
+        for item in stored:
+            try:
+                entries.append(from_item(item, self.seal, ENTRY_PREFIX, keys))
+            except UnreadableText:
+                continue  # not openable here (moved, altered, or its key forgotten): absent, like any missing id
         return _state_from_item(state, grants), entries
 
     def stored(self, user_id: str, *, consistent: bool = False) -> tuple[MemoryState, list[StoredRef]]:
@@ -112,6 +117,11 @@ class EntriesRepository:
             ConditionExpression=f"attribute_exists(sk) AND {condition}",
             ExpressionAttributeValues=dynamo.values(**vals),
         ) is not None
+
+    def ref(self, user_id: str, entry_id: str) -> StoredRef | None:
+        """One stored entry's id, expiry and text key id, unopened (a forget needs to know which key to delete)."""
+        raw = self._client.get_item(TableName=self.table, Key=self._key(user_id, ENTRY_PREFIX + entry_id), ConsistentRead=True).get("Item")
+        return ref_from_item(dynamo.load(raw), ENTRY_PREFIX) if raw else None
 
     def get_state(self, user_id: str) -> MemoryState:
         raw = self._client.get_item(
@@ -188,6 +198,8 @@ class EntriesRepository:
                                       remove_expiry=remove_expiry)},
                 self.bump_version(user_id),
             ]
+            if changed.expires_at != current.expires_at and current.text_id:  # the text's key expires with it
+                actions.append(self.seal.keyring.keys.keep_text_key(user_id, current.text_id, changed.expires_at))
             guarded = self.seal.keyring.guard(actions)
             try:
                 dynamo.transact(self._client, guarded)
@@ -287,6 +299,7 @@ class EntriesRepository:
         }
 
     def put_new(self, entry: Entry) -> dict[str, Any]:
+        """Transaction action: store a new entry; its text continues under `entry.text_id` (an accepted proposal's)."""
         return {
             "Put": {
                 "TableName": self.table,

@@ -44,6 +44,8 @@ def provenance(entry: Entry) -> Provenance:
 
 
 def to_item(entry: Entry, sort_key: str, seal: TextSeal, *, under: bytes | None = None) -> dict[str, Any]:
+    """The item storing `entry`; its text continues under `under` (or the entry's own text key), else a new key."""
+    under = under or entry.text_id
     item: dict[str, Any] = {
         "user_id": entry.user_id,
         "sk": sort_key,
@@ -70,15 +72,21 @@ def sealed(entry: Entry, sort_key: str, seal: TextSeal, *, under: bytes | None =
     return seal.seal_text(entry.user_id, item_key(entry.user_id, sort_key), provenance(entry), entry.text, under=under)
 
 
-def from_item(item: Mapping[str, Any], seal: TextSeal, prefix: str) -> Entry:
+def from_item(item: Mapping[str, Any], seal: TextSeal, prefix: str, keys: Mapping[bytes, bytes] | None = None) -> Entry:
     """The entry or proposal stored in `item` (its sort key starts with `prefix`); UnreadableText when it is
-    incomplete or does not open here as itself."""
+    incomplete or does not open here as itself. `keys`: the text keys of a list, read at once."""
     try:
         entry = _unsealed(item, prefix)
     except (KeyError, TypeError, ValueError) as exc:
         raise unreadable(seal.table, "attributes") from exc
-    text = seal.open_text(entry.user_id, item_key(entry.user_id, str(item["sk"])), provenance(entry), item)
-    return replace(entry, text=text)
+    text = seal.open_text(entry.user_id, item_key(entry.user_id, str(item["sk"])), provenance(entry), item, keys)
+    return replace(entry, text=text, text_id=sealing_key_id(item))
+
+
+def text_keys_for(items: list[Mapping[str, Any]], seal: TextSeal, user_id: str) -> dict[bytes, bytes]:
+    """The keys of every text in `items` (one list), cached or read in one Query of the user's keys."""
+    ids = [t for t in (sealing_key_id(i) for i in items) if t]
+    return seal.keyring.text_keys(user_id, ids) if ids else {}
 
 
 def _unsealed(item: Mapping[str, Any], prefix: str) -> Entry:

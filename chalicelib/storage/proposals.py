@@ -6,7 +6,7 @@ from typing import Any
 
 from chalicelib.models import Entry
 from chalicelib.storage import dynamo
-from chalicelib.storage.entry_items import PROPOSAL_PREFIX, StoredRef, from_item, ref_from_item, to_item
+from chalicelib.storage.entry_items import PROPOSAL_PREFIX, StoredRef, from_item, ref_from_item, text_keys_for, to_item
 from chalicelib.storage.text import TextSeal, UnreadableText
 
 
@@ -21,9 +21,11 @@ class ProposalsRepository:
 
     def list(self, user_id: str) -> list[Entry]:
         found = []
-        for item in dynamo.query_partition(self._client, self.table, "user_id", user_id):
+        items = list(dynamo.query_partition(self._client, self.table, "user_id", user_id))
+        keys = text_keys_for(items, self.seal, user_id)
+        for item in items:
             try:
-                found.append(from_item(item, self.seal, PROPOSAL_PREFIX))
+                found.append(from_item(item, self.seal, PROPOSAL_PREFIX, keys))
             except UnreadableText:
                 continue  # not openable here (moved, altered, or its key destroyed): absent, like any missing id
         return found
@@ -32,6 +34,11 @@ class ProposalsRepository:
         """Every waiting proposal's id, without opening any text (no key needed)."""
         refs = (ref_from_item(item, PROPOSAL_PREFIX) for item in dynamo.query_partition(self._client, self.table, "user_id", user_id))
         return [ref for ref in refs if ref is not None]
+
+    def ref(self, user_id: str, proposal_id: str) -> StoredRef | None:
+        """One waiting proposal's id and text key id, unopened (a reject needs to know which key to delete)."""
+        raw = self._client.get_item(TableName=self.table, Key=self._key(user_id, proposal_id), ConsistentRead=True).get("Item")
+        return ref_from_item(dynamo.load(raw), PROPOSAL_PREFIX) if raw else None
 
     def get(self, user_id: str, proposal_id: str) -> Entry | None:
         raw = self._client.get_item(

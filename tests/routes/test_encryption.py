@@ -38,8 +38,12 @@ def test_stored_entries_hold_sealed_text_and_no_plaintext(api: Any, dynamodb: An
 def test_the_wrapped_key_is_the_only_key_material_stored(api: Any, dynamodb: Any, table_names: Any, kms: Any) -> None:
     api.turn_on("alice")
     api.add("alice", ALICE_NOTE)
-    [row] = every_item(dynamodb)[table_names.keys]
-    assert set(row) == {"user_id", "key_id", "wrapped", "created_at"}
+    rows = every_item(dynamodb)[table_names.keys]
+    [row] = [r for r in rows if r["sk"]["S"] == "#key"]
+    [text_row] = [r for r in rows if r["sk"]["S"].startswith("t#")]  # the note's own key, wrapped under the data key
+    assert set(row) == {"user_id", "sk", "key_id", "wrapped", "created_at"}
+    assert set(text_row) == {"user_id", "sk", "data_key_id", "wrapped"} and text_row["data_key_id"] == row["key_id"]
+    assert len(text_row["wrapped"]["B"]) == 12 + 32 + 16  # nonce, the 256-bit key, GCM's tag: never the key itself
     wrapped = row["wrapped"]["B"]
     # KMS unwraps it only with alice's encryption context: the context is part of the wrap.
     assert len(kms.decrypt(CiphertextBlob=wrapped, EncryptionContext={"user_id": "alice"})["Plaintext"]) == 32
