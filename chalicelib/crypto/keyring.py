@@ -79,8 +79,6 @@ class Keyring:
         self.kms = kms
         self.clock = clock
         self.cache = cache if cache is not None else KeyCache()
-        # Unwrapped text keys, per "<user>/<text id>": bounded in count and age like the data keys.
-        self.text_cache = KeyCache(max_users=20 * self.cache.max_users, max_age=self.cache.max_age)
         self._pending: dict[bytes, tuple[str, StoredTextKey]] = {}
         self._lock = threading.Lock()
 
@@ -95,12 +93,12 @@ class Keyring:
             self._pending[text_id] = (user_id, stored)
             while len(self._pending) > _PENDING_MAX:
                 self._pending.pop(next(iter(self._pending)))
-        self.text_cache.put(_text_slot(user_id, text_id), text_id, text_key)
+        self.cache.put(_text_slot(user_id, text_id), text_id, text_key)
         return text_id, text_key
 
     def text_key(self, user_id: str, text_id: bytes) -> bytes | None:
         """The key of the text named `text_id`; None once it was forgotten (or its data key destroyed)."""
-        cached = self.text_cache.get(_text_slot(user_id, text_id), text_id)
+        cached = self.cache.get(_text_slot(user_id, text_id), text_id)
         if cached is not None:
             return cached
         return self.text_keys(user_id, [text_id]).get(text_id)
@@ -108,7 +106,7 @@ class Keyring:
     def text_keys(self, user_id: str, text_ids: Iterable[bytes]) -> dict[bytes, bytes]:
         """The keys of `text_ids` that still exist: cached ones, and the rest from one Query of the user's keys."""
         wanted = set(text_ids)
-        found = {t: k for t in wanted if (k := self.text_cache.get(_text_slot(user_id, t), t)) is not None}
+        found = {t: k for t in wanted if (k := self.cache.get(_text_slot(user_id, t), t)) is not None}
         if wanted - set(found):
             for text_id, key in self._load_text_keys(user_id).items():
                 if text_id in wanted:
@@ -137,7 +135,7 @@ class Keyring:
             except Unsealable:
                 logger.warning("text key unusable", extra={"outcome": "unreadable", "reason": "text_key"})
                 continue
-            self.text_cache.put(_text_slot(user_id, row.text_id), row.text_id, opened[row.text_id])
+            self.cache.put(_text_slot(user_id, row.text_id), row.text_id, opened[row.text_id])
         return opened
 
     def shred(self, user_id: str, text_ids: Iterable[bytes | None]) -> list[dict[str, Any]]:
@@ -153,7 +151,7 @@ class Keyring:
     def forget_cached(self, user_id: str, text_ids: Iterable[bytes | None]) -> None:
         for text_id in text_ids:
             if text_id:
-                self.text_cache.drop(_text_slot(user_id, text_id))
+                self.cache.drop(_text_slot(user_id, text_id))
 
     def sealing_key(self, user_id: str) -> tuple[bytes, bytes]:
         """(key id, key) to seal new text with: the user's current key, created now if they have none."""
@@ -213,6 +211,9 @@ class Keyring:
                 if update:  # an edit: its expiry is the edit's business (entries.update_entry), only check the key
                     keep = {"ConditionCheck": {k: v for k, v in keep["Update"].items() if k in ("TableName", "Key", "ConditionExpression")}}
                 extra[("t", text_id)] = keep
+                # ... and the data key that wraps it is still current (a forget-all may have destroyed it).
+                data_key_id = self.cache.id_of(user_id) or self.current_key_id(user_id) or b"\0"
+                extra[("d", user_id, data_key_id)] = self.keys.is_current(user_id, data_key_id)
         return [*actions, *extra.values()]
 
     def destroy(self, user_id: str, *, with_actions: Sequence[dict[str, Any]] = ()) -> bool:
@@ -220,6 +221,7 @@ class Keyring:
         when they had none (then nothing happened). The next write makes a new key."""
         now = instant(self.clock)
         self.cache.drop(user_id)
+        self.cache.drop_prefix(_text_slot(user_id, b""))  # its texts' keys die with it
         try:
             transact(
                 self._client,
@@ -231,6 +233,7 @@ class Keyring:
             raise
         finally:
             self.cache.drop(user_id)  # also what a sealing racing this call may have put back
+            self.cache.drop_prefix(_text_slot(user_id, b""))
         return True
 
     def _stored(self, user_id: str) -> StoredKey | None:

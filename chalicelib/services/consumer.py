@@ -169,7 +169,10 @@ def _refuse(
     The journal row names the session's agent, so the user can see who tried (the page says it).
     """
     actions = [stores.events.settle(event.session_id, event.event_id, {"type": REFUSED, "reason": reason}, now.iso)]
-    if user_id is not None and event.user_id == user_id:  # the refused text's key goes with the refusal
+    # The refused text's key goes with the refusal: only when the text opened here as this event's
+    # (a ciphertext copied from another event names that event's key, which must not be touched).
+    opened = user_id is not None and event.user_id == user_id and event.text is not None and not event.unreadable
+    if opened and user_id is not None:
         actions.extend(stores.keyring.shred(user_id, [event.text_id]))
     if user_id is not None:
         actions.append(

@@ -23,6 +23,7 @@ from chalicelib.storage.entry_items import (
     EXPIRY_ATTRIBUTE,
     StoredRef,
     from_item,
+    opened_ref,
     ref_from_item,
     sealed,
     text_keys_for,
@@ -121,7 +122,7 @@ class EntriesRepository:
     def ref(self, user_id: str, entry_id: str) -> StoredRef | None:
         """One stored entry's id, expiry and text key id, unopened (a forget needs to know which key to delete)."""
         raw = self._client.get_item(TableName=self.table, Key=self._key(user_id, ENTRY_PREFIX + entry_id), ConsistentRead=True).get("Item")
-        return ref_from_item(dynamo.load(raw), ENTRY_PREFIX) if raw else None
+        return opened_ref(dynamo.load(raw), self.seal, ENTRY_PREFIX) if raw else None
 
     def get_state(self, user_id: str) -> MemoryState:
         raw = self._client.get_item(

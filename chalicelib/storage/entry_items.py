@@ -13,7 +13,7 @@ from typing import Any
 
 from chalicelib.crypto.sealing import Provenance
 from chalicelib.models import Entry, Source
-from chalicelib.storage.text import TextSeal, sealing_key_id, unreadable
+from chalicelib.storage.text import TextSeal, UnreadableText, sealing_key_id, unreadable
 
 # The entries table's TTL attribute: DynamoDB removes an expired entry some time after this instant.
 EXPIRY_ATTRIBUTE = "expires_at"
@@ -182,3 +182,16 @@ def ref_from_item(item: Mapping[str, Any], prefix: str) -> StoredRef | None:
         agent=str(item["agent"]) if came_from_agent else None,
         session_id=session_id if came_from_agent and isinstance(session_id, str) else None,
     )
+
+
+def opened_ref(item: Mapping[str, Any], seal: TextSeal, prefix: str) -> StoredRef | None:
+    """`ref_from_item`, naming its text's key only if the text opens here as this item's: a forget deletes the key
+    of the text it forgets, never one a copied ciphertext names (that item is deleted, the other text kept)."""
+    ref = ref_from_item(item, prefix)
+    if ref is None or ref.key_id is None:
+        return ref
+    try:
+        from_item(item, seal, prefix)
+    except UnreadableText:
+        return replace(ref, key_id=None)
+    return ref

@@ -6,7 +6,15 @@ from typing import Any
 
 from chalicelib.models import Entry
 from chalicelib.storage import dynamo
-from chalicelib.storage.entry_items import PROPOSAL_PREFIX, StoredRef, from_item, ref_from_item, text_keys_for, to_item
+from chalicelib.storage.entry_items import (
+    PROPOSAL_PREFIX,
+    StoredRef,
+    from_item,
+    opened_ref,
+    ref_from_item,
+    text_keys_for,
+    to_item,
+)
 from chalicelib.storage.text import TextSeal, UnreadableText
 
 
@@ -38,7 +46,7 @@ class ProposalsRepository:
     def ref(self, user_id: str, proposal_id: str) -> StoredRef | None:
         """One waiting proposal's id and text key id, unopened (a reject needs to know which key to delete)."""
         raw = self._client.get_item(TableName=self.table, Key=self._key(user_id, proposal_id), ConsistentRead=True).get("Item")
-        return ref_from_item(dynamo.load(raw), PROPOSAL_PREFIX) if raw else None
+        return opened_ref(dynamo.load(raw), self.seal, PROPOSAL_PREFIX) if raw else None
 
     def get(self, user_id: str, proposal_id: str) -> Entry | None:
         raw = self._client.get_item(
