@@ -12,6 +12,10 @@ of its lines. Its recall and false-positive rate, overall and per shape and beni
 printed next to ours and stored under "compare". gitleaks is a Go binary this environment cannot
 install (not on PyPI; npm's 'gitleaks' is an unrelated package), so its figures are quoted from issue 3.
 
+Then issue 21's (bench/credentials_issue21.py): recall per corpus with words before split tokens, pasted
+encodings and grouped tokens, false alarms per benign category, the worst growth for twice the input
+and the adversarial search's worst input (bench/credentials_adversarial.py), before and after.
+
 Then issue 13's figures (bench/credentials_evasion.py): recall on every disguise (invisible
 characters, homoglyphs, full-width, breaks) and every new shape, false alarms in the hard benign
 categories and over the whole corpus, the typical note and hard inputs (with their cost at 2000 ÷
@@ -41,7 +45,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from bench import credentials_evasion  # noqa: E402
+from bench import credentials_evasion, credentials_issue21, credentials_out_of_scope  # noqa: E402
 from chalicelib.credentials import find_credential  # noqa: E402
 from tests.corpora.credential_corpus import SHAPES, Case, negative_cases, positive_cases  # noqa: E402
 
@@ -244,6 +248,14 @@ def main() -> None:
     figures |= after | {"issue13_before": before}
     figures["issue13_targets_missed"] = sum(credentials_evasion.summary(after).values())
     print("\n".join(credentials_evasion.lines(before, after)), flush=True)
+    # Issue 21: words before split tokens, encodings, grouped tokens, growth and the adversarial search.
+    issue21 = credentials_issue21.detection(find_credential) | credentials_issue21.growth(find_credential)
+    issue21_before = credentials_issue21.before()
+    figures |= {f"issue21.{key}": value for key, value in issue21.items()} | {"issue21_before": issue21_before}
+    print("\n".join(credentials_issue21.lines(issue21_before, issue21)), flush=True)
+    out_of_scope = credentials_out_of_scope.false_alarm_cost(find_credential)
+    figures |= out_of_scope
+    print("\n".join(f"{key:58s} {value}" for key, value in out_of_scope.items()), flush=True)
     figures["compare"] = compare()
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps(figures, indent=2, ensure_ascii=False) + "\n")

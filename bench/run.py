@@ -380,13 +380,18 @@ def count_operations(stack: Stack, batch_size: int = 100) -> dict[str, OpCount]:
     counted(FIRST_POST, user_call("POST", "/v1/memory", {"text": entry_text(1)}), 201)
     entry = counted("POST /v1/memory", user_call("POST", "/v1/memory", {"text": entry_text(0)}), 201)
     counted("PATCH /v1/memory/{id}", user_call("PATCH", f"/v1/memory/{entry['id']}", {"pinned": True}), 200)
+    # Issue 24: a new text moves its fingerprint in the same transaction; a duplicate is refused by it.
+    counted(PATCH_TEXT, user_call("PATCH", f"/v1/memory/{entry['id']}", {"text": entry_text(0) + " Still."}), 200)
+    counted("POST /v1/memory, a duplicate (409, refused by its transaction)", user_call("POST", "/v1/memory", {"text": entry_text(1)}), 409)
     seed_user(stack, user, entries=5, proposals=3)
     counted("GET /v1/memory", user_call("GET", "/v1/memory"), 200)
     for route in ("/v1/memory", "/v1/inbox"):  # a page's poll while nothing changed (issue 14)
         counted(f"GET {route}, unchanged (If-None-Match: 304)", _conditional_get(api, user, route), 304)
     counted("DELETE /v1/memory/{id}", user_call("DELETE", f"/v1/memory/{entry['id']}"), 204)
     proposal = add_proposal(stack.stores, user, "The user's cat is called Miso.")
-    counted("POST /v1/memory/{id}/accept", user_call("POST", f"/v1/memory/{proposal.id}/accept"), 201)
+    accepted = counted("POST /v1/memory/{id}/accept", user_call("POST", f"/v1/memory/{proposal.id}/accept"), 201)
+    newer = add_proposal(stack.stores, user, "The user's cat is called Miso, and is nine.")
+    counted("POST /v1/memory/{id}/accept, replacing an entry", user_call("POST", f"/v1/memory/{newer.id}/accept", {"replaces": accepted["id"]}), 201)
 
     register(stack, "count-session", user)
     path = "/v1/sessions/count-session/memory"
@@ -428,8 +433,11 @@ COUNT_TARGETS: dict[str, tuple[str, float]] = {
     "GET /v1/inbox, unchanged (If-None-Match: 304)": ("calls", 1),
     "GET /v1/sessions/{id}/memory (context)": ("calls", 3),
     "POST /v1/memory": ("writes", 1),
+    "PATCH /v1/memory/{id}": ("calls", 2),
+    "PATCH /v1/memory/{id}, a new text (moves its fingerprint)": ("calls", 2),
     "consumer: one memory.propose": ("calls", 3),
 }
+PATCH_TEXT = "PATCH /v1/memory/{id}, a new text (moves its fingerprint)"
 BATCH_PREFIX = "consumer: batch"
 # The user's first stored text also creates their data key (one more transaction: key row + journal row).
 FIRST_POST = "POST /v1/memory, the user's first text (creates their key)"
@@ -473,7 +481,8 @@ def kms_figures(stack: Stack) -> list[Figure]:
             if temperature == "cold":
                 stack.stores.keyring.cache = KeyCache()  # a new container: nothing unwrapped yet
             seen.clear()
-            check(stack.api.call(method, path, user, body)[0] == status, f"{route} failed")
+            sent = {"text": f"{entry_text(1)} ({temperature})"} if body is not None else None  # new words: no duplicate
+            check(stack.api.call(method, path, user, sent)[0] == status, f"{route} failed")
             figures.append(at_most(f"kms calls: {route} ({temperature} key cache)", len(seen), limit, operations=list(seen)))
     return figures
 
@@ -710,7 +719,15 @@ def package_size() -> list[Figure]:
 CREDENTIALS_SUMMARY = ("recall.overall", "fpr.overall", "time_us.typical_note", "time_us.long_benign_note",
                        "time_us.adversarial_worst", "time.adversarial_worst_input", "time.adversarial_worst_ratio_to_typical",
                        "recall.disguise.overall", "fpr.whole_corpus", "time.hard_input_worst_growth_2000_over_1000",
-                       "issue13_targets_missed")
+                       "time.hard_input_worst_growth_input", "issue13_targets_missed",
+                       "issue21.recall.corpus.credential_corpus", "issue21.recall.corpus.evasion",
+                       "issue21.recall.corpus.new_shapes", "issue21.recall.corpus.worded_split_tokens",
+                       "issue21.recall.corpus.encoded", "issue21.recall.corpus.grouped_after_a_key_word",
+                       "issue21.fpr.overall", "issue21.fpr.categories_with_a_false_alarm",
+                       "issue21.time.adversarial_search_worst_input")
+# issue 21: the detector's cost is linear: twice the input costs at most 2.2 times as much (CPU time, best of 7)
+CREDENTIALS_GROWTH = ("issue21.time.hard_input_worst_growth_2000_over_1000", "issue21.time.adversarial_search_worst_growth_2000_over_1000")
+CREDENTIALS_GROWTH_LIMIT = 2.2
 
 
 def credentials_figures() -> list[Figure]:
@@ -727,6 +744,8 @@ def credentials_figures() -> list[Figure]:
     if fresh:
         results = json.loads(written.read_text())
         figures += [Figure(f"  credentials {key}", results[key]) for key in CREDENTIALS_SUMMARY if key in results]
+        figures += [at_most(f"  credentials {key}", results[key], CREDENTIALS_GROWTH_LIMIT)
+                    for key in CREDENTIALS_GROWTH if key in results]
     return figures
 
 

@@ -55,6 +55,16 @@ class Conflict(ServiceError):
     code, status, default_message = "conflict", 409, "This conflicts with what is already stored."
 
 
+class Duplicate(ServiceError):
+    """The text is already kept (compared as a person reads it): the body names the existing id, never its text."""
+
+    code, status = "duplicate", 409
+
+    def __init__(self, existing_id: str, message: str = "This is already in your memory.") -> None:
+        super().__init__(message, existing_id=existing_id)
+        self.existing_id = existing_id
+
+
 class CredentialRefused(ServiceError):
     code, status = "credential_refused", 422
 
@@ -82,6 +92,7 @@ __all__ = [
     "MemoryOff",
     "LimitReached",
     "Conflict",
+    "Duplicate",
     "CredentialRefused",
     "Unavailable",
 ]

@@ -92,6 +92,7 @@ class AcceptBody(_Body):
     kind: Kind | None = None
     pinned: StrictBool | None = None
     expires_in_days: ExpiryDays | None = Field(default=None, ge=MIN_EXPIRY_DAYS, le=MAX_EXPIRY_DAYS)
+    replaces: StrictStr | None = None  # an active entry to forget in the same transaction (issue 24)
 
 
 class SessionManifest(_Body):

@@ -86,6 +86,11 @@ class LocalStack:
         self._moto.start()
         moto_host, moto_port = self._moto.get_host_and_port()
         self.moto_url = f"http://{moto_host}:{moto_port}"
+        import boto3
+
+        from local import moto_direct
+
+        moto_direct.install(boto3._get_default_session(), self.moto_url)  # the stack's own calls skip the socket
         self._set_environment()
         self._create_tables()
         self.kms_key_arn = create_local_key(self.moto_url)  # the template's KMS key, in moto's KMS

@@ -22,6 +22,8 @@
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# chalice package imports the staged app: no __pycache__ may appear there (step 4 refuses a zip that carries one).
+export PYTHONDONTWRITEBYTECODE=1
 cd "$ROOT"
 
 PY="${PY:-$ROOT/.venv/bin/python}"

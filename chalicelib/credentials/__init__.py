@@ -7,7 +7,10 @@ a word, a digest or a reference to a secret kept elsewhere. Only a fixed shape n
 package. The rules run in a fixed order, most specific first, and the first shape found is named.
 
 The rules read the text as a person sees it (chalicelib/normalize.py): invisible characters
-removed, NFKC, look-alike letters unmasked; where a break splits a token, first with it rejoined.
+removed, NFKC, look-alike letters unmasked; where a break splits a token, first with it rejoined
+(every reading, where a short word beside it makes the join ambiguous); then, where the text holds
+pasted encodings (percent, \\u escapes, HTML entities) or a token's groups with separators, decoded
+and read the same ways again.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from chalicelib.credentials.http_auth import find_auth_header, find_url_password
 from chalicelib.credentials.keys import find_aws_key, find_azure_key, find_jwt, find_private_key
 from chalicelib.credentials.seeds import find_seed_phrase
 from chalicelib.credentials.tokens import find_token
-from chalicelib.normalize import readable, rejoined
+from chalicelib.normalize import decoded_views, readable, rejoined, rejoined_views
 
 __all__ = ["find_credential"]
 
@@ -47,12 +50,21 @@ def find_credential(text: str) -> str | None:
     if not text:
         return None
     view = readable(text)
-    joined = rejoined(view)
-    views = [(v, _lower_same_length(v)) for v in ((joined, view) if joined is not None else (view,))]
+    readings = rejoined_views(view)
+    texts = [*readings[:1], view]
+    # A seed phrase is words, not a token: it is looked for as typed, rejoined and decoded, not in the
+    # readings that unglue a word from a token nor, in a note with nothing encoded, in closed-up groups.
+    for_words, encoded = len(texts), "%" in view or "\\" in view or "&" in view
+    for undone in decoded_views(view):  # 'AKIA%51W3R…', '&#65;KIA…', 'AKIA-QW3R-…' after 'key': read the same ways
+        undone = readable(undone)
+        joined = rejoined(undone)  # the greedy reading only: the views stay a few, whatever the text
+        texts += [v for v in (undone, joined) if v is not None and v not in texts]
+        for_words = len(texts) if encoded else for_words
+    views = [(v, _lower_same_length(v)) for v in texts + [r for r in readings[1:] if r not in texts]]
     # Each rule reads every view before the next rule runs, so the most specific shape is named:
     # 'token is ghp_abc\ndef…' is a GitHub token (rejoined), not a short secret (as typed).
     for detect in _DETECTORS:
-        for seen, low in views:
+        for seen, low in views[:for_words] if detect is find_seed_phrase else views:
             shape = detect(seen, low)
             if shape:
                 return shape

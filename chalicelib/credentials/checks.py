@@ -59,16 +59,17 @@ def is_wordy(s: str) -> bool:
     pairs are common English ones; in random text such pairs are a minority."""
     if all(c in _HEX for c in s):
         return False
-    pairs = hits = in_words = 0
+    pairs = hits = in_words = covered = 0
     for chunk in _CHUNKS.findall(s):
         if len(chunk) < 3:  # two-letter pieces of random mixed case hit common pairs by chance
             continue
         chunk = chunk.lower()
         found = sum(a + b in _BIGRAMS for a, b in zip(chunk, chunk[1:], strict=False))
-        pairs, hits = pairs + len(chunk) - 1, hits + found
+        pairs, hits, covered = pairs + len(chunk) - 1, hits + found, covered + len(chunk)
         if len(chunk) >= 4 and found >= 0.75 * (len(chunk) - 1):
             in_words += len(chunk)
-    return (hits >= 8 and hits >= 0.8 * pairs) or in_words >= 0.5 * len(s)
+    # the pairs must be read over most of the string: 'prod_Roplne4oMkHneMwS4PH…' has two words, then random
+    return (hits >= 8 and hits >= 0.8 * pairs and 2 * covered >= len(s)) or in_words >= 0.5 * len(s)
 
 
 def b64_decode(s: str, urlsafe: bool = True) -> bytes | None:

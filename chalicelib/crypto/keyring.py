@@ -96,6 +96,12 @@ class Keyring:
         self.cache.put(_text_slot(user_id, text_id), text_id, text_key)
         return text_id, text_key
 
+    def fingerprint_key(self, user_id: str) -> bytes:
+        """The user's data key, for their texts' fingerprints: cached if fresh, else read (and created) as for sealing."""
+        cached_id = self.cache.id_of(user_id)
+        cached = self.cache.get(user_id, cached_id) if cached_id else None
+        return cached if cached is not None else self.sealing_key(user_id)[1]
+
     def text_key(self, user_id: str, text_id: bytes) -> bytes | None:
         """The key of the text named `text_id`; None once it was forgotten (or its data key destroyed)."""
         cached = self.cache.get(_text_slot(user_id, text_id), text_id)

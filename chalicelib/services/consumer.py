@@ -27,7 +27,8 @@ logger = get_logger("personal_memory.consumer")
 PROPOSED, REFUSED = "memory.proposed", "memory.proposal_refused"
 CAP_REASONS = {"session_cap": "session_proposals", "waiting_cap": "waiting_proposals"}
 KEY_RETRIES = 2  # a key destroyed between sealing and writing (a concurrent forget-all)
-_ADMIT = 4  # the proposal transaction's action that checks the user's grant for the agent
+_ADMIT = 3  # the proposal transaction's action that checks the user's grant for the agent
+_CLAIM, _CHECK = 5, 6  # its fingerprint's claim (no waiting proposal says the same) and check (nor an active entry)
 
 
 def handle_batch(stores: Stores, records: list[Mapping[str, Any]]) -> dict[str, Any]:
@@ -126,15 +127,16 @@ def propose(stores: Stores, event: AgentEvent) -> str:
             stores.events.settle(event.session_id, event.event_id, {"type": PROPOSED, "proposal_id": proposal.id}, now.iso),
             stores.sessions.count_proposal(event.session_id),
             stores.entries.take_waiting_slot(user_id),
-            stores.proposals.put_new(proposal),  # sealed here, under the user's current key
             stores.agents.admit_proposal(user_id, session.agent, now.iso),  # the user's grant: no read needed
+            # sealed here, under the user's current key: [4] Put, [5] claim its fingerprint, [6] no live entry has it
+            *stores.proposals.put_unique(proposal, entries=stores.entries.fingerprints, now_epoch=now.epoch),
         ]
         guarded = stores.keyring.guard(actions)  # ... which must still be current when this lands
         try:
             transact(stores.client, guarded)
         except TransactionCancelled as exc:
             if exc.failed(0):
-                return "duplicate"  # already handled by an earlier delivery
+                return "replayed"  # already handled by an earlier delivery
             if exc.failed(_ADMIT):
                 return _refuse(stores, event, "agent_blocked", user_id, now, session.agent)
             if exc.failed(1):
@@ -150,6 +152,13 @@ def propose(stores: Stores, event: AgentEvent) -> str:
                 return _refuse(stores, event, "waiting_cap" if over else "memory_off", user_id, now, session.agent)
             if any(exc.failed(index) for index in range(len(actions), len(guarded))):
                 continue  # a forget-all destroyed the key meanwhile: seal again under the new one
+            prints = stores.proposals.fingerprints, stores.entries.fingerprints
+            if exc.failed(_CLAIM) and stores.proposals.holder(user_id, prints[0].met(stores.client, exc, _CLAIM, actions[_CLAIM])):
+                return _refuse(stores, event, "duplicate", user_id, now)  # the same words already wait
+            if exc.failed(_CHECK) and stores.entries.holder(user_id, prints[1].met(stores.client, exc, _CHECK, actions[_CHECK]), now.epoch):
+                return _refuse(stores, event, "duplicate", user_id, now)  # the same words are already kept
+            if exc.failed(_CLAIM) or exc.failed(_CHECK):
+                continue  # a stale fingerprint was cleared: try again
             raise
         count("ProposalsCreated")
         return PROPOSED
@@ -188,7 +197,7 @@ def _refuse(
         transact(stores.client, actions)
     except TransactionCancelled as exc:
         if exc.failed(0):
-            return "duplicate"
+            return "replayed"
         raise
     if user_id is not None:
         stores.keyring.forget_cached(user_id, [event.text_id])

@@ -22,6 +22,7 @@ from typing import Any
 from chalicelib.bootstrap import Stores
 from chalicelib.clock import Instant, instant
 from chalicelib.errors import Unavailable
+from chalicelib.services.orphans import drop_stale
 from chalicelib.services.recount import recount
 from chalicelib.services.shredding import unrecoverable_by
 from chalicelib.storage.agents import only_from
@@ -29,10 +30,11 @@ from chalicelib.storage.dynamo import TransactionCancelled, transact
 from chalicelib.storage.entry_items import StoredRef
 
 ACTION = "keep.memory.forget_all"
-_ITEMS_PER_TRANSACTION = 49  # 100 actions at most: the items, their keys, the counters and the journal row
+_ITEMS_PER_TRANSACTION = 49  # 100 actions at most: the items, their text keys, the counters and the journal row
 _ROUNDS = 10  # a concurrent forget cancels a chunk (it committed one of its own): read again, go on
 
-Removal = tuple[str, str, bool, bytes | None]  # (kind, id, counts as a live entry, its text key's id)
+Removal = tuple[str, str, bool, bytes | None]  # (kind, id or fingerprint, counts as a live entry, its text key's id)
+ENTRY_PRINT, PROPOSAL_PRINT = "entry_fingerprint", "proposal_fingerprint"
 
 
 @dataclass(frozen=True)
@@ -81,11 +83,13 @@ def forget_all(stores: Stores, user_id: str) -> dict[str, int]:
 def forget_counted(
     stores: Stores, user_id: str, now: Instant, row_id: str, deleted: dict[str, int], plan: Forgetting
 ) -> None:
-    """Delete what `plan` wants, with each text's key, in counted transactions, each adding to the one journal row
-    `row_id`, which carries the receipt's `unrecoverable_by` (services/shredding.py)."""
+    """Delete what `plan` wants, each text with its own key, in counted transactions, each adding to the one journal
+    row `row_id`, which carries the receipt's `unrecoverable_by` (services/shredding.py)."""
     plan = replace(plan, details={**plan.details, "unrecoverable_by": unrecoverable_by(now)})
+    wanted: set[str] = set()
     for _ in range(_ROUNDS):
         removals = _stored(stores, user_id, now, plan)
+        wanted |= {item_id for kind, item_id, *_ in removals if kind in ("entry", "proposal")}
         if not removals:
             break
         try:
@@ -95,15 +99,41 @@ def forget_counted(
             continue  # something went (or came) meanwhile: read what is stored now and go on
     if not deleted["transactions"]:  # nothing was left to delete: the request is still journaled, as a count of zero
         stores.journal.append(user_id, plan.action, now.iso, {**plan.details, "entries": 0, "proposals": 0}, row_id=row_id)
+    if plan.agent is not None and wanted:
+        _release_fingerprints(stores, user_id, wanted)
     recount(stores, user_id, now)  # entries TTL removed behind our back must not keep counting
 
 
 def _stored(stores: Stores, user_id: str, now: Instant, plan: Forgetting) -> list[Removal]:
-    _, entries = stores.entries.stored(user_id)
-    proposals = stores.proposals.stored(user_id)
-    return [("entry", e.id, not e.is_expired(now.epoch), e.key_id) for e in entries if plan.wants(e)] + [
-        ("proposal", p.id, False, p.key_id) for p in proposals if plan.wants(p)
-    ]
+    """What `plan` wants deleted; forgetting everything also takes every fingerprint item (never counted:
+    no key gives them meaning any more). An agent's forget releases its items' fingerprints afterwards."""
+    _, entries, entry_prints = stores.entries.stored_all(user_id)
+    proposals, proposal_prints = stores.proposals.stored_all(user_id)
+    removals: list[Removal] = [("entry", e.id, not e.is_expired(now.epoch), e.key_id) for e in entries if plan.wants(e)]
+    removals += [("proposal", p.id, False, p.key_id) for p in proposals if plan.wants(p)]
+    if plan.agent is None:
+        removals += [(ENTRY_PRINT, f.fingerprint, False, None) for f in entry_prints]
+        removals += [(PROPOSAL_PRINT, f.fingerprint, False, None) for f in proposal_prints]
+    return removals
+
+
+def _delete(stores: Stores, user_id: str, kind: str, item_id: str, plan: Forgetting) -> dict[str, Any]:
+    if kind == "entry":
+        return plan.delete(stores.entries.delete_stored(user_id, item_id))
+    if kind == "proposal":
+        return plan.delete(stores.proposals.delete_waiting(user_id, item_id))
+    fingerprints = stores.entries.fingerprints if kind == ENTRY_PRINT else stores.proposals.fingerprints
+    return fingerprints.delete_any(user_id, item_id)
+
+
+def _release_fingerprints(stores: Stores, user_id: str, wanted: set[str]) -> None:
+    """After an agent's forget: the fingerprints of what it deleted go too, each only while it still names
+    that item (uncounted; one that is left is stale and cleared at the refusal it causes)."""
+    _, entries, entry_prints = stores.entries.stored_all(user_id)
+    proposals, proposal_prints = stores.proposals.stored_all(user_id)
+    gone = wanted - {r.id for r in entries} - {r.id for r in proposals}
+    drop_stale(stores, stores.entries.fingerprints, user_id, [f for f in entry_prints if f.owner in gone])
+    drop_stale(stores, stores.proposals.fingerprints, user_id, [f for f in proposal_prints if f.owner in gone])
 
 
 def _delete_in_chunks(
@@ -119,21 +149,17 @@ def _delete_in_chunks(
         part = removals[start : start + _ITEMS_PER_TRANSACTION]
         entries = sum(1 for kind, *_ in part if kind == "entry")
         live = sum(1 for kind, _, is_live, _ in part if kind == "entry" and is_live)
-        proposals = len(part) - entries
-        actions: list[dict[str, Any]] = [
-            plan.delete(
-                stores.entries.delete_stored(user_id, item_id) if kind == "entry" else stores.proposals.delete_waiting(user_id, item_id)
-            )
-            for kind, item_id, _, _ in part
-        ]
-        actions.extend(stores.keyring.shred(user_id, [text_id for *_, text_id in part]))
+        proposals = sum(1 for kind, *_ in part if kind == "proposal")
+        actions: list[dict[str, Any]] = [_delete(stores, user_id, kind, item_id, plan) for kind, item_id, *_ in part]
+        text_ids = [text_id for *_, text_id in part]
+        actions.extend(stores.keyring.shred(user_id, text_ids))  # each forgotten text's key, in the same transaction
         actions.append(stores.entries.release_counts(user_id, active=entries, waiting=proposals))
         counts = {"entries": live, "proposals": proposals}
         actions.append(stores.journal.add_counts(user_id, plan.action, now.iso, row_id, counts, plan.details))
         try:
             transact(stores.client, actions)
         finally:
-            stores.keyring.forget_cached(user_id, [text_id for *_, text_id in part])
+            stores.keyring.forget_cached(user_id, text_ids)
         deleted["entries"] += live
         deleted["proposals"] += proposals
         deleted["transactions"] += 1

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from chalicelib.bootstrap import Stores
 from chalicelib.clock import Instant, instant
-from chalicelib.errors import LimitReached, MemoryOff, NotFound
+from chalicelib.errors import Duplicate, LimitReached, MemoryOff, NotFound
 from chalicelib.models import (
     DAY_SECONDS,
     MAX_ACTIVE_ENTRIES,
@@ -24,9 +24,12 @@ from chalicelib.models import (
     new_id,
 )
 from chalicelib.services.corrections import corrected
+from chalicelib.services.forgetting import forget_entry, remove_proposal
 from chalicelib.services.recount import recount
-from chalicelib.services.shredding import forget_stored, receipt
+from chalicelib.services.shredding import receipt
 from chalicelib.storage.dynamo import TransactionCancelled, transact
+from chalicelib.storage.entry_edits import EntryChange
+from chalicelib.storage.entry_items import StoredRef
 from chalicelib.text_rules import accepted_text
 
 if TYPE_CHECKING:  # request bodies are pydantic models; pydantic loads only when a body is parsed
@@ -93,7 +96,7 @@ def add(stores: Stores, user_id: str, body: NewEntryBody) -> Entry:
         updated_at=now.iso,
         expires_at=now.epoch + body.expires_in_days * DAY_SECONDS if body.expires_in_days else None,
     )
-    _insert_counted(stores, user_id, lambda: [stores.entries.put_new(entry)], now)
+    _insert_counted(stores, user_id, lambda _release: stores.entries.put_unique(entry, now_epoch=now.epoch), now, claim_index=1)
     return entry
 
 
@@ -104,9 +107,7 @@ def edit(stores: Stores, user_id: str, entry_id: str, body: EntryChangesBody) ->
     days = body.expires_in_days
     if not is_id(entry_id):
         raise NotFound("No such entry.")
-    updated = stores.entries.update_entry(
-        user_id,
-        entry_id,
+    change = EntryChange(
         now_epoch=now.epoch,
         now_iso=now.iso,
         text=text,
@@ -115,26 +116,16 @@ def edit(stores: Stores, user_id: str, entry_id: str, body: EntryChangesBody) ->
         expires_at=now.epoch + days * DAY_SECONDS if days else None,
         remove_expiry="expires_in_days" in given and days is None,
     )
+    updated = stores.entries.update_entry(user_id, entry_id, change)
     if updated is None:
         raise NotFound("No such entry.")
     return updated
 
 
 def forget(stores: Stores, user_id: str, entry_id: str) -> None:
-    if not is_id(entry_id):
-        raise NotFound("No such entry.")
     now = instant(stores.clock)
-    forget_stored(
-        stores,
-        user_id,
-        stores.entries.ref(user_id, entry_id),
-        lambda ref: [
-            stores.entries.delete_live(user_id, ref.id, now.epoch),
-            stores.entries.release_counts(user_id, active=1),
-            receipt(stores, user_id, now),
-        ],
-        "No such entry.",
-    )
+    if not is_id(entry_id) or not forget_entry(stores, user_id, entry_id, now, with_actions=[receipt(stores, user_id, now)]):
+        raise NotFound("No such entry.")
 
 
 def forget_all(stores: Stores, user_id: str) -> dict[str, int]:
@@ -145,36 +136,71 @@ def forget_all(stores: Stores, user_id: str) -> dict[str, int]:
 
 
 def accept(stores: Stores, user_id: str, proposal_id: str, body: AcceptBody | None = None) -> Entry:
-    """The proposal becomes an entry, with the user's corrections if any (origin, source and taint stay)."""
+    """The proposal becomes an entry, with the user's corrections if any (origin, source and taint stay).
+
+    With `replaces`, that entry is forgotten in the same transaction (so it works at the cap): it must be
+    the user's live entry, or nothing changes (404).
+    """
     text = accepted_text(body.text) if body is not None and body.text is not None else None
-    proposal = stores.proposals.get(user_id, proposal_id) if is_id(proposal_id) else None
-    if proposal is None:
+    opened = stores.proposals.get(user_id, proposal_id) if is_id(proposal_id) else None
+    if opened is None:
         raise NotFound("No such proposal.")
+    proposal = StoredRef(id=opened.id, expires_at=None, fingerprint=opened.fingerprint)
     now = instant(stores.clock)
-    entry = proposal.with_changes(created_at=now.iso, updated_at=now.iso, expires_at=None)
+    replaced = _replaced(stores, user_id, body, now)
+    entry = opened.with_changes(created_at=now.iso, updated_at=now.iso, expires_at=None, fingerprint=None)
     if body is not None:
         entry = corrected(entry, body, text, now)
 
-    def actions() -> list[dict[str, Any]]:
-        return [
-            stores.proposals.delete_waiting(user_id, proposal_id),  # still waiting, or 404
-            stores.entries.put_new(entry),
-        ]
-
-    _insert_counted(stores, user_id, actions, now, release_waiting=1, gone_index=0)
+    plan = _AcceptPlan(stores, user_id, proposal, replaced, entry, now)
+    _insert_counted(
+        stores, user_id, plan.actions, now, count=0 if replaced else 1, release_waiting=1, gone_index=0, claim_index=2,
+        replaced_index=3 if replaced is not None else None, releases=plan.releases,
+    )
     return entry
 
 
+class _AcceptPlan:
+    """An accept's actions: [delete proposal, Put entry, claim its fingerprint, (forget the replaced entry),
+    release the fingerprints]. A release that fails (another item holds it: damaged storage) is left out."""
+
+    def __init__(self, stores: Stores, user_id: str, proposal: StoredRef, replaced: StoredRef | None, entry: Entry, now: Instant) -> None:
+        self.stores, self.user_id, self.proposal, self.replaced, self.entry, self.now = stores, user_id, proposal, replaced, entry, now
+        self.releases: list[int] = []
+
+    def actions(self, release: bool) -> list[dict[str, Any]]:
+        entries, user_id, replaced = self.stores.entries, self.user_id, self.replaced
+        created = entries.put_unique(self.entry, now_epoch=self.now.epoch)
+        forgotten = [] if replaced is None else entries.forget_actions(user_id, replaced, self.now.epoch, release=release)
+        if replaced is not None and replaced.fingerprint and created[1]["Put"]["Item"]["sk"] == entries.fingerprints.key(user_id, replaced.fingerprint)["sk"]:
+            # the same words as the entry it replaces: one item, taken over rather than released and claimed
+            created[1] = entries.fingerprints.claim(
+                user_id, replaced.fingerprint, self.entry.id, now_epoch=self.now.epoch, taking_from=replaced.id
+            )
+            forgotten = forgotten[:1]
+        removed = self.stores.proposals.remove_actions(user_id, self.proposal, release=release)
+        built = [removed[0], *created, *forgotten[:1]]
+        released = [*forgotten[1:], *removed[1:]]
+        self.releases[:] = range(len(built), len(built) + len(released))  # read by _insert_counted after each build
+        # The replaced entry's text key goes with it (last: the indices above stay), as in every forget.
+        shredded = self.stores.keyring.shred(user_id, [replaced.key_id]) if replaced is not None else []
+        return [*built, *released, *shredded]
+
+
+def _replaced(stores: Stores, user_id: str, body: AcceptBody | None, now: Instant) -> StoredRef | None:
+    """The live entry an accept's `replaces` names (None without one); 404 when it is not the user's live entry."""
+    replaces = body.replaces if body is not None else None
+    if replaces is None:
+        return None
+    ref = stores.entries.live_ref(user_id, replaces, now.epoch) if is_id(replaces) else None
+    if ref is None:
+        raise NotFound("No such entry.")
+    return ref
+
+
 def reject(stores: Stores, user_id: str, proposal_id: str) -> None:
-    if not is_id(proposal_id):
+    if not is_id(proposal_id) or not remove_proposal(stores, user_id, proposal_id):
         raise NotFound("No such proposal.")
-    forget_stored(
-        stores,
-        user_id,
-        stores.proposals.ref(user_id, proposal_id),
-        lambda ref: [stores.proposals.delete_waiting(user_id, ref.id), stores.entries.release_counts(user_id, waiting=1)],
-        "No such proposal.",
-    )
 
 
 # ---- the counted writes ----------------------------------------------------------------------
@@ -183,30 +209,49 @@ def reject(stores: Stores, user_id: str, proposal_id: str) -> None:
 def _insert_counted(
     stores: Stores,
     user_id: str,
-    build: Callable[[], list[dict[str, Any]]],
+    build: Callable[[bool], list[dict[str, Any]]],
     now: Instant,
     *,
+    count: int = 1,
     release_waiting: int = 0,
     gone_index: int | None = None,
+    claim_index: int,
+    replaced_index: int | None = None,
+    releases: list[int] | None = None,
 ) -> None:
-    """Run `build()`'s actions with one more active entry counted; on a refusal, recount once and retry if that made room.
+    """Run `build(release)`'s actions with `count` more active entries counted; on a refusal, recount once and retry if that made room.
 
     The text is sealed by `build()` and the transaction checks its key is still the user's: if a
-    concurrent forget-all destroyed it, the actions are built (sealed) again under the new key.
+    concurrent forget-all destroyed it, the actions are built (sealed) again under the new key. The
+    fingerprint claim at `claim_index` refuses a duplicate (`duplicate`, naming the entry that holds the
+    words) unless that fingerprint turns out stale, which is then cleared and the write tried again.
     """
-    refusals, built = 0, build()
-    for _ in range(_KEY_RETRIES + 2):
-        actions = [*built, stores.entries.take_entry_slots(user_id, 1, release_waiting=release_waiting)]
+    refusals, release = 0, True
+    built = build(release)
+    for _ in range(_KEY_RETRIES + 4):
+        actions = [*built, stores.entries.take_entry_slots(user_id, count, release_waiting=release_waiting)]
         guarded = stores.keyring.guard(actions)
         try:
             transact(stores.client, guarded)
             return
         except TransactionCancelled as exc:
             if any(exc.failed(index) for index in range(len(actions), len(guarded))):
-                built = build()  # the key that sealed the text is gone: seal again
+                built = build(release)  # the key that sealed the text is gone: seal again
                 continue
             if gone_index is not None and exc.failed(gone_index):
                 raise NotFound("No such proposal.") from exc
+            if replaced_index is not None and exc.failed(replaced_index):
+                raise NotFound("No such entry.") from exc
+            if exc.failed(claim_index):
+                met = stores.entries.fingerprints.met(stores.client, exc, claim_index, actions[claim_index])
+                holder = stores.entries.holder(user_id, met, now.epoch)
+                if holder is not None:
+                    raise Duplicate(holder) from exc
+                continue  # a stale fingerprint was cleared
+            if release and releases and any(exc.failed(index) for index in releases):
+                release = False  # another item holds a fingerprint this would release (damaged storage): leave it
+                built = build(release)
+                continue
             state = recount(stores, user_id, now)
             if not state.enabled:
                 raise MemoryOff() from exc

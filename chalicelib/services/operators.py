@@ -5,6 +5,7 @@ access whose journal write fails does not happen. Operators cannot add, edit or 
 """
 from __future__ import annotations
 
+import secrets
 from typing import Any
 
 from chalicelib.bootstrap import Stores
@@ -13,7 +14,8 @@ from chalicelib.errors import NotFound
 from chalicelib.metrics import count
 from chalicelib.models import is_id
 from chalicelib.services import memory
-from chalicelib.services.shredding import forget_stored, receipt
+from chalicelib.services.forgetting import forget_entry
+from chalicelib.services.shredding import receipt
 
 ACCESS = "keep.memory.operator_access"
 
@@ -32,28 +34,23 @@ def view(stores: Stores, operator: str, user_id: str, request_id: str) -> dict[s
 
 
 def forget(stores: Stores, operator: str, user_id: str, entry_id: str, request_id: str) -> None:
-    """Delete and journal in one transaction; a missing entry is journaled as a refused attempt."""
+    """Journal the access, then delete; a missing entry turns that same row into a refused attempt.
+
+    The row comes first because forgetting reads the entry (unopened: the name of its fingerprint, which
+    goes with it, services/forgetting.py), and nothing of the user's may be read before the access is
+    journaled. One row per attempt: a missing entry rewrites it with `reason: not_found`.
+    """
     if not is_id(entry_id):
         _journal(stores, user_id, operator, "forget", request_id, reason="not_found")
         raise NotFound("No such entry.")
     now = instant(stores.clock)
     details = {"operation": "forget", "operator": operator, "request_id": request_id, "entry_id": entry_id}
-    try:
-        forget_stored(
-            stores,
-            user_id,
-            stores.entries.ref(user_id, entry_id),
-            lambda ref: [
-                stores.entries.delete_live(user_id, ref.id, now.epoch),
-                stores.entries.release_counts(user_id, active=1),
-                stores.journal.record(user_id, ACCESS, now.iso, details),
-                receipt(stores, user_id, now, by="operator"),
-            ],
-            "No such entry.",
-        )
-    except NotFound:
-        _journal(stores, user_id, operator, "forget", request_id, entry_id=entry_id, reason="not_found")
-        raise
+    row_id = secrets.token_hex(6)
+    stores.journal.append(user_id, ACCESS, now.iso, details, row_id=row_id)
+    if not forget_entry(stores, user_id, entry_id, now, with_actions=[receipt(stores, user_id, now, by="operator")]):
+        stores.journal.append(user_id, ACCESS, now.iso, {**details, "reason": "not_found"}, row_id=row_id)
+        count("OperatorAccesses", ("Operation", "forget"))
+        raise NotFound("No such entry.")
     count("OperatorAccesses", ("Operation", "forget"))
 
 

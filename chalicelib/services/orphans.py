@@ -18,6 +18,7 @@ from chalicelib.bootstrap import Stores
 from chalicelib.models import MemoryState
 from chalicelib.storage.dynamo import TransactionCancelled, transact
 from chalicelib.storage.entry_items import StoredRef
+from chalicelib.storage.fingerprints import Fingerprint, FingerprintItems
 
 _TRANSACTION_ACTIONS = 100
 
@@ -37,15 +38,31 @@ def recount_waiting(stores: Stores, user_id: str) -> MemoryState:
     Cost: one Query of their proposals, one GetItem of the key row, one GetItem of the state, and a
     counted delete when there are orphans.
     """
-    proposals = stores.proposals.stored(user_id)
+    proposals, fingerprints = stores.proposals.stored_all(user_id)
+    orphans = orphaned_ids(stores, user_id, proposals)
     text_ids = {p.id: p.key_id for p in proposals}
     delete_counted(
-        sorted(orphaned_ids(stores, user_id, proposals)),
+        sorted(orphans),
         lambda proposal_id: [stores.proposals.delete_waiting(user_id, proposal_id), *stores.keyring.shred(user_id, [text_ids.get(proposal_id)])],
         lambda n: stores.entries.release_counts(user_id, waiting=n),
         stores,
     )
+    drop_stale(stores, stores.proposals.fingerprints, user_id, [f for f in fingerprints if f.owner in orphans])
     return stores.entries.get_state(user_id)
+
+
+def drop_stale(stores: Stores, items: FingerprintItems, user_id: str, stale: Sequence[Fingerprint]) -> None:
+    """Delete fingerprints whose item was just deleted, each only while it still names that item; uncounted."""
+    for start in range(0, len(stale), _TRANSACTION_ACTIONS):
+        part = stale[start : start + _TRANSACTION_ACTIONS]
+        try:
+            transact(stores.client, [items.drop_stale(user_id, f) for f in part])
+        except TransactionCancelled:
+            for one in part:
+                try:
+                    transact(stores.client, [items.drop_stale(user_id, one)])
+                except TransactionCancelled:
+                    pass  # taken over by a new item with the same words: it is theirs now
 
 
 def delete_counted(

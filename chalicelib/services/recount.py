@@ -2,14 +2,14 @@
 
 Two things can leave `active` too high, and a user locked out of slots they do not really use:
 DynamoDB's TTL deletes an expired entry without moving the counter, and an interrupted forget-all
-leaves entries no key opens (services/orphans.py). Both are deleted here, counted.
+leaves entries no key opens (services/orphans.py). Both are deleted here, counted, with their fingerprints.
 """
 from __future__ import annotations
 
 from chalicelib.bootstrap import Stores
 from chalicelib.clock import Instant
 from chalicelib.models import MemoryState
-from chalicelib.services.orphans import delete_counted, orphaned_ids
+from chalicelib.services.orphans import delete_counted, drop_stale, orphaned_ids
 
 
 def recount(stores: Stores, user_id: str, now: Instant) -> MemoryState:
@@ -20,7 +20,7 @@ def recount(stores: Stores, user_id: str, now: Instant) -> MemoryState:
     one UpdateItem when the counter was wrong, and counted deletes for what is expired or orphaned.
     No text is opened: every stored entry counts, whether or not its text opens here.
     """
-    state, entries = stores.entries.stored(user_id, consistent=True)
+    state, entries, fingerprints = stores.entries.stored_all(user_id, consistent=True)
     active = state.active
     if state.active != len(entries) and stores.entries.correct_active(user_id, len(entries), state):
         active = len(entries)
@@ -33,4 +33,8 @@ def recount(stores: Stores, user_id: str, now: Instant) -> MemoryState:
         lambda n: stores.entries.release_counts(user_id, active=n),
         stores,
     )
+    # Their fingerprints go too (each only while it still names the purged entry: a new entry with the same
+    # words may have taken over an expired one's fingerprint meanwhile).
+    gone_ids = set(gone)
+    drop_stale(stores, stores.entries.fingerprints, user_id, [f for f in fingerprints if f.owner in gone_ids])
     return MemoryState(enabled=state.enabled, active=active - purged, waiting=state.waiting)

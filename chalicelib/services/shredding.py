@@ -8,17 +8,13 @@ the receipt's `unrecoverable_by` is the deletion plus that age (chalicelib/crypt
 """
 from __future__ import annotations
 
-from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from chalicelib.bootstrap import Stores
 from chalicelib.clock import Instant
 from chalicelib.crypto.cache import MAX_AGE_SECONDS
-from chalicelib.errors import NotFound
 from chalicelib.models import iso
-from chalicelib.storage.dynamo import TransactionCancelled, transact
-from chalicelib.storage.entry_items import StoredRef
 
 FORGET = "keep.memory.forget"
 
@@ -31,21 +27,3 @@ def unrecoverable_by(now: Instant) -> str:
 def receipt(stores: Stores, user_id: str, now: Instant, **details: Any) -> dict[str, Any]:
     """The journal row of one forget (never the text): when it happened and when it is final everywhere."""
     return stores.journal.record(user_id, FORGET, now.iso, {**details, "unrecoverable_by": unrecoverable_by(now)})
-
-
-def forget_stored(
-    stores: Stores,
-    user_id: str,
-    ref: StoredRef | None,
-    actions: Callable[[StoredRef], list[dict[str, Any]]],
-    missing: str,
-) -> None:
-    """Delete `ref` with `actions(ref)` (the item's delete first) and its text's key, in one transaction; NotFound(`missing`) when gone."""
-    if ref is None:
-        raise NotFound(missing)
-    try:
-        transact(stores.client, [*actions(ref), *stores.keyring.shred(user_id, [ref.key_id])])
-    except TransactionCancelled as exc:
-        raise NotFound(missing) from exc
-    finally:
-        stores.keyring.forget_cached(user_id, [ref.key_id])  # also what a read racing this call put back

@@ -109,12 +109,20 @@ def query_partition(
 
 @dataclass(frozen=True)
 class TransactionCancelled(Exception):
-    """A transaction's condition failed; `reasons` has one code per action, in order ("None" = that one passed)."""
+    """A transaction's condition failed; `reasons` has one code per action, in order ("None" = that one passed).
+
+    `items`: per action, the item its failed condition met, when the action asked for it
+    (ReturnValuesOnConditionCheckFailure=ALL_OLD), loaded; None otherwise.
+    """
 
     reasons: tuple[str, ...]
+    items: tuple[Item | None, ...] = ()
 
     def failed(self, index: int) -> bool:
         return index < len(self.reasons) and self.reasons[index] == "ConditionalCheckFailed"
+
+    def item(self, index: int) -> Item | None:
+        return self.items[index] if index < len(self.items) else None
 
 
 def transact(client: Any, actions: Sequence[Mapping[str, Any]]) -> None:
@@ -126,10 +134,10 @@ def transact(client: Any, actions: Sequence[Mapping[str, Any]]) -> None:
     except ClientError as exc:
         if exc.response.get("Error", {}).get("Code") != "TransactionCanceledException":
             raise
-        reasons = tuple(
-            reason.get("Code", "None") for reason in exc.response.get("CancellationReasons", [])
-        )
-        raise TransactionCancelled(reasons) from exc
+        cancellation = exc.response.get("CancellationReasons", [])
+        reasons = tuple(reason.get("Code", "None") for reason in cancellation)
+        items = tuple(load(reason["Item"]) if reason.get("Item") else None for reason in cancellation)
+        raise TransactionCancelled(reasons, items) from exc
 
 
 def is_condition_failure(exc: BaseException) -> bool:

@@ -12,31 +12,35 @@ lands only if no counted write happened since the state item was read, so it can
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
+from decimal import Decimal
+from typing import TYPE_CHECKING, Any
 
-from chalicelib.errors import Unavailable
 from chalicelib.models import MAX_ACTIVE_ENTRIES, MAX_WAITING_PROPOSALS, AgentGrant, Entry, MemoryState
 from chalicelib.storage import dynamo
 from chalicelib.storage.agents import AGENT_PREFIX, grant_from_item
 from chalicelib.storage.entry_items import (
     ENTRY_PREFIX,
     EXPIRY_ATTRIBUTE,
+    FINGERPRINT_ATTRIBUTE,
     StoredRef,
     from_item,
     opened_ref,
     ref_from_item,
-    sealed,
+    sealed_and_fingerprints,
     text_keys_for,
     to_item,
 )
-from chalicelib.storage.text import TEXT_ATTRIBUTE, TextSeal, UnreadableText, sealing_key_id
+from chalicelib.storage.fingerprints import Fingerprint, FingerprintItems, fingerprint_from_item
+from chalicelib.storage.text import TextSeal, UnreadableText, unreadable
+
+if TYPE_CHECKING:
+    from chalicelib.storage.entry_edits import EntryChange
 
 STATE_KEY = "#state"
-_EDIT_ROUNDS = 4  # read, then write if unchanged: concurrent edits of one entry take turns
 
 # An entry is live while it has no expiry or its expiry is still ahead: TTL deletion lags by up to
 # days, so every read and conditional write checks the instant itself instead of trusting TTL.
-_LIVE = f"(attribute_not_exists({EXPIRY_ATTRIBUTE}) OR {EXPIRY_ATTRIBUTE} > :now)"
+LIVE = f"(attribute_not_exists({EXPIRY_ATTRIBUTE}) OR {EXPIRY_ATTRIBUTE} > :now)"
 
 # The state item's view version: every write that changes what GET /v1/memory or /v1/inbox shows
 # moves it in the same transaction, so an ETag built from it answers 304 after one GetItem.
@@ -48,13 +52,26 @@ def _state_from_item(item: dict[str, Any] | None, grants: list[AgentGrant] | Non
     if not item:
         return MemoryState(agents=tuple(grants or ()))
     return MemoryState(
-        enabled=bool(item.get("enabled", False)),
-        active=int(item.get("active", 0)),
-        waiting=int(item.get("waiting", 0)),
-        version=int(item.get(VERSION, 0)),
+        enabled=item.get("enabled") is True,
+        active=_count(item, "active"),
+        waiting=_count(item, "waiting"),
+        version=_count(item, VERSION),
         agents=tuple(grants or ()),
-        switched_at=str(item.get("updated_at", "")),
+        switched_at=switched if isinstance(switched := item.get("updated_at"), str) else "",
     )
+
+
+def _count(item: dict[str, Any], name: str) -> int:
+    """A counter of the state item; one altered to another type reads as 0 and is logged (never a 500).
+
+    The caps stay safe: their conditions compare the stored value, which DynamoDB finds of the wrong
+    type, so the write is refused and the refusal's recount writes a number again.
+    """
+    value = item.get(name, 0)
+    if isinstance(value, bool) or not isinstance(value, int | Decimal):
+        unreadable("entries", f"state:{name}")
+        return 0
+    return int(value)
 
 
 class EntriesRepository:
@@ -62,6 +79,7 @@ class EntriesRepository:
         self._client = client
         self.table = table
         self.seal = seal
+        self.fingerprints = FingerprintItems(table)
 
     def _key(self, user_id: str, sort_key: str) -> dict[str, Any]:
         return dynamo.dump({"user_id": user_id, "sk": sort_key})
@@ -80,7 +98,7 @@ class EntriesRepository:
                 state = item
             elif item["sk"].startswith(AGENT_PREFIX):
                 grants.extend(g for g in (grant_from_item(item),) if g is not None)
-            elif item["sk"].startswith(ENTRY_PREFIX):
+            elif item["sk"].startswith(ENTRY_PREFIX):  # not the fingerprint items (storage/fingerprints.py)
                 stored.append(item)
         keys = text_keys_for(stored, self.seal, user_id)  # cached, or one Query of the keys table for them all
         for item in stored:
@@ -92,14 +110,22 @@ class EntriesRepository:
 
     def stored(self, user_id: str, *, consistent: bool = False) -> tuple[MemoryState, list[StoredRef]]:
         """The state and every stored entry's id and expiry, without opening any text (no key needed)."""
+        state, refs, _ = self.stored_all(user_id, consistent=consistent)
+        return state, refs
+
+    def stored_all(self, user_id: str, *, consistent: bool = False) -> tuple[MemoryState, list[StoredRef], list[Fingerprint]]:
+        """`stored`, and the partition's fingerprint items (never counted: they are not entries)."""
         state: dict[str, Any] | None = None
         refs: list[StoredRef] = []
+        fingerprints: list[Fingerprint] = []
         for item in dynamo.query_partition(self._client, self.table, "user_id", user_id, consistent=consistent):
             if item["sk"] == STATE_KEY:
                 state = item
+            elif (found := fingerprint_from_item(item)) is not None:
+                fingerprints.append(found)
             elif (ref := ref_from_item(item, ENTRY_PREFIX)) is not None:
                 refs.append(ref)
-        return _state_from_item(state), refs
+        return _state_from_item(state), refs, fingerprints
 
     def correct_active(self, user_id: str, active: int, seen: MemoryState) -> bool:
         """Set `active` to a recounted value, only if no counted write moved the state since `seen` was read."""
@@ -118,11 +144,6 @@ class EntriesRepository:
             ConditionExpression=f"attribute_exists(sk) AND {condition}",
             ExpressionAttributeValues=dynamo.values(**vals),
         ) is not None
-
-    def ref(self, user_id: str, entry_id: str) -> StoredRef | None:
-        """One stored entry's id, expiry and text key id, unopened (a forget needs to know which key to delete)."""
-        raw = self._client.get_item(TableName=self.table, Key=self._key(user_id, ENTRY_PREFIX + entry_id), ConsistentRead=True).get("Item")
-        return opened_ref(dynamo.load(raw), self.seal, ENTRY_PREFIX) if raw else None
 
     def get_state(self, user_id: str) -> MemoryState:
         raw = self._client.get_item(
@@ -153,93 +174,34 @@ class EntriesRepository:
             }
         }
 
-    def update_entry(
-        self,
-        user_id: str,
-        entry_id: str,
-        *,
-        now_epoch: int,
-        now_iso: str,
-        text: str | None = None,
-        kind: str | None = None,
-        pinned: bool | None = None,
-        expires_at: int | None = None,
-        remove_expiry: bool = False,
-    ) -> Entry | None:
-        """Change a live entry and bump the view version in one transaction; None when it is missing, expired or unreadable.
+    def update_entry(self, user_id: str, entry_id: str, change: EntryChange) -> Entry | None:
+        """Change a live entry (chalicelib/storage/entry_edits.py); None when it is missing, expired or unreadable."""
+        from chalicelib.storage.entry_edits import update_entry
 
-        Read first, then write on the condition that nothing changed since (`updated_at` as read), and
-        answer with what was read plus these changes: the transaction is the last call, so a 503 after
-        AWS kept refusing always means the edit did not happen (a read after it could fail on its own).
-        A new text or kind seals the text again (the kind is bound to it), under the key that opened it,
-        with a check in the same transaction that this key is still the user's.
+        return update_entry(self, user_id, entry_id, change)
+
+    def raw_entry(self, user_id: str, entry_id: str) -> dict[str, Any] | None:
+        """The stored item of one entry, read consistently (not opened)."""
+        raw = self._client.get_item(TableName=self.table, Key=self._key(user_id, ENTRY_PREFIX + entry_id), ConsistentRead=True).get("Item")
+        return dynamo.load(raw) if raw else None
+
+    def holder(self, user_id: str, met: dict[str, Any] | None, now_epoch: int) -> str | None:
+        """The id of the live entry holding the fingerprint item `met` (a refused claim's ALL_OLD item); None when
+        that fingerprint is stale (its entry gone, expired or holding another text): then it is deleted here.
+
+        A refusal path only: one GetItem, and a conditional delete when stale. Stale fingerprints come from
+        damaged or restored items, never from this service's own writes, which move them with their entry.
         """
-        key = self._key(user_id, ENTRY_PREFIX + entry_id)
-        for _ in range(_EDIT_ROUNDS):
-            raw = self._client.get_item(TableName=self.table, Key=key, ConsistentRead=True).get("Item")
-            stored = dynamo.load(raw) if raw else None
-            try:
-                current = from_item(stored, self.seal, ENTRY_PREFIX) if stored else None
-            except UnreadableText:
-                return None  # not openable here (moved, altered, or its key destroyed): a 404, and nothing changes
-            if stored is None or current is None or current.is_expired(now_epoch):
-                return None
-            changed = replace(
-                current,
-                text=text if text is not None else current.text,
-                kind=kind if kind is not None else current.kind,
-                pinned=pinned if pinned is not None else current.pinned,
-                expires_at=None if remove_expiry else (expires_at if expires_at is not None else current.expires_at),
-                updated_at=now_iso,
-                edited=current.edited or text is not None or kind is not None,
-            )
-            resealed = text is not None or kind is not None
-            actions = [
-                {"Update": self._edit(key, changed, stored if resealed else None, seen=current.updated_at, now_epoch=now_epoch,
-                                      remove_expiry=remove_expiry)},
-                self.bump_version(user_id),
-            ]
-            if changed.expires_at != current.expires_at and current.text_id:  # the text's key expires with it
-                actions.append(self.seal.keyring.keys.keep_text_key(user_id, current.text_id, changed.expires_at))
-            guarded = self.seal.keyring.guard(actions)
-            try:
-                dynamo.transact(self._client, guarded)
-            except dynamo.TransactionCancelled as exc:
-                if exc.failed(0) or any(exc.failed(i) for i in range(len(actions), len(guarded))):
-                    continue  # gone, expired, changed or its key destroyed meanwhile: read again
-                raise
-            return changed
-        raise Unavailable("The entry kept changing while this edit was saved: try again.")
-
-    def _edit(
-        self, key: dict[str, Any], changed: Entry, reseal: dict[str, Any] | None, *, seen: str, now_epoch: int, remove_expiry: bool
-    ) -> dict[str, Any]:
-        """The Update that stores `changed` over the entry read with `updated_at == seen`; with `reseal` (that
-        item as read), its text is sealed again, for its kind as changed, under the key that sealed it."""
-        sets = ["updated_at = :t", "pinned = :p", "#kind = :k"]
-        vals: dict[str, Any] = {"t": changed.updated_at, "p": changed.pinned, "k": changed.kind, "now": now_epoch, "seen": seen}
-        if changed.edited:
-            sets.append("edited = :ed")  # the user changed what was said: the page shows it
-            vals["ed"] = True
-        if reseal is not None:
-            attributes = sealed(changed, str(reseal["sk"]), self.seal, under=sealing_key_id(reseal))
-            sets.append(f"{TEXT_ATTRIBUTE} = :{TEXT_ATTRIBUTE}")  # Keyring.guard checks the key it names
-            vals[TEXT_ATTRIBUTE] = attributes[TEXT_ATTRIBUTE]
-        if changed.expires_at is not None:
-            sets.append(f"{EXPIRY_ATTRIBUTE} = :exp")
-            vals["exp"] = changed.expires_at
-        expression = "SET " + ", ".join(sets)
-        if remove_expiry:
-            expression += f" REMOVE {EXPIRY_ATTRIBUTE}"
-        return {
-            "TableName": self.table,
-            "Key": key,
-            "UpdateExpression": expression,
-            # Still there, still live, and unchanged since it was read.
-            "ConditionExpression": f"attribute_exists(sk) AND {_LIVE} AND updated_at = :seen",
-            "ExpressionAttributeNames": {"#kind": "kind"},
-            "ExpressionAttributeValues": dynamo.values(**vals),
-        }
+        found = fingerprint_from_item(met)
+        if found is None:
+            return None
+        if not found.is_expired(now_epoch):
+            raw = self.raw_entry(user_id, found.owner) if found.owner else None
+            ref = ref_from_item(raw, ENTRY_PREFIX) if raw else None
+            if ref is not None and not ref.is_expired(now_epoch) and ref.fingerprint == found.fingerprint:
+                return ref.id
+        self.fingerprints.drop_if_stale(self._client, user_id, found)
+        return None
 
     # ---- transaction actions (services compose these so a cap and its write move together) ----
 
@@ -300,14 +262,51 @@ class EntriesRepository:
         }
 
     def put_new(self, entry: Entry) -> dict[str, Any]:
-        """Transaction action: store a new entry; its text continues under `entry.text_id` (an accepted proposal's)."""
-        return {
+        """The Put of a new entry, its fingerprint attribute included (without claiming it: `put_unique`); its text
+        continues under `entry.text_id` (an accepted proposal's), else gets a new key."""
+        return self.put_unique(entry, now_epoch=0)[0]
+
+    def put_unique(self, entry: Entry, *, now_epoch: int) -> list[dict[str, Any]]:
+        """A new entry and the claim of its text's fingerprint: [Put entry, Put fingerprint], for one transaction.
+
+        The claim (index 1) fails when a live entry holds the same text: `holder` names it.
+        """
+        sort_key = ENTRY_PREFIX + entry.id
+        attributes, fingerprints = sealed_and_fingerprints(entry, sort_key, self.seal, (self.seal.table,))
+        entry = replace(entry, fingerprint=fingerprints[self.seal.table])
+        assert entry.fingerprint is not None
+        put = {
             "Put": {
                 "TableName": self.table,
-                "Item": dynamo.dump(to_item(entry, ENTRY_PREFIX + entry.id, self.seal)),
+                "Item": dynamo.dump(to_item(entry, sort_key, self.seal, sealed_text=attributes)),
                 "ConditionExpression": "attribute_not_exists(sk)",
             }
         }
+        claim = self.fingerprints.claim(entry.user_id, entry.fingerprint, entry.id, now_epoch=now_epoch, expires_at=entry.expires_at)
+        return [put, claim]
+
+    def live_ref(self, user_id: str, entry_id: str, now_epoch: int) -> StoredRef | None:
+        """A live entry's id, expiry and fingerprint, read consistently without opening its text."""
+        raw = self.raw_entry(user_id, entry_id)
+        ref = opened_ref(raw, self.seal, ENTRY_PREFIX) if raw else None  # names its text key only if it opens as itself
+        return ref if ref is not None and not ref.is_expired(now_epoch) else None
+
+    def forget_actions(self, user_id: str, ref: StoredRef, now_epoch: int | None, *, release: bool = True) -> list[dict[str, Any]]:
+        """Delete one entry and release its fingerprint: what every forget path runs (one entry, by agent, purges).
+
+        `now_epoch`: only while live (a user's or operator's forget); None: whatever its expiry (purges).
+        The release (index 1, when there is one) fails only if another entry holds that fingerprint (damaged
+        storage): run the delete again with `release=False` (`forget_actions(..., ref without fingerprint)`).
+        """
+        delete = self.delete_live(user_id, ref.id, now_epoch) if now_epoch is not None else self.delete_stored(user_id, ref.id)
+        # ... and still holding the text it held when read: an edit in between moved the fingerprint, and
+        # releasing the old one would leave the new one behind, refusing that text for ever.
+        same = f"{FINGERPRINT_ATTRIBUTE} = :fp" if ref.fingerprint else f"attribute_not_exists({FINGERPRINT_ATTRIBUTE})"
+        delete["Delete"]["ConditionExpression"] += f" AND {same}"
+        if ref.fingerprint is None:
+            return [delete]
+        delete["Delete"]["ExpressionAttributeValues"] = {**delete["Delete"].get("ExpressionAttributeValues", {}), **dynamo.values(fp=ref.fingerprint)}
+        return [delete, self.fingerprints.release(user_id, ref.fingerprint, ref.id)] if release else [delete]
 
     def delete_live(self, user_id: str, entry_id: str, now_epoch: int) -> dict[str, Any]:
         """Delete an entry that exists and has not expired (an expired one is already gone to the user)."""
@@ -315,7 +314,7 @@ class EntriesRepository:
             "Delete": {
                 "TableName": self.table,
                 "Key": self._key(user_id, ENTRY_PREFIX + entry_id),
-                "ConditionExpression": f"attribute_exists(sk) AND {_LIVE}",
+                "ConditionExpression": f"attribute_exists(sk) AND {LIVE}",
                 "ExpressionAttributeValues": dynamo.values(now=now_epoch),
             }
         }

@@ -6,7 +6,7 @@ missing or of the wrong type, a field that no longer matches its seal) is `Unrea
 """
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from decimal import Decimal
 from typing import Any
@@ -17,7 +17,12 @@ from chalicelib.storage.text import TextSeal, UnreadableText, sealing_key_id, un
 
 # The entries table's TTL attribute: DynamoDB removes an expired entry some time after this instant.
 EXPIRY_ATTRIBUTE = "expires_at"
+# The latest expiry an item can hold and still be shown (9999-12-31T23:59:59Z): it is not bound to the
+# seal (PATCH changes it), so a value past what a date can say, or negative, is damage.
+LAST_EXPIRY = 253_402_300_799
 ENTRY_PREFIX, PROPOSAL_PREFIX = "e#", "p#"  # sort keys: "e#<id>" in the entries table, "p#<id>" in proposals
+# The keyed fingerprint of the item's text, naming its fingerprint item (chalicelib/storage/fingerprints.py).
+FINGERPRINT_ATTRIBUTE = "fingerprint"
 
 
 def item_key(user_id: str, sort_key: str) -> dict[str, str]:
@@ -43,9 +48,11 @@ def provenance(entry: Entry) -> Provenance:
     }
 
 
-def to_item(entry: Entry, sort_key: str, seal: TextSeal, *, under: bytes | None = None) -> dict[str, Any]:
-    """The item storing `entry`; its text continues under `under` (or the entry's own text key), else a new key."""
-    under = under or entry.text_id
+def to_item(
+    entry: Entry, sort_key: str, seal: TextSeal, *, under: bytes | None = None, sealed_text: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """The item storing `entry`; `sealed_text`: its text's attributes when the caller sealed it already. The text
+    continues under `under`, or the entry's own text key (an accepted proposal's), else a new key."""
     item: dict[str, Any] = {
         "user_id": entry.user_id,
         "sk": sort_key,
@@ -62,14 +69,23 @@ def to_item(entry: Entry, sort_key: str, seal: TextSeal, *, under: bytes | None 
         EXPIRY_ATTRIBUTE: entry.expires_at,
         "agent": entry.agent,
         "edited": entry.edited or None,  # stored only when true (None attributes are left out)
+        FINGERPRINT_ATTRIBUTE: entry.fingerprint,
     }
-    item.update(sealed(entry, sort_key, seal, under=under))
+    item.update(sealed_text if sealed_text is not None else sealed(entry, sort_key, seal, under=under))
     return item
 
 
 def sealed(entry: Entry, sort_key: str, seal: TextSeal, *, under: bytes | None = None) -> dict[str, Any]:
     """The sealed-text attribute of `entry` stored at `sort_key`, bound to that key and the entry's provenance."""
-    return seal.seal_text(entry.user_id, item_key(entry.user_id, sort_key), provenance(entry), entry.text, under=under)
+    return seal.seal_text(entry.user_id, item_key(entry.user_id, sort_key), provenance(entry), entry.text, under=under or entry.text_id)
+
+
+def sealed_and_fingerprints(
+    entry: Entry, sort_key: str, seal: TextSeal, tables: tuple[str, ...], *, under: bytes | None = None
+) -> tuple[dict[str, Any], dict[str, str]]:
+    """`sealed`, and the text's fingerprint for each of `tables` under the same key (no extra key lookup)."""
+    key = item_key(entry.user_id, sort_key)
+    return seal.seal_and_fingerprint(entry.user_id, key, provenance(entry), entry.text, under=under or entry.text_id, tables=tables)
 
 
 def from_item(item: Mapping[str, Any], seal: TextSeal, prefix: str, keys: Mapping[bytes, bytes] | None = None) -> Entry:
@@ -83,7 +99,7 @@ def from_item(item: Mapping[str, Any], seal: TextSeal, prefix: str, keys: Mappin
     return replace(entry, text=text, text_id=sealing_key_id(item))
 
 
-def text_keys_for(items: list[Mapping[str, Any]], seal: TextSeal, user_id: str) -> dict[bytes, bytes]:
+def text_keys_for(items: Sequence[Mapping[str, Any]], seal: TextSeal, user_id: str) -> dict[bytes, bytes]:
     """The keys of every text in `items` (one list), cached or read in one Query of the user's keys."""
     ids = [t for t in (sealing_key_id(i) for i in items) if t]
     return seal.keyring.text_keys(user_id, ids) if ids else {}
@@ -109,7 +125,14 @@ def _unsealed(item: Mapping[str, Any], prefix: str) -> Entry:
         expires_at=_expiry(item),
         agent=_optional_text(item, "agent"),
         edited=_flag(item, "edited"),
+        fingerprint=_fingerprint(item),
     )
+
+
+def _fingerprint(item: Mapping[str, Any]) -> str | None:
+    """The stored fingerprint, or None when missing or damaged (the item is still read: it is not sealed)."""
+    value = item.get(FINGERPRINT_ATTRIBUTE)
+    return value if isinstance(value, str) and 0 < len(value) <= 128 else None
 
 
 def id_of(item: Mapping[str, Any], prefix: str) -> str:
@@ -144,6 +167,8 @@ def _expiry(item: Mapping[str, Any]) -> int | None:
         return None
     if isinstance(value, bool) or not isinstance(value, int | Decimal):
         raise TypeError(EXPIRY_ATTRIBUTE)
+    if not 0 <= value <= LAST_EXPIRY:
+        raise TypeError(EXPIRY_ATTRIBUTE)
     return int(value)
 
 
@@ -154,6 +179,7 @@ class StoredRef:
     id: str
     expires_at: int | None
     key_id: bytes | None = None
+    fingerprint: str | None = None
     agent: str | None = None  # the proposing agent, for items that came from one (origin "agent")
     session_id: str | None = None
 
@@ -181,6 +207,7 @@ def ref_from_item(item: Mapping[str, Any], prefix: str) -> StoredRef | None:
         key_id=sealing_key_id(item),
         agent=str(item["agent"]) if came_from_agent else None,
         session_id=session_id if came_from_agent and isinstance(session_id, str) else None,
+        fingerprint=_fingerprint(item),
     )
 
 

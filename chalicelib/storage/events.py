@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from decimal import Decimal
 from typing import Any
 
 from chalicelib.crypto.sealing import Provenance
@@ -76,6 +77,15 @@ def _optional_text(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
+def _plain(value: Any) -> bool:
+    """Whether an outcome read back is made only of what the consumer writes (text, numbers, flags, maps, lists)."""
+    if isinstance(value, Mapping):
+        return all(isinstance(name, str) and _plain(inner) for name, inner in value.items())
+    if isinstance(value, list):
+        return all(_plain(inner) for inner in value)
+    return value is None or isinstance(value, str | bool | int | Decimal)
+
+
 def event_from_item(item: Mapping[str, Any], seal: TextSeal | None = None) -> AgentEvent:
     """The event in `item`; its text is opened only when `seal` is given (the consumer's read).
 
@@ -87,12 +97,12 @@ def event_from_item(item: Mapping[str, Any], seal: TextSeal | None = None) -> Ag
     event = AgentEvent(
         session_id=str(item["session_id"]),
         event_id=str(item["event_id"]),
-        type=str(item.get("type", "")),
+        type=_optional_text(item.get("type")) or "",
         kind=known_kind(item.get("kind")),
         message_id=_optional_text(item.get("message_id")),
-        status=str(item.get("status", PENDING)),
-        outcome=outcome if isinstance(outcome, Mapping) else None,
-        created_at=str(item.get("created_at", "")),
+        status=_optional_text(item.get("status", PENDING)) or "",
+        outcome=outcome if isinstance(outcome, Mapping) and _plain(outcome) else None,
+        created_at=_optional_text(item.get("created_at")) or "",
         tainted_at_post=item.get("tainted_at_post") is True,
         user_id=user_id,
     )

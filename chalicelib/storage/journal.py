@@ -4,12 +4,13 @@ from __future__ import annotations
 import json
 import re
 import secrets
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from chalicelib.storage import dynamo
+from chalicelib.storage.text import unreadable
 
 # What a journal row may carry besides its action and time. Anything else is dropped, so no caller can
 # put entry text into the journal by accident.
@@ -111,16 +112,13 @@ class JournalRepository:
         if cursor:
             request["ExclusiveStartKey"] = dynamo.dump({"user_id": user_id, "sk": _decode_cursor(cursor)})
         page = self._client.query(**request)
-        rows = [_row(dynamo.load(raw)) for raw in page.get("Items", [])]
+        rows = _rows(dynamo.load(raw) for raw in page.get("Items", []))
         last = page.get("LastEvaluatedKey")
         next_cursor = _encode_cursor(dynamo.load(last)["sk"]) if last else None
         return rows, next_cursor
 
     def all(self, user_id: str) -> list[JournalRecord]:
-        return [
-            _row(item)
-            for item in dynamo.query_partition(self._client, self.table, "user_id", user_id, newest_first=True)
-        ]
+        return _rows(dynamo.query_partition(self._client, self.table, "user_id", user_id, newest_first=True))
 
 
 def _details_json(details: Mapping[str, Any]) -> str:
@@ -133,10 +131,32 @@ def expiry_epoch(now_iso: str) -> int:
     return int(written.timestamp()) + RETENTION_DAYS * 86_400
 
 
-def _row(item: Mapping[str, Any]) -> JournalRecord:
-    details = json.loads(item.get("details", "{}"))
-    details.update({key[len(COUNT_PREFIX):]: int(value) for key, value in item.items() if key.startswith(COUNT_PREFIX)})
-    return JournalRecord(at=str(item["at"]), action=str(item["action"]), details=details)
+def _rows(items: Iterable[Mapping[str, Any]]) -> list[JournalRecord]:
+    return [row for row in map(_row, items) if row is not None]
+
+
+def _row(item: Mapping[str, Any]) -> JournalRecord | None:
+    """The row in `item`; None (absent, logged) when it was altered into what `record` never writes.
+
+    Only the allowed details are read back, as they are written: a row can never carry more (text,
+    or an `at` or `action` of its own) into the page or the export.
+    """
+    at, action, stored = item.get("at"), item.get("action"), item.get("details", "{}")
+    counts = {key[len(COUNT_PREFIX):]: value for key, value in item.items() if key.startswith(COUNT_PREFIX)}
+    try:
+        details = json.loads(stored) if isinstance(stored, str) else None
+    except ValueError:
+        details = None
+    if (
+        not isinstance(details, dict)
+        or not isinstance(at, str)
+        or not isinstance(action, str)
+        or not all(isinstance(value, int) and not isinstance(value, bool) for value in counts.values())
+    ):
+        unreadable("journal", "row")
+        return None
+    details.update(counts)
+    return JournalRecord(at=at, action=action, details={k: v for k, v in details.items() if k in ALLOWED_DETAILS})
 
 
 def _encode_cursor(sort_key: str) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from chalicelib.crypto.sealing import KEY_ID_BYTES
 from chalicelib.storage import dynamo
 
 DATA_KEY_SK, TEXT_KEY_PREFIX = "#key", "t#"
@@ -35,9 +36,9 @@ class KeyRowUnreadable(Exception):
     """The user's key row lacks its key id or wrapped key, or holds them as something other than bytes."""
 
 
-def _bytes(item: dict[str, Any], name: str) -> bytes:
+def _bytes(item: dict[str, Any], name: str, length: int | None = None) -> bytes:
     value = getattr(item.get(name), "value", item.get(name))  # boto3's Binary wraps the bytes
-    if not isinstance(value, bytes) or not value:
+    if not isinstance(value, bytes) or not value or (length is not None and len(value) != length):
         raise KeyRowUnreadable(name)
     return value
 
@@ -45,9 +46,10 @@ def _bytes(item: dict[str, Any], name: str) -> bytes:
 def _data_key(user_id: str, item: dict[str, Any]) -> StoredKey:
     return StoredKey(
         user_id=user_id,
-        key_id=_bytes(item, "key_id"),
+        # Of any other length, text keys wrapped under it would name a data key id their reader cuts wrong.
+        key_id=_bytes(item, "key_id", KEY_ID_BYTES),
         wrapped=_bytes(item, "wrapped"),
-        created_at=str(item.get("created_at", "")),
+        created_at=created if isinstance(created := item.get("created_at"), str) else "",
     )
 
 
@@ -73,7 +75,7 @@ class KeysRepository:
                 data = _data_key(user_id, item)
             elif sort_key.startswith(TEXT_KEY_PREFIX):
                 try:
-                    texts.append(StoredTextKey(bytes.fromhex(sort_key[len(TEXT_KEY_PREFIX):]), _bytes(item, "data_key_id"), _bytes(item, "wrapped")))
+                    texts.append(StoredTextKey(bytes.fromhex(sort_key[len(TEXT_KEY_PREFIX):]), _bytes(item, "data_key_id", KEY_ID_BYTES), _bytes(item, "wrapped")))
                 except (KeyRowUnreadable, ValueError):
                     continue  # a damaged text key opens nothing: its text is absent
         return data, texts

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import builtins
+from dataclasses import replace
 from typing import Any
 
 from chalicelib.models import Entry
@@ -12,10 +13,14 @@ from chalicelib.storage.entry_items import (
     from_item,
     opened_ref,
     ref_from_item,
+    sealed_and_fingerprints,
     text_keys_for,
     to_item,
 )
+from chalicelib.storage.fingerprints import Fingerprint, FingerprintItems, fingerprint_from_item, is_fingerprint_key
 from chalicelib.storage.text import TextSeal, UnreadableText
+
+ENTRIES = "entries"  # the entries table's fingerprints (a proposal must not repeat an active entry)
 
 
 class ProposalsRepository:
@@ -23,14 +28,15 @@ class ProposalsRepository:
         self._client = client
         self.table = table
         self.seal = seal
+        self.fingerprints = FingerprintItems(table)
 
     def _key(self, user_id: str, proposal_id: str) -> dict[str, Any]:
         return dynamo.dump({"user_id": user_id, "sk": PROPOSAL_PREFIX + proposal_id})
 
     def list(self, user_id: str) -> list[Entry]:
         found = []
-        items = list(dynamo.query_partition(self._client, self.table, "user_id", user_id))
-        keys = text_keys_for(items, self.seal, user_id)
+        items = [i for i in dynamo.query_partition(self._client, self.table, "user_id", user_id) if not is_fingerprint_key(i.get("sk"))]
+        keys = text_keys_for(items, self.seal, user_id)  # fingerprint items (storage/fingerprints.py) are no proposals
         for item in items:
             try:
                 found.append(from_item(item, self.seal, PROPOSAL_PREFIX, keys))
@@ -40,13 +46,18 @@ class ProposalsRepository:
 
     def stored(self, user_id: str) -> builtins.list[StoredRef]:  # `list` here is the method above
         """Every waiting proposal's id, without opening any text (no key needed)."""
-        refs = (ref_from_item(item, PROPOSAL_PREFIX) for item in dynamo.query_partition(self._client, self.table, "user_id", user_id))
-        return [ref for ref in refs if ref is not None]
+        return self.stored_all(user_id)[0]
 
-    def ref(self, user_id: str, proposal_id: str) -> StoredRef | None:
-        """One waiting proposal's id and text key id, unopened (a reject needs to know which key to delete)."""
-        raw = self._client.get_item(TableName=self.table, Key=self._key(user_id, proposal_id), ConsistentRead=True).get("Item")
-        return opened_ref(dynamo.load(raw), self.seal, PROPOSAL_PREFIX) if raw else None
+    def stored_all(self, user_id: str) -> tuple[builtins.list[StoredRef], builtins.list[Fingerprint]]:
+        """`stored`, and the partition's fingerprint items (never counted: they are not proposals)."""
+        refs: builtins.list[StoredRef] = []
+        fingerprints: builtins.list[Fingerprint] = []
+        for item in dynamo.query_partition(self._client, self.table, "user_id", user_id):
+            if (found := fingerprint_from_item(item)) is not None:
+                fingerprints.append(found)
+            elif (ref := ref_from_item(item, PROPOSAL_PREFIX)) is not None:
+                refs.append(ref)
+        return refs, fingerprints
 
     def get(self, user_id: str, proposal_id: str) -> Entry | None:
         raw = self._client.get_item(
@@ -60,13 +71,57 @@ class ProposalsRepository:
             return None  # a 404 like any missing id
 
     def put_new(self, proposal: Entry) -> dict[str, Any]:
-        return {
+        """The Put of a new proposal, its fingerprint attribute included (without claiming it: `put_unique`)."""
+        return self.put_unique(proposal, entries=None, now_epoch=0)[0]
+
+    def put_unique(self, proposal: Entry, *, entries: FingerprintItems | None, now_epoch: int) -> builtins.list[dict[str, Any]]:
+        """[Put proposal, claim its fingerprint, check no active entry holds the same text] for one transaction.
+
+        Both fingerprints come from the one key that seals the text (no extra call). The claim (index 1)
+        fails when a waiting proposal has the same text, the check (index 2) when a live entry has it.
+        """
+        sort_key = PROPOSAL_PREFIX + proposal.id
+        attributes, fingerprints = sealed_and_fingerprints(proposal, sort_key, self.seal, (self.seal.table, ENTRIES))
+        proposal = replace(proposal, fingerprint=fingerprints[self.seal.table])
+        put = {
             "Put": {
                 "TableName": self.table,
-                "Item": dynamo.dump(to_item(proposal, PROPOSAL_PREFIX + proposal.id, self.seal)),
+                "Item": dynamo.dump(to_item(proposal, sort_key, self.seal, sealed_text=attributes)),
                 "ConditionExpression": "attribute_not_exists(sk)",
             }
         }
+        actions: builtins.list[dict[str, Any]] = [put, self.fingerprints.claim(proposal.user_id, fingerprints[self.seal.table], proposal.id, now_epoch=now_epoch)]
+        if entries is not None:
+            actions.append(entries.check_free(proposal.user_id, fingerprints[ENTRIES], now_epoch=now_epoch))
+        return actions
+
+    def holder(self, user_id: str, met: dict[str, Any] | None) -> str | None:
+        """The waiting proposal holding the fingerprint item `met` (a refused claim's item); None when that
+        fingerprint is stale (its proposal gone or holding other words): then it is deleted here."""
+        found = fingerprint_from_item(met)
+        if found is None:
+            return None
+        held = self.stored_one(user_id, found.owner) if found.owner else None
+        if held is not None and held.fingerprint == found.fingerprint:
+            return held.id
+        self.fingerprints.drop_if_stale(self._client, user_id, found)
+        return None
+
+    def stored_one(self, user_id: str, proposal_id: str) -> StoredRef | None:
+        """One waiting proposal's id and fingerprint, read consistently without opening its text."""
+        raw = self._client.get_item(TableName=self.table, Key=self._key(user_id, proposal_id), ConsistentRead=True).get("Item")
+        return opened_ref(dynamo.load(raw), self.seal, PROPOSAL_PREFIX) if raw else None  # its text key only if it opens as itself
+
+    def remove_actions(self, user_id: str, ref: StoredRef, *, release: bool = True) -> builtins.list[dict[str, Any]]:
+        """Delete one waiting proposal (accept, reject, forget) and release its fingerprint (index 1, if any).
+
+        The delete holds only if it still waits with the fingerprint read; the release fails only when
+        another proposal holds that fingerprint (damaged storage): then run it again with `release=False`.
+        """
+        delete = self.delete_waiting(user_id, ref.id)
+        if not ref.fingerprint or not release:
+            return [delete]
+        return [delete, self.fingerprints.release(user_id, ref.fingerprint, ref.id)]
 
     def delete_waiting(self, user_id: str, proposal_id: str) -> dict[str, Any]:
         """Delete a proposal only if it still waits: a second accept or reject finds nothing (404)."""

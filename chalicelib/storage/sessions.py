@@ -2,23 +2,37 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from decimal import Decimal
 from typing import Any
 
 from chalicelib.models import MAX_PROPOSALS_PER_SESSION, Session
 from chalicelib.storage import dynamo
+from chalicelib.storage.text import unreadable
 
 SESSION_TTL_SECONDS = 30 * 86_400  # sessions (and their events) expire a month after registration
 
 
-def _from_item(item: Mapping[str, Any]) -> Session:
+def _from_item(item: Mapping[str, Any]) -> Session | None:
+    """The session in `item`; None (an unknown session, logged) when an attribute is of another type than written."""
+    user_id, thread_id, proposals = item.get("user_id"), item.get("thread_id"), item.get("proposals", 0)
+    texts = (item.get("session_id"), item.get("agent", ""), item.get("created_at", ""))
+    if (
+        not all(isinstance(value, str) for value in texts)
+        or not all(value is None or isinstance(value, str) for value in (user_id, thread_id))
+        or isinstance(proposals, bool)
+        or not isinstance(proposals, int | Decimal)
+        or not all(isinstance(item.get(flag, False), bool) for flag in ("memory", "tainted"))
+    ):
+        unreadable("sessions", "attributes")
+        return None
     return Session(
         session_id=str(item["session_id"]),
-        user_id=item.get("user_id"),
-        thread_id=item.get("thread_id"),
+        user_id=user_id,
+        thread_id=thread_id,
         agent=str(item.get("agent", "")),
-        memory_requested=bool(item.get("memory", False)),
-        tainted=bool(item.get("tainted", False)),
-        proposals=int(item.get("proposals", 0)),
+        memory_requested=item.get("memory", False) is True,
+        tainted=item.get("tainted", False) is True,
+        proposals=int(proposals),
         created_at=str(item.get("created_at", "")),
     )
 

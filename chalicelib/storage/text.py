@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from chalicelib.crypto.fingerprint import fingerprint
 from chalicelib.crypto.keyring import Keyring
 from chalicelib.crypto.sealing import (
     TEXT_ATTRIBUTE,
@@ -76,10 +77,28 @@ class TextSeal:
         caller's write checks (Keyring.guard) the key was not forgotten meanwhile. Otherwise, or when that
         key is gone, a new text key: guard writes its row with the item.
         """
+        return self.seal_and_fingerprint(user_id, key, provenance, text, under=under)[0]
+
+    def seal_and_fingerprint(
+        self,
+        user_id: str,
+        key: Mapping[str, str],
+        provenance: Provenance,
+        text: str,
+        *,
+        under: bytes | None = None,
+        tables: tuple[str, ...] = (),
+    ) -> tuple[dict[str, Any], dict[str, str]]:
+        """`seal_text`'s attributes, and the text's fingerprint for each of `tables` under the user's data key
+        (chalicelib/crypto/fingerprint.py): the key a new text needs is read once for both."""
         text_key = self.keyring.text_key(user_id, under) if under else None
         if under is None or text_key is None:
             under, text_key = self.keyring.new_text_key(user_id)
-        return {TEXT_ATTRIBUTE: seal(under, text_key, text, associated_data(self.table, user_id, key, provenance))}
+        attributes = {TEXT_ATTRIBUTE: seal(under, text_key, text, associated_data(self.table, user_id, key, provenance))}
+        if not tables:
+            return attributes, {}
+        data_key = self.keyring.fingerprint_key(user_id)
+        return attributes, {table: fingerprint(data_key, user_id, table, text) for table in tables}
 
     def open_text(
         self, user_id: str, key: Mapping[str, str], provenance: Provenance, stored: Mapping[str, Any],

@@ -28,6 +28,7 @@ SCRIPT_MODULES = (
     "proposals-view.js",
     "review-bulk.js",
     "session.js",
+    "similar.js",
     "status.js",
     "store.js",
     "tabs.js",

@@ -3,7 +3,7 @@
 import { state } from "./store.js";
 
 export class ApiError extends Error {
-  constructor(status, code, message, shape, field, deleted = null) {
+  constructor(status, code, message, shape, field, deleted = null, existingId = null) {
     super(code);
     this.status = status;
     this.code = code;
@@ -11,6 +11,7 @@ export class ApiError extends Error {
     this.shape = shape;
     this.field = field;
     this.deleted = deleted; // only an interrupted forget-all's 503: its key is gone, this many items deleted
+    this.existingId = existingId; // only a 409 duplicate: the entry that already says this
   }
 }
 
@@ -46,7 +47,7 @@ async function parse(response) {
     const ok = data && typeof data === "object";
     const text = (key) => (ok && typeof data[key] === "string" ? data[key] : null);
     throw new ApiError(response.status, text("code") || `http_${response.status}`, text("message") || "",
-      text("shape"), text("field"), ok && Number.isInteger(data.deleted) ? data.deleted : null);
+      text("shape"), text("field"), ok && Number.isInteger(data.deleted) ? data.deleted : null, text("existing_id"));
   }
   return data;
 }

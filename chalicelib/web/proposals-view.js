@@ -6,7 +6,28 @@ import { DAYS_PROBLEM, actionButton, checkText, editFields, fieldOf, itemBody, p
 import { loadMemory, reportError } from "./memory.js";
 import { clearFieldError, fieldError, say } from "./status.js";
 import { changed, run, state } from "./store.js";
+import { similarEntries } from "./similar.js";
 import { describeError } from "./words.js";
+
+/** "Like what you keep": the entries closest in wording (similar.js, on the page), each with "Replace this one". */
+function likeWhatYouKeep(entry, off) {
+  const like = similarEntries(entry.text, state.memory.items);
+  if (!like.length) return null;
+  const headingId = `similar-${entry.id}`;
+  return el("div", { className: "similar", attrs: { "data-testid": "similar" } }, [
+    el("p", { className: "similar-heading", text: like.length === 1 ? "Like this entry you keep:" : "Like these entries you keep:", attrs: { id: headingId } }),
+    el("ul", { className: "similar-list", attrs: { "aria-labelledby": headingId } }, like.map((kept) => el("li", {
+      className: "similar-item", attrs: { "data-testid": "similar-entry", "data-entry-id": kept.id },
+    }, [
+      el("span", { className: "similar-text", text: kept.text }),
+      el("button", { className: "button button-small", text: "Replace this one", attrs: {
+        type: "button", "data-action": "replace", "data-replaces": kept.id, disabled: off,
+        "aria-describedby": off ? "proposals-off-note" : null,
+        "aria-label": `Accept “${shortText(entry.text)}” and forget “${shortText(kept.text)}”`,
+      } }),
+    ]))),
+  ]);
+}
 
 function proposalItem(entry) {
   const off = !state.memory.enabled;
@@ -39,6 +60,8 @@ function proposalItem(entry) {
     if (off) button.setAttribute("aria-describedby", "proposals-off-note");
   }
   li.append(el("div", { className: "button-row" }, buttons));
+  const like = likeWhatYouKeep(entry, off);
+  if (like) li.append(like);
   return li;
 }
 
@@ -67,9 +90,9 @@ async function decide(entry, verdict, index, body) {
   try {
     await api("POST", `v1/memory/${encodeURIComponent(entry.id)}/${verdict}`, body);
     state.correcting.delete(entry.id);
-    say(verdict === "accept"
-      ? (body ? "Accepted with your changes: it is now in your memory." : "Accepted: it is now in your memory.")
-      : "Rejected: the suggestion was deleted.", "ok");
+    say(verdict !== "accept" ? "Rejected: the suggestion was deleted."
+      : body && body.replaces ? "Accepted: it is now in your memory, in place of the entry it replaces."
+      : body ? "Accepted with your changes: it is now in your memory." : "Accepted: it is now in your memory.", "ok");
     await loadMemory(true);
     refocus(null, verdict, index);
     return null;
@@ -122,10 +145,11 @@ function onClick(event) {
   const action = button.getAttribute("data-action");
   if (action === "correct") startCorrecting(entry);
   else if (action === "cancel") stopCorrecting(entry.id);
-  else if (action === "accept" || action === "reject") {
+  else if (action === "accept" || action === "reject" || action === "replace") {
+    const body = action === "replace" ? { replaces: button.getAttribute("data-replaces") } : undefined;
     run(async () => {
-      const err = await decide(entry, action, index);
-      if (err) await reportError(err, action);
+      const err = await decide(entry, action === "reject" ? "reject" : "accept", index, body);
+      if (err) await reportError(err, action === "reject" ? "reject" : "accept");
     });
   }
 }

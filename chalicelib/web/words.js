@@ -1,6 +1,6 @@
 /* Everything the page says in words: errors, credential shapes, where an entry came from and when. */
 
-import { limits } from "./store.js";
+import { limits, state } from "./store.js";
 
 export const KIND_LABELS = { note: "Note", preference: "Preference", fact: "Fact" };
 
@@ -83,6 +83,14 @@ export function describeError(err, action) {
         return `Memory is full: ${lim.entries} of ${lim.entries} entries. Forget an entry to make room.`;
       }
       return "A limit was reached, so nothing was changed.";
+    case "duplicate": {
+      // The server names the entry, never its text; the page has that entry's text already.
+      const existing = state.memory && state.memory.items.find((e) => e.id === err.existingId);
+      const which = existing ? `“${existing.text.length > 60 ? existing.text.slice(0, 59) + "…" : existing.text}”` : "an entry";
+      return action === "accept"
+        ? `You already keep this, as ${which}. The suggestion is still waiting: reject it, or accept it in other words.`
+        : `You already keep this, as ${which}. Nothing was added.`;
+    }
     case "memory_off":
       return action === "accept"
         ? "Memory is off, so suggestions cannot be accepted. Turn memory on first."

@@ -2,7 +2,8 @@
 
 `run(ctx)` is the entrypoint named in pack.json. It builds the prompt a model-backed agent would
 send (the person's notes as a delimited, data-only block) and proposes one preference it noticed,
-unless the person already has that note. It returns the prompt.
+unless the person already has that note (compared as the service compares texts: `items.holds`). It
+returns the prompt. Outcomes refused `duplicate` are reported as such (`EventOutcome.duplicate`).
 
 From the command line it plays both sides the way a real runtime would split them: it fetches the
 session's context signed as the host and proposes signed as the worker. It never registers the
@@ -50,8 +51,9 @@ def run(ctx: AgentContext, *, noticed: str = NOTICED_TEXT, kind: str = NOTICED_K
     """Build the prompt from ctx.memory.items, propose what was noticed, return the prompt."""
     items = ctx.memory.items
     prompt = f"{SYSTEM_PROMPT}\n\n{render_memory_block(items)}"
-    already_known = any(item.text.strip().casefold() == noticed.casefold() for item in items)
-    if not already_known:
+    # The service refuses a proposal whose words the person already keeps (`duplicate`): compared as it
+    # compares them (case, spacing, invisible characters, full-width forms), not proposed at all.
+    if not items.holds(noticed):
         ctx.memory.propose(noticed, kind=kind)
     return prompt
 
@@ -81,11 +83,12 @@ def _wait_for_outcomes(
         time.sleep(0.25)
 
 
-def _outcome_json(event: EventRecord) -> dict[str, str | None]:
+def _outcome_json(event: EventRecord) -> dict[str, str | bool | None]:
     outcome = event.outcome
     return {
         "id": event.id,
         "status": event.status,
+        "duplicate": bool(outcome and outcome.duplicate),
         "outcome": outcome.type if outcome else None,
         "reason": outcome.reason if outcome else None,
         "proposal_id": outcome.proposal_id if outcome else None,

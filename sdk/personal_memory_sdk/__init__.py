@@ -25,14 +25,15 @@ from .errors import (
     UnauthorizedError,
 )
 from .host import HostClient, Session
-from .memory import KINDS, MemoryItem, MemoryItems
+from .memory import KINDS, MemoryItem, MemoryItems, comparable
 from .prompt import render_memory_block
 from .transport import RetryPolicy
-from .worker import EventOutcome, EventRecord, ProposeEvent, WorkerClient, new_event_id
+from .worker import DUPLICATE, EventOutcome, EventRecord, ProposeEvent, WorkerClient, new_event_id
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "DUPLICATE",
     "KINDS",
     "AgentContext",
     "AgentMemory",
@@ -62,6 +63,7 @@ __all__ = [
     "TransportError",
     "UnauthorizedError",
     "WorkerClient",
+    "comparable",
     "load_context",
     "load_credentials_file",
     "new_event_id",

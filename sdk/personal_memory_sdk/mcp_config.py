@@ -27,6 +27,7 @@ __all__ = ["ENV", "ConfigError", "McpConfig", "load_config", "parser"]
 # The contract's user id shape (a token's `sub`, chalicelib/identifiers.py USER_ID_PATTERN).
 _USER_ID = re.compile(r"[A-Za-z0-9._:@|+\-]{1,128}")
 _DEFAULT_OUTCOME_WAIT = 3.0
+_REGION = re.compile(r"[a-z]{2}(-[a-z0-9]+){1,4}")
 
 ENV = {
     "base_url": "PERSONAL_MEMORY_URL",
@@ -112,6 +113,8 @@ def load_config(
     base_url = _base_url(pick("base_url"))
     user_id = _user_id(pick("user_id"))
     region = pick("region") or DEFAULT_REGION
+    if not _REGION.fullmatch(region):
+        raise ConfigError("--region must be an AWS region name, e.g. eu-west-1")
     host, worker = _credentials(pick("credentials_file"), pick, env)
     return McpConfig(
         base_url=base_url,
@@ -130,10 +133,26 @@ def _base_url(value: str | None) -> str:
             f"no API address: pass --base-url URL or set {ENV['base_url']} "
             "(http://127.0.0.1:8000 for make run)"
         )
-    parts = urlsplit(value)
-    if parts.scheme not in ("http", "https") or not parts.netloc or parts.query or parts.fragment:
+    try:
+        parts = urlsplit(value)
+        parts.port  # noqa: B018 - raises ValueError for a port out of range or not a number
+    except ValueError:
+        parts = None
+    if (
+        parts is None
+        or parts.scheme not in ("http", "https")
+        or not parts.hostname
+        or parts.query
+        or parts.fragment
+    ):
         raise ConfigError(
             "--base-url must be an http(s) address with no query, e.g. https://api.example.com"
+        )
+    if parts.username is not None or parts.password is not None:
+        # Never echoed: a password in the address would be in every error the tools give.
+        raise ConfigError(
+            "--base-url must not hold a user name or password: the server signs its requests "
+            "with the host and worker keys"
         )
     return value.rstrip("/")
 

@@ -20,6 +20,7 @@ __all__ = [
 # The contract's identifier rule (chalicelib/identifiers.py): 1..128 of letters, digits, . _ : -
 MAX_AGENT_CHARS = 128
 FALLBACK_AGENT = "mcp-client"
+_KEY_CHARS = 16  # below an AWS key id's 20; a client's name ("cursor/1.2 (vscode)") joins to fewer
 _NOT_ALLOWED = re.compile(r"[^a-z0-9._:-]+")
 _EDGES = "._:-"
 
@@ -79,9 +80,22 @@ def agent_name(client_name: object) -> str:
     if not isinstance(client_name, str):
         return FALLBACK_AGENT
     folded = unicodedata.normalize("NFKD", unicodedata.normalize("NFKC", client_name))
-    ascii_only = folded.encode("ascii", "ignore").decode("ascii").lower()
-    name = _NOT_ALLOWED.sub("-", ascii_only).strip(_EDGES)[:MAX_AGENT_CHARS].strip(_EDGES)
+    ascii_only = folded.encode("ascii", "ignore").decode("ascii")
+    if _looks_like_a_key(ascii_only):
+        return FALLBACK_AGENT
+    name = _NOT_ALLOWED.sub("-", ascii_only.lower()).strip(_EDGES)[:MAX_AGENT_CHARS].strip(_EDGES)
     return name or FALLBACK_AGENT
+
+
+def _looks_like_a_key(name: str) -> bool:
+    """A product's name is never a key: letters and digits that, joined, run to 16 or more with two
+    digits or more among them have the shape of an access key, token or JWT however they are spaced.
+
+    Checked here, before lower-casing: the API's detector knows keys by their case (an AWS key id
+    lower-cased is not refused, yet upper-casing gives it back), so it cannot catch them afterwards.
+    """
+    joined = "".join(c for c in name if c.isascii() and c.isalnum())
+    return len(joined) >= _KEY_CHARS and sum(c.isdigit() for c in joined) >= 2
 
 
 def describe_shape(shape: str) -> str:

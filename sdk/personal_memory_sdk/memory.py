@@ -8,11 +8,29 @@ shared.
 
 from __future__ import annotations
 
+import re
+import unicodedata
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NoReturn, overload
 
-__all__ = ["KINDS", "MemoryItem", "MemoryItems"]
+__all__ = ["KINDS", "MemoryItem", "MemoryItems", "comparable"]
+
+_SPACE = re.compile(r"\s+")
+_FILLERS = "\u115f\u1160\u3164\uffa0"  # Hangul fillers: blank to the eye, not format characters
+
+
+def comparable(text: str) -> str:
+    """The text as the service compares it for duplicates, near enough for an agent to skip one.
+
+    Invisible (format) characters dropped, NFKC, case-folded, white-space runs as one space,
+    trimmed.
+    The service also unmasks look-alike letters of other scripts; an agent that misses such a
+    disguise only gets its proposal refused `duplicate`, which `EventOutcome.duplicate` reports.
+    """
+    visible = "".join(c for c in text if unicodedata.category(c) != "Cf" and c not in _FILLERS)
+    folded = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", visible).casefold())
+    return _SPACE.sub(" ", folded).strip()
 
 # The contract's entry kinds.
 KINDS: tuple[str, ...] = ("preference", "fact", "note")
@@ -85,6 +103,11 @@ class MemoryItems(Sequence[MemoryItem]):
 
     def __len__(self) -> int:
         return len(self._items)
+
+    def holds(self, text: str) -> bool:
+        """Whether an item already says `text` as a person reads it (proposing it: `duplicate`)."""
+        wanted = comparable(text)
+        return any(comparable(item.text) == wanted for item in self._items)
 
     def __iter__(self) -> Iterator[MemoryItem]:
         return iter(self._items)

@@ -16,6 +16,7 @@ from .errors import ProtocolError
 
 __all__ = [
     "MAX_EVENTS_PER_POST",
+    "DUPLICATE",
     "EventOutcome",
     "EventRecord",
     "ProposeEvent",
@@ -57,6 +58,10 @@ class ProposeEvent:
         return document
 
 
+# The refusal reason of a proposal whose words the person already keeps, or that already waits.
+DUPLICATE = "duplicate"
+
+
 @dataclass(frozen=True, slots=True)
 class EventOutcome:
     """What the stream consumer made of an event: `memory.proposed` or `memory.proposal_refused`.
@@ -68,6 +73,20 @@ class EventOutcome:
     type: str
     proposal_id: str | None = None
     reason: str | None = None
+
+    @property
+    def proposed(self) -> bool:
+        return self.type == "memory.proposed"
+
+    @property
+    def refused(self) -> bool:
+        return self.type == "memory.proposal_refused"
+
+    @property
+    def duplicate(self) -> bool:
+        """Refused because the person already has these words (an entry, or a suggestion waiting):
+        nothing to retry, and nothing lost: don't propose it again."""
+        return self.refused and self.reason == DUPLICATE
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,6 +179,11 @@ class WorkerClient(SignedClient):
         event = ProposeEvent(event_id or new_event_id(), text, kind, message_id)
         self.post_events(session_id, [event])
         return event.id
+
+    def duplicates(self, session_id: str) -> list[str]:
+        """Ids of the session's events refused as `duplicate` (the person already has the words)."""
+        events = self.list_events(session_id)
+        return [event.id for event in events if event.outcome and event.outcome.duplicate]
 
     def list_events(self, session_id: str) -> list[EventRecord]:
         """The session's events and their outcomes, as the server stores them."""

@@ -11,6 +11,8 @@ from tests.browser.browser_support import Agent, Watch, add_entry, memory, new_u
 
 IMG = "<img src=x onerror=\"document.title='pwned'\">"
 SCRIPT = "<script>document.title='pwned'</script>"
+# Suggested beside IMG (the same words would be refused `duplicate`): alike enough to be shown beside it.
+IMG_AGAIN = "<img src=y onerror=\"document.title='pwned'\">"
 
 
 def _markup_never_became_elements(page: Page) -> None:
@@ -25,13 +27,14 @@ def test_markup_in_entries_and_proposals_is_shown_as_text_and_runs_nothing(page:
     switch_on(page)
     add_entry(page, IMG)
     add_entry(page, SCRIPT, kind="fact", pinned=True)
-    agent.propose(user, token, IMG, tainted=True)
+    agent.propose(user, token, IMG_AGAIN, tainted=True)
     reload(page)
     expect(page.locator("[data-testid=proposal]")).to_have_count(1)
 
     entries = page.locator("[data-testid=entry] [data-testid=text]")
     expect(entries).to_have_text([SCRIPT, IMG])
-    expect(page.locator("[data-testid=proposal] [data-testid=text]")).to_have_text(IMG)
+    expect(page.locator("[data-testid=proposal] [data-testid=text]")).to_have_text(IMG_AGAIN)
+    expect(page.locator("[data-testid=proposal] [data-testid=similar-entry]").first).to_contain_text(IMG)  # as text, too
     _markup_never_became_elements(page)
 
     # The inline editor must also hold the markup as a value, not parse it.
@@ -45,7 +48,7 @@ def test_markup_in_entries_and_proposals_is_shown_as_text_and_runs_nothing(page:
     settled(page)
     _markup_never_became_elements(page)
     texts = sorted(i["text"] for i in memory(live, token)["items"])
-    assert texts == sorted([IMG, IMG, SCRIPT])
+    assert texts == sorted([IMG, IMG_AGAIN, SCRIPT])
 
 
 def test_keyboard_alone_signs_in_switches_memory_on_and_adds(page: Page, live: Any) -> None:

@@ -41,7 +41,7 @@ from tests.corpora.credential_corpus import (
 from tests.corpora.credential_corpus_hard import HARD_INPUTS, HARD_NEGATIVES, hard_negative_cases
 
 __all__ = ["ALL_SHAPES", "DISGUISES", "HARD_INPUTS", "HARD_NEGATIVES", "NEW_SHAPES", "evasion_cases",
-           "hard_negative_cases", "new_shape_cases"]
+           "WORDS_BEFORE_A_KEY", "hard_negative_cases", "new_shape_cases", "worded_split_cases"]
 
 SEED = 20_261_201
 PER_SHAPE = 240
@@ -199,6 +199,11 @@ def _insert(text: str, span: tuple[int, int], chars: list[str], rng: random.Rand
 
 def _disguise(kind: str, text: str, rng: random.Random) -> str:
     a, b = span = _target(text)
+    return _disguised_run(kind, text, span, rng)
+
+
+def _disguised_run(kind: str, text: str, span: tuple[int, int], rng: random.Random) -> str:
+    a, b = span
     run = text[a:b]
     if kind == "zero_width":
         return _insert(text, span, [rng.choice(_ZERO_WIDTH) for _ in range(rng.randint(1, 3))], rng)
@@ -224,16 +229,43 @@ def _disguise(kind: str, text: str, rng: random.Random) -> str:
 DISGUISES = ("zero_width", "soft_hyphen", "homoglyph", "fullwidth", "line_break", "space")
 
 
+# Where the token starts in a disguised run: after its opening quotes or brackets.
+_LEAD = re.compile(r"""[\"'`(\[{<]*""")
+
+
 @cache
-def evasion_cases() -> tuple[Case, ...]:
-    """Each shape's secret disguised ``PER_EVASION`` times per disguise (label shape, context disguise)."""
+def _evasions() -> tuple[tuple[Case, int, str], ...]:
+    """Each disguised case, where its token starts, and the token as it was before the disguise."""
     rng = random.Random(SEED + 2)
-    cases: list[Case] = []
+    cases: list[tuple[Case, int, str]] = []
     for shape in ALL_SHAPES:
         base = (_positive_cases_for(shape, rng, 40) if shape in SHAPES else _new_shape_cases_for(shape, rng, 40))
         for kind in DISGUISES:
             if kind in ("line_break", "space") and shape in _NO_BREAKS:
                 continue
             for case in rng.sample(base, PER_EVASION):
-                cases.append(Case(shape, kind, _disguise(kind, case.text, rng)))
+                a, b = span = _target(case.text)
+                lead = _LEAD.match(case.text, a).end()  # type: ignore[union-attr]
+                disguised = _disguised_run(kind, case.text, span, rng)
+                at = lead if disguised[a:lead] == case.text[a:lead] else a
+                cases.append((Case(shape, kind, disguised), at, case.text[at:b]))
     return tuple(cases)
+
+
+def evasion_cases() -> tuple[Case, ...]:
+    """Each shape's secret disguised ``PER_EVASION`` times per disguise (label shape, context disguise)."""
+    return tuple(case for case, _, _ in _evasions())
+
+
+# Issue 21: what people write just before a key. A short word glued onto a split token's cut end hid it.
+WORDS_BEFORE_A_KEY = ("key", "my key", "aws key", "token", "bot", "pass", "the", "is", ":")
+
+
+@cache
+def worded_split_cases() -> tuple[tuple[Case, str], ...]:
+    """Every spaced or line-broken token of ``evasion_cases`` with each of ``WORDS_BEFORE_A_KEY`` and a
+    space put just before it (label shape, context 'disguise|word'), beside the token as typed whole."""
+    return tuple(
+        (Case(case.label, f"{case.context}|{word}", f"{case.text[:at]}{word} {case.text[at:]}"), token)
+        for case, at, token in _evasions() if case.context in ("line_break", "space") for word in WORDS_BEFORE_A_KEY
+    )

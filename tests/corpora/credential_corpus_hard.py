@@ -123,6 +123,11 @@ HARD_INPUTS = {  # 2000 characters each
     "sshpass": "sshpass -p " * 181, "mysql_p": "mysql -p " * 222, "sig_fields": "sv=1&sig=" * 222,
     "pem_bodies": "MIIEvQIBADANBgkqhkiG9w0BAQEFAASC" * 62, "urls_split": "https://a\n" * 200,
     "noise": _noise(1, "аaеe ghp_\u200b\n0123456789ABCDEF"),
+    # issue 21: the decoded views and the readings of a word beside a split token
+    "percent_run": "%41" * 666, "entities": "&#65;" * 400, "named_entities": "&amp;" * 400, "escapes": "\\u0041" * 333,
+    "nested_percent": "%2541" * 400, "grouped_dots": "key ab1." * 250, "grouped_bars": "token ab|" * 222,
+    "words_before_groups": "key AB12 CD34 EF56 " * 105, "words_before_breaks": "my key ghp_aB3d\n" * 125,
+    "mixed_encodings": "&#37;41%26%2365;\\u0025" * 80,
 }
 
 

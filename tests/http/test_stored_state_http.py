@@ -6,7 +6,6 @@ and compares them with what the API answered.
 """
 from __future__ import annotations
 
-import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -15,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from tests.support.burst import burst as _burst
 from tests.support.live import LiveStack, start_live_stack
 from tests.support.signing import signed_request
 from tests.support.stored import StoredState
@@ -36,23 +36,6 @@ def stored(stack: LiveStack) -> StoredState:
 
 def _user(prefix: str) -> str:
     return f"{prefix}-{uuid.uuid4().hex[:8]}"
-
-
-def _burst(calls: list[Callable[[], Any]]) -> list[Any]:
-    """Run every call at once (a barrier releases them together); results in call order."""
-    results: list[Any] = [None] * len(calls)
-    barrier = threading.Barrier(len(calls))
-
-    def run(index: int) -> None:
-        barrier.wait()
-        results[index] = calls[index]()
-
-    threads = [threading.Thread(target=run, args=(i,)) for i in range(len(calls))]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    return results
 
 
 class User:

@@ -307,18 +307,18 @@ def test_an_edit_sealed_under_a_key_destroyed_before_it_lands_changes_nothing(ap
     entry = api.add("alice", ALICE_NOTE)
     before = raw_item(dynamodb, table_names.entries, _entry_key("alice", entry["id"]))
     seal = stores.entries.seal
-    seal_text = seal.seal_text
+    seal_text = seal.seal_and_fingerprint
     raced: list[bool] = []
 
-    def forget_all_in_between(*args: Any, **kwargs: Any) -> dict[str, Any]:
+    def forget_all_in_between(*args: Any, **kwargs: Any) -> Any:
         sealed = seal_text(*args, **kwargs)
         if not raced:
             raced.append(stores.keyring.destroy("alice"))  # as a concurrent DELETE /v1/memory would
         return sealed
 
-    seal.seal_text = forget_all_in_between
+    seal.seal_and_fingerprint = forget_all_in_between
     status, body = api.call("PATCH", f"/v1/memory/{entry['id']}", "alice", {"text": "Alice keeps a red notebook"})
-    seal.seal_text = seal_text
+    seal.seal_and_fingerprint = seal_text
     assert raced == [True]
     assert status == 404 and body["code"] == "not_found"  # nothing opens any more: never a 200 for text no key opens
     assert raw_item(dynamodb, table_names.entries, _entry_key("alice", entry["id"])) == before

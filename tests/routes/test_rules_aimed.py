@@ -111,10 +111,13 @@ def test_exactly_2000_bytes_is_kept_and_2001_refused(api: Any, stores: Any, kept
     assert (status, refused["code"]) == (400, "invalid_request")
     status, refused = api.call("PATCH", f"/v1/memory/{kept['id']}", "alice", {"text": one_more})
     assert (status, refused["code"]) == (400, "invalid_request")
+    status, refused = api.call("PATCH", f"/v1/memory/{kept['id']}", "alice", {"text": text})
+    assert (status, refused["code"]) == (409, "duplicate")  # the same words as the entry just posted (issue 24)
+    assert api.call("DELETE", f"/v1/memory/{body['id']}", "alice")[0] == 204
     status, patched = api.call("PATCH", f"/v1/memory/{kept['id']}", "alice", {"text": text})
     assert status == 200 and patched["text"] == text.strip()
     stored = {e.id: e.text for e in stores.entries.load("alice")[1]}
-    assert stored == {kept["id"]: text.strip(), body["id"]: text.strip()}
+    assert stored == {kept["id"]: text.strip()}
     assert_counters_match(stores, "alice")
 
 

@@ -221,10 +221,15 @@ def _break_key_row(dynamodb: Any, table_names: Any, how: str) -> None:
         del row["wrapped"]
     elif how == "key id as a string":
         row["key_id"] = {"S": "not bytes"}
+    elif how.startswith("key id of "):  # red team: it answered 409 "You have 200 entries" to a user with 1
+        row["key_id"] = {"B": os.urandom(int(how.split()[3]))}
     dynamodb.put_item(TableName=table_names.keys, Item=row)
 
 
-BROKEN_ROWS = ["garbage wrapped key", "another user's wrapped key", "no wrapped key", "key id as a string"]
+BROKEN_ROWS = [
+    "garbage wrapped key", "another user's wrapped key", "no wrapped key", "key id as a string",
+    "key id of 15 bytes", "key id of 17 bytes",
+]
 
 
 @pytest.mark.parametrize("how", BROKEN_ROWS)

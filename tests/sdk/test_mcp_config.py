@@ -52,13 +52,17 @@ def keys_file(tmp_path: Path) -> Path:
             ["--base-url", "http://127.0.0.1:8000", "--user", "alice", "--host-profile", "missing-host"],
             "host credentials: AWS profile 'missing-host' (--host-profile) does not exist",
         ),
+        (["--base-url", "http://[::1"], "--base-url must be an http(s) address"),  # urlsplit raises
+        (["--base-url", "http://127.0.0.1:99999"], "--base-url must be an http(s) address"),
+        (["--base-url", "http://me:hunter2@127.0.0.1:8000"], "--base-url must not hold a user name or password"),
+        (["--base-url", "http://127.0.0.1:8000", "--user", "a", "--region", "us east\n1"], "--region must be an AWS region"),
     ],
 )
 def test_each_missing_piece_is_one_clear_line_and_exit_2(args: list[str], says: str) -> None:
     result = _start(args)
     assert result.returncode == 2, result.stderr
     assert result.stderr.startswith(f"personal-memory-mcp: {says}"), result.stderr
-    assert "Traceback" not in result.stderr and result.stdout == ""
+    assert "Traceback" not in result.stderr and result.stdout == "" and "hunter2" not in result.stderr
 
 
 @pytest.mark.slow
@@ -141,6 +145,16 @@ def test_an_outcome_wait_outside_0_to_30_seconds_is_refused(keys_file: Path, wai
         ("---", "mcp-client"),
         ("a" * 300, "a" * 128),
         ("x" * 127 + " y", "x" * 127),
+        ("GitHub Copilot 2", "github-copilot-2"),
+        # Credential-shaped names: the API's detector knows keys by their case, so once lower-cased
+        # "akiaz7qw2erty5uiopas" was registered (an AWS key id given back by upper-casing).
+        ("AKIA" + "Z7QW2ERTY5UIOPAS", "mcp-client"),
+        ("AKIA Z7QW 2ERT Y5UI OPAS", "mcp-client"),
+        ("AKIA\u200bZ7QW2ERTY5UIOPAS", "mcp-client"),
+        ("ＡＫＩＡ" + "Z7QW2ERTY5UIOPAS", "mcp-client"),
+        ("ghp_" + "aB3dE5gH7jK9mN1pQ3sT5vW7yZ9bC1dE3fG5", "mcp-client"),
+        ("xoxb-123456789012-1234567890123-" + "aB3dE5gH7jK9mN1pQ3sT5vW7", "mcp-client"),
+        ("eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2lnbmF0dXJl", "mcp-client"),
     ],
 )
 def test_client_names_become_agent_ids_by_the_id_rules(client: object, agent: str) -> None:

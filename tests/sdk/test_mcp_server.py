@@ -138,7 +138,7 @@ def test_a_proposal_waits_for_review_tainted_and_named_after_the_client(
     assert (proposal["text"], proposal["kind"], proposal["origin"]) == ("Prefers tea to coffee", "preference", "agent")
     assert proposal["agent"] == "claude-desktop" and proposal["tainted"] is True
     # Stored: the raw proposal and the session the server registered, as the host would have.
-    [raw] = stored.partition("proposals", user)
+    [raw] = stored.proposals(user)
     assert raw["tainted"] is True and raw["agent"] == "claude-desktop" and raw["origin"] == "agent"
     assert "Prefers tea" not in json.dumps(raw, default=repr)  # sealed, never plain
     session = _session_item(stored, raw["src_session"])
@@ -159,7 +159,7 @@ def test_a_client_the_person_trusts_proposes_untainted(live: Any, stored: Stored
     assert answer["status"] == "waiting_for_review" and answer["session_tainted"] is False
     [proposal] = _memory(live, token)["proposals"]
     assert proposal["agent"] == "claude-code" and proposal["tainted"] is False and proposal["kind"] == "note"
-    [raw] = stored.partition("proposals", user)
+    [raw] = stored.proposals(user)
     assert _session_item(stored, raw["src_session"])["tainted"] is False
 
 
@@ -175,7 +175,7 @@ def test_a_credential_is_refused_with_its_shape_and_never_echoed(live: Any, stor
     words = text_of(result)
     assert words.startswith("Not suggested:") and "an AWS access key" in words
     assert AWS_KEY not in words and AWS_KEY not in json.dumps(answer)
-    assert _memory(live, token)["proposals"] == [] and stored.partition("proposals", user) == []
+    assert _memory(live, token)["proposals"] == [] and stored.proposals(user) == []
 
 
 def test_one_session_per_client_with_one_registration_and_one_taint(live: Any, stored: StoredState) -> None:
@@ -191,7 +191,7 @@ def test_one_session_per_client_with_one_registration_and_one_taint(live: Any, s
     assert first["agent"] == second["agent"] == "zed-editor"
     proposals = _memory(live, token)["proposals"]
     assert {p["text"] for p in proposals} == {"Likes hiking", "Likes sailing"}
-    sessions = {raw["src_session"] for raw in stored.partition("proposals", user)}
+    sessions = {raw["src_session"] for raw in stored.proposals(user)}
     assert len(sessions) == 1  # the whole connection is one session, registered once
 
 
@@ -214,7 +214,7 @@ def test_a_second_users_memory_is_never_reachable(live: Any, stored: StoredState
     )
     bob_page = _memory(live, bob_token)
     assert [e["text"] for e in bob_page["items"]] == ["Bob keeps bees"] and bob_page["proposals"] == []
-    assert stored.partition("proposals", bob) == []
+    assert stored.proposals(bob) == []
     assert smuggled.is_error or structured(smuggled)["agent"] == "claude-desktop"
 
 
@@ -258,3 +258,21 @@ def test_the_session_is_registered_and_tainted_when_the_client_connects(live: An
     ]
     assert len(mine) == 1 and str(mine[0]["session_id"]).startswith("mcp-")
     assert mine[0]["agent"] == "claude-desktop" and mine[0]["tainted"] is True and mine[0]["memory"] is True
+
+
+def test_a_client_named_with_an_aws_key_id_registers_as_mcp_client_and_the_key_is_stored_nowhere(
+    live: Any, stored: StoredState
+) -> None:
+    """Lower-cased, the key id was no longer refused by the API: it was registered as the agent (red team)."""
+    user, token = _user_with_memory(live, True)
+
+    async def propose(client: Client) -> Any:
+        return structured(await client.call_tool("memory_propose", {"text": "Likes hiking"}))
+
+    answer = run_client(_server(live, user), propose, client_name=AWS_KEY)
+    assert answer["agent"] == "mcp-client" and answer["status"] == "waiting_for_review"
+    [raw] = stored.partition("proposals", user)
+    session = _session_item(stored, raw["src_session"])
+    assert raw["agent"] == session["agent"] == "mcp-client"
+    page = json.dumps(_memory(live, token)).lower()
+    assert AWS_KEY.lower() not in page and AWS_KEY.lower() not in json.dumps(session, default=str).lower()

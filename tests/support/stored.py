@@ -22,6 +22,9 @@ class UserState:
     proposal_ids: frozenset[str]
     journal_actions: tuple[str, ...]
     raw_entries: tuple[dict[str, Any], ...]
+    # Fingerprint items (issue 24): sort key → the id of the entry or proposal holding it.
+    entry_fingerprints: tuple[tuple[str, str], ...] = ()
+    proposal_fingerprints: tuple[tuple[str, str], ...] = ()
 
     @property
     def counters_match(self) -> bool:
@@ -61,11 +64,16 @@ class StoredState:
                 return items
             kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
 
+    def proposals(self, user_id: str) -> list[dict[str, Any]]:
+        """The user's stored proposals (not their fingerprint items)."""
+        return [item for item in self.partition("proposals", user_id) if str(item["sk"]).startswith("p#")]
+
     def user(self, user_id: str) -> UserState:
         entries = self.partition("entries", user_id)
         state = next((item for item in entries if item["sk"] == "#state"), {})
-        stored = tuple(item for item in entries if str(item["sk"]).startswith("e#"))  # not the state, not agents' grants
-        proposals = self.partition("proposals", user_id)
+        stored = tuple(item for item in entries if str(item["sk"]).startswith("e#"))  # not the state, grants, fingerprints
+        everything = self.partition("proposals", user_id)
+        proposals = [item for item in everything if str(item["sk"]).startswith("p#")]
         journal = self.partition("journal", user_id)
         return UserState(
             enabled=bool(state.get("enabled", False)),
@@ -75,4 +83,10 @@ class StoredState:
             proposal_ids=frozenset(str(item["id"]) for item in proposals),
             journal_actions=tuple(str(item.get("action")) for item in journal),
             raw_entries=stored,
+            entry_fingerprints=_fingerprints(entries),
+            proposal_fingerprints=_fingerprints(everything),
         )
+
+
+def _fingerprints(items: list[dict[str, Any]]) -> tuple[tuple[str, str], ...]:
+    return tuple(sorted((str(i["sk"]), str(i.get("held_by"))) for i in items if str(i["sk"]).startswith("f#")))

@@ -167,3 +167,69 @@ def test_the_baseline_collects_already_failing_tests_to_deselect(monkeypatch: py
 def test_a_baseline_that_cannot_run_its_tests_is_an_error(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     _fake_runs(monkeypatch, {"tests/a.py": (2, _summary(errors=1)), "tests/b.py": (0, _summary())})
     assert tool.baseline(tmp_path, ["tests/a.py", "tests/b.py"], 2).verdict == "ERROR"
+
+
+def test_a_catch_by_a_test_that_fails_unmutated_is_run_again_without_it(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: Any) -> None:
+    """The baseline runs the catching tests unmutated; a red one is deselected and its mutations run again."""
+    red, green = "tests/a.py::test_red", "tests/a.py::test_green"
+    seen: list[tuple[str, frozenset[str]]] = []
+
+    def fake(name: str, pristine: Path, tests: Any, mutation: Any, deselect: Any) -> Any:
+        seen.append((name, frozenset(deselect)))
+        if mutation is None:  # the baseline: only the red test fails unmutated
+            ran = [t for t in tests if t == red]
+            summary = tool.Summary(failed=len(ran), errors=0, failed_ids=tuple(ran), last_line="")
+            return tool.Outcome(name, tool.classify(1 if ran else 0, summary), summary, 1 if ran else 0, 1.0)
+        caught_by = {"noticed": green if red in deselect else red, "unnoticed": None if red in deselect else red, "plain": green}[name]
+        summary = tool.Summary(failed=1 if caught_by else 0, errors=0, failed_ids=(caught_by,) if caught_by else (), last_line="")
+        return tool.Outcome(name, tool.classify(1 if caught_by else 0, summary), summary, 1 if caught_by else 0, 1.0)
+
+    monkeypatch.setattr(tool, "run_in_scratch", fake)
+    chosen = [tool.Mutation(name, "why", ("tests/a.py",), ()) for name in ("noticed", "unnoticed", "plain")]
+    outcomes = tool.run_all(chosen, tmp_path, jobs=2, use_baseline=True, show=False)
+    assert outcomes is not None
+    assert {o.name: (o.verdict, o.summary.failed_ids) for o in outcomes} == {
+        "noticed": ("CAUGHT", (green,)), "unnoticed": ("SURVIVED", ()), "plain": ("CAUGHT", (green,)),
+    }
+    reruns = [(name, deselect) for name, deselect in seen if name in ("noticed", "unnoticed") and deselect]
+    assert sorted(reruns) == [("noticed", frozenset({red})), ("unnoticed", frozenset({red}))]  # "plain" ran once
+    assert "already fail unmutated, deselected: tests/a.py::test_red" in capsys.readouterr().out
+    assert [name for name, _ in seen].count("baseline") == 1  # green was confirmed once, not again
+
+
+def test_with_no_baseline_the_catches_are_taken_as_they_are(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    _fake_runs(monkeypatch, {"tests/a.py": (1, tool.Summary(failed=1, errors=0, failed_ids=("tests/a.py::t",), last_line=""))})
+    outcomes = tool.run_all([tool.Mutation("m", "why", ("tests/a.py",), ())], tmp_path, jobs=1, use_baseline=False, show=False)
+    assert outcomes is not None and [o.verdict for o in outcomes] == ["CAUGHT"]
+
+
+def test_every_catcher_hint_names_a_mutation_and_a_test_in_its_files() -> None:
+    by_name = {m.name: m for m in tool.MUTATIONS}
+    for name, nodeid in tool.CATCHERS.items():
+        assert name in by_name, f"CATCHERS names no mutation: {name}"
+        assert nodeid.split("::")[0] in by_name[name].tests, f"{name}: {nodeid} is not in its test files"
+
+
+def test_a_catcher_hint_runs_alone_first_and_the_files_decide_when_it_no_longer_catches(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    pristine = tmp_path / "tree"
+    pristine.mkdir()
+    runs: list[list[str]] = []
+    catching = {"tests/a.py::test_hint"}
+
+    def fake_pytest(root: Path, tests: Any, *, stop_first: bool, deselect: Any = ()) -> tuple[int, str]:
+        runs.append(list(tests))
+        hit = [t for t in tests if t in catching] or (["tests/a.py::test_other"] if list(tests) == ["tests/a.py"] else [])
+        return (1, f"FAILED {hit[0]}\n1 failed") if hit else (0, "1 passed")
+
+    monkeypatch.setattr(tool, "run_pytest", fake_pytest)
+    monkeypatch.setattr(tool, "CATCHERS", {"m": "tests/a.py::test_hint"})
+    mutation = tool.Mutation("m", "why", ("tests/a.py",), ())
+    outcome = tool.run_in_scratch("m", pristine, mutation.tests, mutation, frozenset())
+    assert (outcome.verdict, outcome.summary.failed_ids, runs) == ("CAUGHT", ("tests/a.py::test_hint",), [["tests/a.py::test_hint"]])
+    runs.clear()
+    catching.clear()  # the hint went stale: its files still judge the mutation
+    outcome = tool.run_in_scratch("m", pristine, mutation.tests, mutation, frozenset())
+    assert (outcome.verdict, outcome.summary.failed_ids, runs) == ("CAUGHT", ("tests/a.py::test_other",), [["tests/a.py::test_hint"], ["tests/a.py"]])
+    runs.clear()
+    outcome = tool.run_in_scratch("m", pristine, mutation.tests, mutation, frozenset({"tests/a.py::test_hint"}))
+    assert runs == [["tests/a.py"]]  # a hint that fails unmutated (deselected) is not tried

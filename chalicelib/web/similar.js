@@ -1,0 +1,64 @@
+/* Which entries a suggestion is like: close wording, computed in the page from the texts it already has (no request).
+
+   Both texts become sets of content words: Unicode NFKC, invisible characters dropped, lower case, split
+   at anything that is not a letter or a digit, common function words left out ("the", "now", "has"...),
+   and a light stem ("prefers" and "prefer", "called" and "call" meet). Two texts are similar when their
+   sets' Jaccard index (shared words / all words) is at least 1/3: "Prefers coffee" and "Now prefers tea"
+   are ({prefer} of {prefer, coffee, tea}); "Prefers coffee" and "Prefers metric units" are not (1 of 4).
+   Imports nothing: it is a pure function of two strings. */
+
+export const MAX_SIMILAR = 3;
+
+// Words that say little about what a note is about (English; other languages keep all their words).
+const STOP = new Set(("a an the and or but nor of to in on at for with by from as into onto over under about " +
+  "is are was were be been being am has have had do does did not no yes now then than so too very really also " +
+  "just still again always usually often sometimes never that this these those it its i me my mine he him his " +
+  "she her hers they them their we us our you your there here what which who whom when where why how " +
+  "user user's person person's").split(" "));
+
+function stem(word) {
+  if (word.endsWith("'s") || word.endsWith("\u2019s")) word = word.slice(0, -2);
+  if (word.length > 4 && word.endsWith("ies")) return `${word.slice(0, -3)}y`;
+  if (word.length > 5 && word.endsWith("ing")) return word.slice(0, -3);
+  if (word.length > 4 && word.endsWith("ed")) return word.slice(0, -2);
+  if (word.length > 3 && word.endsWith("s") && !word.endsWith("ss")) return word.slice(0, -1);
+  return word;
+}
+
+/** The content words of a text, as a set. */
+export function contentWords(text) {
+  const plain = String(text).normalize("NFKC").replace(/[\p{Cf}\u115f\u1160\u3164\uffa0]/gu, "").toLowerCase();
+  const words = plain.split(/[^\p{L}\p{N}'\u2019]+/u).map((w) => w.replace(/^['\u2019]+|['\u2019]+$/g, ""));
+  return new Set(words.filter((w) => w && !STOP.has(w)).map(stem).filter((w) => w && !STOP.has(w)));
+}
+
+function overlap(a, b) {
+  const left = contentWords(a);
+  const right = contentWords(b);
+  let shared = 0;
+  for (const word of left) if (right.has(word)) shared += 1;
+  return { shared, all: left.size + right.size - shared };
+}
+
+const close = ({ shared, all }) => shared > 0 && shared * 3 >= all; // Jaccard >= 1/3, in whole numbers
+
+/** Jaccard index of two texts' content words (0 when either has none). */
+export function likeness(a, b) {
+  const { shared, all } = overlap(a, b);
+  return all ? shared / all : 0;
+}
+
+/** Whether two texts are close enough in wording to show one beside the other. */
+export function isSimilar(a, b) {
+  return close(overlap(a, b));
+}
+
+/** The entries most like `text` (at most MAX_SIMILAR), most alike first, ties in the order given. */
+export function similarEntries(text, entries) {
+  return entries
+    .map((entry, index) => ({ entry, index, score: likeness(text, entry.text), near: isSimilar(text, entry.text) }))
+    .filter((scored) => scored.near)
+    .sort((x, y) => y.score - x.score || x.index - y.index)
+    .slice(0, MAX_SIMILAR)
+    .map((scored) => scored.entry);
+}

@@ -1,0 +1,94 @@
+"""A suggestion shows the entries it is like, with "Replace this one" (issue 24); duplicates are explained.
+
+The similarity function itself (chalicelib/web/similar.js) is pinned here in Chromium, by pairs that must
+and must not be shown as similar.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from playwright.sync_api import Page, expect
+
+from tests.browser.browser_support import Agent, add_entry, memory, new_user, reload, settled, sign_in, switch_on
+
+PROPOSALS = "[data-testid=proposal]"
+
+SIMILAR = [
+    ("Prefers coffee", "Now prefers tea"),
+    ("Has a cat called Miso", "The cat Miso is nine years old"),
+    ("Works at Acme", "works at ACME Corp"),
+    ("Lives in Lyon", "Lives in Paris now"),
+    ("Prefers tea", "PREFERS  TEA"),
+    ("Ｐrefers tea", "Pre\u200bfers tea"),
+]
+NOT_SIMILAR = [
+    ("Prefers short answers", "Prefers metric units"),
+    ("Has a cat called Miso", "Has a dog called Rex"),
+    ("Prefers coffee", "Prefers metric units"),
+    ("Prefers tea", "Lives in Lyon"),
+    ("Likes jazz", "Allergic to peanuts"),
+    ("The user", "The person"),
+    ("", "Prefers tea"),
+]
+
+
+def test_similar_js_pins_pairs_that_must_and_must_not_be_shown_as_similar(page: Page) -> None:
+    pairs = [[a, b] for a, b in SIMILAR + NOT_SIMILAR]
+    verdicts = page.evaluate(
+        """async (pairs) => {
+            const m = await import(new URL("assets/similar.js", document.baseURI).href);
+            return pairs.map(([a, b]) => [m.isSimilar(a, b), m.isSimilar(b, a)]);
+        }""",
+        pairs,
+    )
+    expected = [[True, True]] * len(SIMILAR) + [[False, False]] * len(NOT_SIMILAR)
+    assert verdicts == expected, list(zip(pairs, verdicts, strict=True))
+    ranked = page.evaluate(
+        """async () => {
+            const m = await import(new URL("assets/similar.js", document.baseURI).href);
+            const entries = ["Prefers coffee", "Lives in Lyon", "Prefers coffee, black", "Prefers tea", "Tea: green", "Prefers tea at noon"]
+              .map((text, i) => ({ id: String(i), text }));
+            return m.similarEntries("Now prefers tea", entries).map((e) => e.text);
+        }"""
+    )
+    assert ranked == ["Prefers tea", "Prefers tea at noon", "Prefers coffee"]  # most alike first, at most 3
+
+
+def test_a_suggestion_like_an_entry_shows_it_and_replaces_it(page: Page, live: Any, agent: Agent) -> None:
+    user = new_user("similar")
+    token = sign_in(page, user)
+    switch_on(page)
+    add_entry(page, "Prefers coffee in the morning", kind="preference")
+    add_entry(page, "Lives in Lyon")
+    proposal = agent.propose(user, token, "Now prefers tea in the morning")
+    reload(page)
+    item = page.locator(PROPOSALS).first
+    like = item.get_by_test_id("similar-entry")
+    expect(like).to_have_count(1)
+    expect(like).to_contain_text("Prefers coffee in the morning")
+    button = like.get_by_role("button", name="Accept “Now prefers tea in the morning” and forget “Prefers coffee in the morning”")
+    expect(button).to_have_text("Replace this one")
+    button.click()
+    settled(page)
+    expect(page.locator("#status")).to_contain_text("in place of the entry it replaces")
+    expect(page.locator(PROPOSALS)).to_have_count(0)
+    stored = memory(live, token)
+    assert sorted(i["text"] for i in stored["items"]) == ["Lives in Lyon", "Now prefers tea in the morning"]
+    assert stored["proposals"] == [] and proposal["id"] in {i["id"] for i in stored["items"]}
+
+
+def test_a_suggestion_like_nothing_shows_no_similar_block_and_a_duplicate_is_explained(page: Page, agent: Agent) -> None:
+    user = new_user("dupe")
+    token = sign_in(page, user)
+    switch_on(page)
+    add_entry(page, "Prefers tea")
+    agent.propose(user, token, "Allergic to peanuts")
+    reload(page)
+    expect(page.locator(PROPOSALS)).to_have_count(1)
+    expect(page.get_by_test_id("similar")).to_have_count(0)
+    page.locator("#add-text").fill("  PREFERS tea ")
+    page.locator("#add-submit").click()
+    settled(page)
+    expect(page.locator("#status")).to_contain_text("You already keep this, as “Prefers tea”. Nothing was added.")
+    expect(page.locator("[data-testid=entry]")).to_have_count(1)
