@@ -10,7 +10,7 @@ from datetime import datetime
 from typing import Any
 
 from chalicelib.storage import dynamo
-from chalicelib.storage.text import unreadable
+from chalicelib.storage.unreadable import unreadable
 
 # What a journal row may carry besides its action and time. Anything else is dropped, so no caller can
 # put entry text into the journal by accident.

@@ -23,25 +23,13 @@ from chalicelib.crypto.sealing import (
     open_sealed,
     seal,
 )
-from chalicelib.logs import get_logger
+from chalicelib.storage.unreadable import UnreadableText, unreadable
 
 __all__ = ["TEXT_ATTRIBUTE", "TextSeal", "UnreadableText", "sealing_key_id", "unreadable"]
 
 # What `sealing_key_id` reports for a value sealed in an earlier format: never any text's key id (those
 # are 16 random bytes), so such an item counts as an orphan that no key opens (services/orphans.py).
 LEGACY_KEY_ID = b""
-
-logger = get_logger("personal_memory.storage")
-
-
-class UnreadableText(Exception):
-    """A stored item that does not open here: moved, altered, half-written, or its key destroyed."""
-
-
-def unreadable(table: str, why: str) -> UnreadableText:
-    """Log (the table and a reason code, never content) and return the error that makes an item absent."""
-    logger.warning("stored item unreadable", extra={"outcome": "unreadable", "reason": f"{table}:{why}"})
-    return UnreadableText(table)
 
 
 def _blob(value: Any) -> bytes:
