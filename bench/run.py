@@ -265,6 +265,9 @@ def seed_user(stack: Stack, user: str, entries: int, proposals: int = 0) -> None
     puts = [(stores.entries.table, stores.entries.put_new(entry(i, entry_text(i), "user"))) for i in range(entries)]
     puts += [(stores.proposals.table, stores.proposals.put_new(entry(i, f"Proposal {i}: a cat called Miso.", "agent")))
              for i in range(proposals)]
+    # Each text's own key row (issue 26), as the service's transactions would write it beside the item.
+    text_keys = stores.keyring.guard([action for _, action in puts])[len(puts):]
+    puts += [(stores.keyring.keys.table, action) for action in text_keys if "Put" in action]
     for first in range(0, len(puts), 25):
         batch: dict[str, list[dict[str, Any]]] = {}
         for table, action in puts[first : first + 25]:

@@ -207,8 +207,8 @@ class Keyring:
             item = put.get("Item", {})
             expiry = (item.get("expires_at") or item.get("ttl") or {}).get("N")  # an entry's expiry, an event's TTL
             expires_at = int(expiry) if expiry is not None else None
-            with self._lock:
-                pending = self._pending.pop(text_id, None)
+            with self._lock:  # kept (bounded) after use: a refused transaction is built again with the same seal
+                pending = self._pending.get(text_id) if put else None
             if pending is not None and pending[0] == user_id:
                 extra[("t", text_id)] = self.keys.put_text_key(user_id, pending[1], expires_at)
                 extra[("d", user_id, pending[1].data_key_id)] = self.keys.is_current(user_id, pending[1].data_key_id)

@@ -81,10 +81,12 @@ class KeysRepository:
         return data, texts
 
     def put_text_key(self, user_id: str, key: StoredTextKey, expires_at: int | None) -> dict[str, Any]:
-        """Transaction action: store a new text's key (ids are random and never reused)."""
+        """Transaction action: store a new text's key (ids are random and never reused); the same row again is
+        allowed (a transaction retried after a refusal writes it twice), any other never."""
         item = {"user_id": user_id, "sk": TEXT_KEY_PREFIX + key.text_id.hex(), "data_key_id": key.data_key_id,
                 "wrapped": key.wrapped, EXPIRY_ATTRIBUTE: expires_at}
-        return {"Put": {"TableName": self.table, "Item": dynamo.dump(item), "ConditionExpression": "attribute_not_exists(sk)"}}
+        return {"Put": {"TableName": self.table, "Item": dynamo.dump(item), "ConditionExpression": "attribute_not_exists(sk) OR #w = :w",
+                         "ExpressionAttributeNames": {"#w": "wrapped"}, "ExpressionAttributeValues": dynamo.values(w=key.wrapped)}}
 
     def keep_text_key(self, user_id: str, text_id: bytes, expires_at: int | None) -> dict[str, Any]:
         """Transaction action: the text's key is still there (not forgotten meanwhile); its TTL becomes the text's expiry."""
