@@ -445,6 +445,7 @@ class Story:
             raise StepFailed(f"{len(view['items'])} entries and {len(view['proposals'])} proposals are left")
 
     def forget_one_gives_a_receipt(self) -> None:
+        self._set_enabled(self.alice, True)
         status, entry, _ = self._user(self.alice, "POST", "/v1/memory", {"text": RECEIPT_ENTRY_TEXT})
         _expect(status, 201, "POST /v1/memory")
         status, _, _ = self._user(self.alice, "DELETE", f"/v1/memory/{entry['id']}")
@@ -461,6 +462,7 @@ class Story:
         row = receipts[0]
         print(f"    receipt: forgotten at {row['at'][11:16]} UTC · unrecoverable everywhere by {row['unrecoverable_by'][11:16]} UTC",
               flush=True)
+        self._set_enabled(self.alice, False)  # left as the story's earlier steps left it: off
 
     def new_key_after_forgetting(self) -> None:
         status, _, _ = self._user(self.alice, "POST", "/v1/memory", {"text": NEW_ENTRY_TEXT})
