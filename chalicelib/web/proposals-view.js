@@ -5,13 +5,13 @@ import { $, el, focusNode, shortText } from "./dom.js";
 import { DAYS_PROBLEM, actionButton, checkText, editFields, fieldOf, itemBody, parseDays, trackDraft } from "./item.js";
 import { loadMemory, reportError } from "./memory.js";
 import { clearFieldError, fieldError, say } from "./status.js";
-import { changed, run, state } from "./store.js";
+import { changed, run, state, visibleItems } from "./store.js";
 import { similarEntries } from "./similar.js";
 import { describeError } from "./words.js";
 
 /** "Like what you keep": the entries closest in wording (similar.js, on the page), each with "Replace this one". */
 function likeWhatYouKeep(entry, off) {
-  const like = similarEntries(entry.text, state.memory.items);
+  const like = similarEntries(entry.text, visibleItems()); // not one waiting out its undo window
   if (!like.length) return null;
   const headingId = `similar-${entry.id}`;
   return el("div", { className: "similar", attrs: { "data-testid": "similar" } }, [

@@ -34,7 +34,7 @@ def test_a_blocked_client_gets_nothing_and_its_suggestions_are_refused(live: Any
     assert (answer["status"], answer["reason"]) == ("refused", "agent_blocked")
     assert "does not allow this client" in text_of(proposal) and "Practises" not in text_of(proposal)
     status, page, _ = live.request("GET", "/v1/memory", token=token)
-    assert status == 200 and page["proposals"] == [] and stored.partition("proposals", user) == []
+    assert status == 200 and page["proposals"] == [] and stored.proposals(user) == []
     journal = [r for r in stored.partition("journal", user) if r.get("action") == "keep.memory.context"]
     assert len(journal) == 1 and "agent_blocked" in json.dumps(journal[0], default=repr)
 

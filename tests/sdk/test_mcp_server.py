@@ -271,7 +271,7 @@ def test_a_client_named_with_an_aws_key_id_registers_as_mcp_client_and_the_key_i
 
     answer = run_client(_server(live, user), propose, client_name=AWS_KEY)
     assert answer["agent"] == "mcp-client" and answer["status"] == "waiting_for_review"
-    [raw] = stored.partition("proposals", user)
+    [raw] = stored.proposals(user)
     session = _session_item(stored, raw["src_session"])
     assert raw["agent"] == session["agent"] == "mcp-client"
     page = json.dumps(_memory(live, token)).lower()
