@@ -187,3 +187,50 @@ def test_the_receipt_says_when_the_forget_is_final_everywhere(api: Any, stores: 
         assert set(row) >= {"at", "unrecoverable_by"} and "A note to forget" not in repr(row) and entry["id"] not in repr(row)
         waited = (parse_iso(row["unrecoverable_by"]) - parse_iso(row["at"])).total_seconds()
         assert MAX_AGE_SECONDS <= waited <= MAX_AGE_SECONDS + 2  # the deletion plus the key cache's age, no less
+
+
+def test_unwrapped_keys_never_reach_a_log_an_answer_the_journal_or_a_table(
+    api: Any, agents: Any, dynamodb: Any, table_names: Any, tables: Any, stores: Any, capsys: Any
+) -> None:
+    """Every key the container unwraps (data key and text keys) is recorded as the cache receives it, then
+    looked for, raw, hex and base64, in everything the story logged, answered, journaled and stored."""
+    import base64
+
+    seen: list[bytes] = []
+    put = stores.keyring.cache.put
+
+    def recording(slot: str, key_id: bytes, key: bytes) -> None:
+        seen.append(key)
+        put(slot, key_id, key)
+
+    stores.keyring.cache.put = recording  # type: ignore[method-assign]
+    answers: list[Any] = []
+    life = _life(api, agents, dynamodb, table_names, tables, accept=True)
+    answers.append(api.call("PATCH", f"/v1/memory/{life['entry_id']}", "alice", {"text": TEXT + " now"}))
+    stores.keyring.cache.drop_prefix("")  # a cold container: the keys are read, unwrapped and cached again
+    answers.append(api.call("GET", "/v1/memory/export", "alice"))
+    answers.append(api.call("DELETE", f"/v1/memory/{life['entry_id']}", "alice"))
+    answers.append(api.call("GET", "/v1/memory/journal", "alice"))
+    answers.append(api.call("DELETE", "/v1/memory", "alice"))
+    logs = capsys.readouterr().out
+    stored = repr(every_item(dynamodb)).encode()
+    assert len({k for k in seen}) >= 2  # the data key and at least one text key went through the cache
+    for key in set(seen):
+        for form in (key.hex(), base64.b64encode(key).decode(), repr(key)):
+            assert form not in logs and form not in repr(answers)
+        assert key not in stored and base64.b64encode(key) not in stored
+
+
+def test_text_keys_share_the_bounded_cache(api: Any, stores: Any) -> None:
+    """The unwrapped text keys live in the same cache as the data keys, bounded in count (and age, tests/unit)."""
+    from chalicelib.crypto.cache import KeyCache
+
+    stores.keyring.cache = KeyCache(max_users=5)
+    api.turn_on("alice")
+    for n in range(8):
+        api.add("alice", f"Note number {n}")
+    stores.keyring.cache = KeyCache(max_users=5)
+    _, view = api.call("GET", "/v1/memory", "alice")
+    assert len(view["items"]) == 8  # every text opens, from one Query of the keys, however small the cache
+    assert len(stores.keyring.cache) <= 5
+    assert any("/" in slot for slot in stores.keyring.cache._keys)  # text keys ("<user>/<text id>") are in it
