@@ -61,7 +61,7 @@ function refusalWords(reason) {
 function moment(iso) {
   const when = new Date(iso);
   if (Number.isNaN(when.getTime())) return String(iso);
-  const time = when.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
+  const time = when.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit", hourCycle: "h23" });
   return when.toDateString() === new Date().toDateString()
     ? time : `${when.toLocaleDateString([], { day: "numeric", month: "short", year: "numeric" })}, ${time}`;
 }
