@@ -28,8 +28,8 @@ def forget_entry(stores: Stores, user_id: str, entry_id: str, now: Instant, with
     release = True
     for _ in range(_ROUNDS):
         ref = stores.entries.live_ref(user_id, entry_id, now.epoch)
-        if ref is None or ref.key_id is None:
-            return False  # missing, or its text does not open as this entry's (restored after its forget): a 404
+        if ref is None or not ref.key_live:
+            return False  # missing, or restored after its forget (its key is gone): a 404, no counter moves
         actions = stores.entries.forget_actions(user_id, ref, now.epoch, release=release)
         try:
             transact(stores.client, [*actions, stores.entries.release_counts(user_id, active=1), *with_actions, *_shred(stores, user_id, ref)])
@@ -47,8 +47,8 @@ def remove_proposal(stores: Stores, user_id: str, proposal_id: str) -> bool:
     release = True
     for _ in range(_ROUNDS):
         ref = stores.proposals.stored_one(user_id, proposal_id)
-        if ref is None or ref.key_id is None:
-            return False  # gone, or its text does not open as this proposal's (restored after its forget): a 404
+        if ref is None or not ref.key_live:
+            return False  # gone, or restored after its forget (its key is gone): a 404, no counter moves
         actions = stores.proposals.remove_actions(user_id, ref, release=release)
         try:
             transact(stores.client, [*actions, stores.entries.release_counts(user_id, waiting=1), *_shred(stores, user_id, ref)])

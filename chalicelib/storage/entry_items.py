@@ -182,6 +182,8 @@ class StoredRef:
     fingerprint: str | None = None
     agent: str | None = None  # the proposing agent, for items that came from one (origin "agent")
     session_id: str | None = None
+    # False when `opened_ref` found its text's key gone (forgotten: an item restored after its forget).
+    key_live: bool = True
 
     def is_expired(self, now_epoch: int) -> bool:
         return self.expires_at is not None and self.expires_at <= now_epoch
@@ -220,5 +222,7 @@ def opened_ref(item: Mapping[str, Any], seal: TextSeal, prefix: str) -> StoredRe
     try:
         from_item(item, seal, prefix)
     except UnreadableText:
-        return replace(ref, key_id=None)
+        # Damaged in place (its key still there, maybe another item's): deletable, its key untouched.
+        # Its key gone: an item restored after its forget, which no forget may count again.
+        return replace(ref, key_id=None, key_live=seal.keyring.text_key(str(item.get("user_id")), ref.key_id) is not None)
     return ref
