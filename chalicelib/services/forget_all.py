@@ -101,7 +101,9 @@ def forget_counted(
         stores.journal.append(user_id, plan.action, now.iso, {**plan.details, "entries": 0, "proposals": 0}, row_id=row_id)
     if plan.agent is not None and wanted:
         _release_fingerprints(stores, user_id, wanted)
-    recount(stores, user_id, now)  # entries TTL removed behind our back must not keep counting
+    # Entries TTL removed behind our back must not keep counting. Orphans stay: each belongs to the
+    # concurrent forget-all that destroyed its key, which counts it (recount's docstring).
+    recount(stores, user_id, now, orphans=False)
 
 
 def _stored(stores: Stores, user_id: str, now: Instant, plan: Forgetting) -> list[Removal]:

@@ -12,8 +12,13 @@ from chalicelib.models import MemoryState
 from chalicelib.services.orphans import delete_counted, drop_stale, orphaned_ids
 
 
-def recount(stores: Stores, user_id: str, now: Instant) -> MemoryState:
+def recount(stores: Stores, user_id: str, now: Instant, *, orphans: bool = True) -> MemoryState:
     """One consistent Query, a conditional correction, then the purge; the state as it is afterwards.
+
+    `orphans=False` (forget-all's own recount) leaves orphans alone: that forget-all already deleted, counted,
+    every item it read after destroying its key, so any orphan still stored is sealed under a key a concurrent
+    forget-all destroyed, and that one reads it and counts it in its `{deleted}`. Purged here it would be
+    deleted uncounted by anyone (a concurrent burst lost three entries that way).
 
     This runs only where a too-high counter would hurt: a write refused at the cap, and forget-all.
     Cost: one Query of the user's partition, one GetItem of their key row (when any entry is stored),
@@ -24,7 +29,7 @@ def recount(stores: Stores, user_id: str, now: Instant) -> MemoryState:
     active = state.active
     if state.active != len(entries) and stores.entries.correct_active(user_id, len(entries), state):
         active = len(entries)
-    orphaned = orphaned_ids(stores, user_id, entries)
+    orphaned = orphaned_ids(stores, user_id, entries) if orphans else set()
     gone = [e.id for e in entries if e.is_expired(now.epoch) or e.id in orphaned]
     text_ids = {e.id: e.key_id for e in entries}
     purged = delete_counted(
