@@ -107,10 +107,14 @@ echo "package: the API passes API Gateway's import rules; the layer's wheels fit
 
 # ---- 7. checkov and parliament, from their own venv ---------------------------------------------
 CHECKS_VENV="${CHECKS_VENV:-$ROOT/.venv-checks}"
-if ! cmp -s requirements-checks.txt "$CHECKS_VENV/.installed" 2>/dev/null; then
-  rm -rf "$CHECKS_VENV"
-  "${PYTHON:-python3}" -m venv "$CHECKS_VENV"
-  "$CHECKS_VENV/bin/python" -m pip install -q -r requirements-checks.txt
-  cp requirements-checks.txt "$CHECKS_VENV/.installed"
-fi
+# Under a lock: two package builds at once (test workers) must not remove the venv the other is making.
+(
+  flock 9
+  if ! cmp -s requirements-checks.txt "$CHECKS_VENV/.installed" 2>/dev/null; then
+    rm -rf "$CHECKS_VENV"
+    "${PYTHON:-python3}" -m venv "$CHECKS_VENV"
+    "$CHECKS_VENV/bin/python" -m pip install -q -r requirements-checks.txt
+    cp requirements-checks.txt "$CHECKS_VENV/.installed"
+  fi
+) 9>"$CHECKS_VENV.lock"
 "$CHECKS_VENV/bin/python" infra/security_checks.py "$LINT/cloudformation.json" infra/check_skips.json
