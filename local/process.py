@@ -1,6 +1,7 @@
 """`python -m local.run` in a subprocess on a free 127.0.0.1 port: what the demo and the HTTP tests start."""
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
@@ -53,25 +54,41 @@ def _answers(url: str) -> bool:
 
 
 def start_local_stack(workdir: Path) -> LocalProcess:
-    """Start a fresh stack (its own moto, tables and keys) and wait until it answers and wrote its keys."""
-    port = free_port()
+    """Start a fresh stack (its own moto, tables and keys) and wait until it answers and wrote its keys.
+
+    The launcher binds a port of its own choosing (PORT=0) and names it in stack.json: a port picked here
+    and freed for the child to bind could be taken meanwhile (by another stack starting at once, or by
+    the child's own moto server, which also binds an ephemeral port), and the stack would fail to start.
+    """
     credentials = workdir / "credentials.json"
     log_file = workdir / "stack.log"
+    stack_file = workdir / "stack.json"
+    stack_file.unlink(missing_ok=True)  # the URL is read from the one this launch writes
     # Our AWS_* variables must not leak in: the launcher points boto3 at its own moto.
     env = {key: value for key, value in os.environ.items() if not key.startswith("AWS_")}
-    env.update({"PORT": str(port), "MEMORY_CREDENTIALS_FILE": str(credentials), "PYTHONUNBUFFERED": "1"})
+    env.update({"PORT": "0", "MEMORY_CREDENTIALS_FILE": str(credentials), "PYTHONUNBUFFERED": "1"})
     with log_file.open("wb") as sink:
         process = subprocess.Popen(
             [sys.executable, "-m", "local.run"], cwd=ROOT, env=env, stdout=sink, stderr=subprocess.STDOUT
         )
-    stack = LocalProcess(f"http://127.0.0.1:{port}", credentials, log_file, process)
+    stack = LocalProcess("", credentials, log_file, process)
     deadline = time.monotonic() + STACK_START_SECONDS
     while time.monotonic() < deadline:
         if process.poll() is not None:
             raise RuntimeError("the local stack exited while starting:\n" + stack.log_tail())
         # stack.json is the launcher's last file (local/stack.py): once it is there, everything is.
-        if _answers(stack.url) and credentials.exists() and (workdir / "stack.json").exists():
+        url = _api_url(stack_file)
+        if url and credentials.exists() and _answers(url):
+            stack.url = url
             return stack
         time.sleep(0.2)
     stack.stop()
     raise RuntimeError(f"the local stack did not answer within {STACK_START_SECONDS:.0f} s:\n" + stack.log_tail())
+
+
+def _api_url(stack_file: Path) -> str:
+    """The API's URL from the launcher's stack.json ("" until it is written; it is renamed into place whole)."""
+    try:
+        return str(json.loads(stack_file.read_text())["api"])
+    except (OSError, ValueError, KeyError):
+        return ""
