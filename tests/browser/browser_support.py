@@ -26,8 +26,13 @@ CHROMIUM_ARGS = [
 ]
 # Playwright's own waits: long enough for 2 busy shared cores, short enough that a hang fails fast.
 EXPECT_TIMEOUT_MS = 10_000
-# How long an agent's proposal may take to travel worker route → events table → stream pump → inbox.
-PROPOSAL_DEADLINE_S = 20.0
+# How long an agent's proposal may take to travel worker route → events table → stream pump → inbox
+# (and so any wait on the stream), on 2 shared cores under load: conditional waits, so a bound costs nothing.
+PROPOSAL_DEADLINE_S = 60.0
+# What the page's own poll (every 5 s while something can change) brings: two polls plus a loaded machine.
+POLL_TIMEOUT_MS = 25_000
+# An undo window (5 s) closing and its request landing, plus a loaded machine.
+UNDO_CLOSED_TIMEOUT_MS = 20_000
 
 
 def launch(playwright: Playwright) -> Browser:
@@ -119,6 +124,56 @@ def reload(page: Page) -> None:
     """Reload while signed in (the token is in sessionStorage) and wait for the memory to render."""
     page.reload()
     loaded(page)
+
+
+class Polls:
+    """GET /v1/memory requests the page made, and whether one is still on its way."""
+
+    def __init__(self, page: Page) -> None:
+        self.page = page
+        self.count = 0
+        self.open = 0
+        page.on("request", self._started)
+        page.on("requestfinished", self._ended)
+        page.on("requestfailed", self._ended)
+
+    def _ours(self, request: Any) -> bool:
+        return request.method == "GET" and request.url.endswith("/v1/memory")
+
+    def _started(self, request: Any) -> None:
+        if self._ours(request):
+            self.count += 1
+            self.open += 1
+
+    def _ended(self, request: Any) -> None:
+        if self._ours(request):
+            self.open -= 1
+
+    def settle(self) -> None:
+        # Real time: lets the answer land and the next timer be set. Bounded generously (a GET on a loaded
+        # machine can take seconds), never by a count of short waits that a slow answer outlasts.
+        deadline = time.monotonic() + POLL_TIMEOUT_MS / 1000
+        while True:
+            self.page.wait_for_timeout(15)
+            if self.open == 0:
+                return
+            if time.monotonic() > deadline:
+                raise AssertionError("a poll never finished")
+
+    def over(self, seconds: int, step: int = 5) -> int:
+        """Move the page's (paused) clock `seconds` forward in steps shorter than any poll interval; GETs made."""
+        before = self.count
+        for _ in range(seconds // step):
+            self.page.clock.run_for(step * 1000)
+            self.settle()
+        return self.count - before
+
+
+def pause_clock(page: Page) -> None:
+    """Stop the page's (installed, fake) clock a second from now: its timers (polls, undo windows, status
+    text) fire only as the test moves it, so "at once" is told from "at the next tick" however slow the machine."""
+    now = page.evaluate("() => Date.now()")
+    page.clock.pause_at(now + 1000)
 
 
 def set_hidden(page: Page, hidden: bool) -> None:

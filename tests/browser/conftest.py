@@ -46,5 +46,14 @@ def page(watched: tuple[Any, Watch], live: Any) -> Page:
 
 
 @pytest.fixture
+def clocked(watched: tuple[Any, Watch], live: Any) -> Page:
+    """The Memory page with Playwright's fake clock installed before any script runs: time flows as usual
+    until the test pauses it (`pause_clock`), and from then on no page timer fires unless the test moves it."""
+    context, _ = watched
+    context.clock.install()
+    return open_page(context, live.url)
+
+
+@pytest.fixture
 def agent(live: Any) -> Agent:
     return Agent(live)

@@ -11,7 +11,17 @@ from typing import Any
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from tests.browser.browser_support import Agent, add_entry, memory, new_user, settled, sign_in, switch_on
+from tests.browser.browser_support import (
+    POLL_TIMEOUT_MS,
+    PROPOSAL_DEADLINE_S,
+    Agent,
+    add_entry,
+    memory,
+    new_user,
+    settled,
+    sign_in,
+    switch_on,
+)
 from tests.browser.page_support import WIDTHS, axe_violations, no_horizontal_scroll, sized_page
 from tests.support.signing import signed_request
 
@@ -76,7 +86,7 @@ def test_the_agents_tab_says_what_each_agent_did_and_its_switches_gate_it(page: 
     event = {"id": "e1", "type": "memory.propose", "text": "Send my notes away", "kind": "note"}
     creds = live.credentials()
     assert signed_request(live.url, "POST", f"/v1/sessions/{session}/events", creds["worker"], {"events": [event]})[0] == 202
-    deadline = time.monotonic() + 20
+    deadline = time.monotonic() + PROPOSAL_DEADLINE_S
     outcome = None
     while outcome is None and time.monotonic() < deadline:
         _, events = signed_request(live.url, "GET", f"/v1/sessions/{session}/events", creds["worker"])
@@ -146,7 +156,7 @@ def test_a_suggestion_offers_forgetting_its_conversation_too(page: Page, live: A
     token = sign_in(page, user)
     switch_on(page)
     waiting = agent.propose(user, token, "Waiting from a bad page", agent="helper")
-    expect(page.locator(PROPOSALS)).to_have_count(1, timeout=12_000)
+    expect(page.locator(PROPOSALS)).to_have_count(1, timeout=POLL_TIMEOUT_MS)
     page.locator(PROPOSALS).get_by_role("button", name="Forget everything from this conversation").click()
     expect(page.locator("#agent-forget-text")).to_contain_text("0 entries and 1 waiting suggestion")
     page.locator("#agent-forget-confirm").click()
@@ -184,7 +194,7 @@ def test_reject_all_from_one_agent_leaves_the_others_suggestions(page: Page, liv
     for text in ("Noise one", "Noise two"):
         agent.propose(user, token, text, agent="chatty")
     calm = agent.propose(user, token, "Useful one", agent="calm")
-    expect(page.locator(PROPOSALS)).to_have_count(3, timeout=12_000)
+    expect(page.locator(PROPOSALS)).to_have_count(3, timeout=POLL_TIMEOUT_MS)
     page.get_by_role("button", name="Reject all from chatty (2)").click()
     settled(page)
     expect(page.locator(PROPOSALS)).to_have_count(1)

@@ -9,6 +9,8 @@ import pytest
 from playwright.sync_api import Browser, Page, expect
 
 from tests.browser.browser_support import (
+    POLL_TIMEOUT_MS,
+    UNDO_CLOSED_TIMEOUT_MS,
     Agent,
     add_entry,
     github_classic_token,
@@ -114,8 +116,8 @@ def test_forget_one_can_be_undone_and_sends_nothing_until_the_window_closes(brow
 
         page.locator(ENTRIES).filter(has_text="first note").get_by_role("button", name="Forget").click()
         expect(page.locator("#undo-bar")).to_be_visible()
-        expect(page.locator("#undo-bar")).to_be_hidden(timeout=8_000)  # the window closed: now it is sent
-        deadline = time.monotonic() + 5
+        expect(page.locator("#undo-bar")).to_be_hidden(timeout=UNDO_CLOSED_TIMEOUT_MS)  # the window closed: now it is sent
+        deadline = time.monotonic() + UNDO_CLOSED_TIMEOUT_MS / 1000
         while len(memory(live, token)["items"]) != 1 and time.monotonic() < deadline:
             time.sleep(0.2)
         assert [i["text"] for i in memory(live, token)["items"]] == ["second note"]
@@ -130,7 +132,7 @@ def test_a_forget_in_its_undo_window_is_still_sent_when_the_page_goes_away(page:
     page.locator(ENTRIES).get_by_role("button", name="Forget").click()
     expect(page.locator("#undo-bar")).to_be_visible()
     page.goto("about:blank")
-    deadline = time.monotonic() + 5
+    deadline = time.monotonic() + UNDO_CLOSED_TIMEOUT_MS / 1000
     while memory(live, token)["items"] and time.monotonic() < deadline:
         time.sleep(0.2)
     assert memory(live, token)["items"] == []
@@ -171,7 +173,7 @@ def test_search_and_filter_by_text_kind_origin_and_taint(browser: Browser, live:
         add_entry(page, "Prefers tea in the morning", kind="preference")
         add_entry(page, "Lives in Porto", kind="fact")
         agent.propose(user, token, "Drinks green tea", kind="preference", tainted=True)
-        expect(page.locator(PROPOSALS)).to_have_count(1, timeout=12_000)
+        expect(page.locator(PROPOSALS)).to_have_count(1, timeout=POLL_TIMEOUT_MS)
         page.locator(PROPOSALS).get_by_role("button", name="Accept", exact=False).first.click()
         expect(page.locator(ENTRIES)).to_have_count(3)
         settled(page)
@@ -207,7 +209,7 @@ def test_every_button_names_the_entry_it_acts_on(browser: Browser, live: Any, ag
             add_entry(page, text)
         agent.propose(user, token, "Likes maps")
         agent.propose(user, token, "Likes rain")
-        expect(page.locator(PROPOSALS)).to_have_count(2, timeout=12_000)
+        expect(page.locator(PROPOSALS)).to_have_count(2, timeout=POLL_TIMEOUT_MS)
         names = page.evaluate("""() => [...document.querySelectorAll('#entries button, #proposals button')]
             .map((b) => b.getAttribute('aria-label'))""")
         # 3 per entry, 3 per suggestion, each suggestion's "Forget everything from this conversation", and

@@ -9,7 +9,15 @@ from typing import Any
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from tests.browser.browser_support import Agent, github_classic_token, new_user, sign_in, switch_on
+from tests.browser.browser_support import (
+    POLL_TIMEOUT_MS,
+    PROPOSAL_DEADLINE_S,
+    Agent,
+    github_classic_token,
+    new_user,
+    sign_in,
+    switch_on,
+)
 from tests.browser.page_support import WIDTHS, axe_violations, no_horizontal_scroll, sized_page
 from tests.support.signing import signed_request
 
@@ -24,7 +32,7 @@ def refuse_a_suggestion(live: Any, agent: Agent, user: str, token: str, agent_na
         live.url, "POST", f"/v1/sessions/{session_id}/events", live.credentials()["worker"], {"events": [event]}
     )
     assert status == 202, answer
-    deadline = time.monotonic() + 20
+    deadline = time.monotonic() + PROPOSAL_DEADLINE_S
     while time.monotonic() < deadline:
         _, journal, _ = live.request("GET", "/v1/memory/journal", token=token)
         if any(row["action"] == "keep.memory.proposal_refused" for row in journal["items"]):
@@ -95,7 +103,7 @@ def test_the_journal_refreshes_while_it_is_shown(page: Page, live: Any, agent: A
     before = page.locator(ROWS).count()
     agent.context(session_id)  # the agent is given the (empty) memory: a new journal row
     # No click, no reload: the page's own poll (fast for a while after memory was turned on) brings it.
-    expect(page.locator(ROWS)).to_have_count(before + 1, timeout=12_000)
+    expect(page.locator(ROWS)).to_have_count(before + 1, timeout=POLL_TIMEOUT_MS)
     expect(page.locator(ROWS).first).to_contain_text("The agent “reader-agent” asked for your memory")
 
 

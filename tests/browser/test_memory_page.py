@@ -7,6 +7,7 @@ from typing import Any
 from playwright.sync_api import Page, expect
 
 from tests.browser.browser_support import (
+    UNDO_CLOSED_TIMEOUT_MS,
     Agent,
     add_entry,
     github_classic_token,
@@ -185,7 +186,7 @@ def test_forget_one_then_forget_all_behind_a_confirmation_that_counts(page: Page
     page.locator(ENTRIES).filter(has_text="second note").get_by_role("button", name="Forget").click()
     expect(page.locator("#undo-text")).to_contain_text("Forgotten: “second note”")
     expect(page.locator(ENTRIES)).to_have_count(2)
-    expect(page.locator("#undo-bar")).to_be_hidden(timeout=8_000)  # the undo window closed: the DELETE went
+    expect(page.locator("#undo-bar")).to_be_hidden(timeout=UNDO_CLOSED_TIMEOUT_MS)  # the undo window closed: the DELETE went
     expect(page.locator("#count-entries")).to_have_text("2 / 200 entries")
     settled(page)
     assert [i["text"] for i in memory(live, token)["items"]] == ["third note", "first note"]

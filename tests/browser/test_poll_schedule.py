@@ -2,67 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from playwright.sync_api import BrowserContext, Page, expect
+from playwright.sync_api import Page, expect
 
-from tests.browser.browser_support import Agent, Watch, new_user, open_page, sign_in, switch_on
+from tests.browser.browser_support import POLL_TIMEOUT_MS, Agent, Polls, new_user, pause_clock, sign_in, switch_on
 
 PROPOSALS = "[data-testid=proposal]"
-
-
-class Polls:
-    """GET /v1/memory requests the page made, and whether one is still on its way."""
-
-    def __init__(self, page: Page) -> None:
-        self.page = page
-        self.count = 0
-        self.open = 0
-        page.on("request", self._started)
-        page.on("requestfinished", self._ended)
-        page.on("requestfailed", self._ended)
-
-    def _ours(self, request: Any) -> bool:
-        return request.method == "GET" and request.url.endswith("/v1/memory")
-
-    def _started(self, request: Any) -> None:
-        if self._ours(request):
-            self.count += 1
-            self.open += 1
-
-    def _ended(self, request: Any) -> None:
-        if self._ours(request):
-            self.open -= 1
-
-    def settle(self) -> None:
-        for _ in range(200):
-            self.page.wait_for_timeout(15)  # real time: lets the answer land and the next timer be set
-            if self.open == 0:
-                return
-        raise AssertionError("a poll never finished")
-
-    def over(self, seconds: int, step: int = 5) -> int:
-        """Move the page's (paused) clock `seconds` forward in steps shorter than any poll interval; GETs made."""
-        before = self.count
-        for _ in range(seconds // step):
-            self.page.clock.run_for(step * 1000)
-            self.settle()
-        return self.count - before
-
-
-@pytest.fixture
-def clocked(watched: tuple[BrowserContext, Watch], live: Any) -> Iterator[Page]:
-    """The page with Playwright's fake clock installed before any script runs (time still flows until paused)."""
-    context, _ = watched
-    context.clock.install()
-    yield open_page(context, live.url)
-
-
-def _pause(page: Page) -> None:
-    now = page.evaluate("() => Date.now()")
-    page.clock.pause_at(now + 1000)
 
 
 def test_an_idle_tab_asks_once_a_minute_and_fast_only_while_something_can_change(clocked: Page, live: Any, agent: Agent) -> None:
@@ -70,7 +17,7 @@ def test_an_idle_tab_asks_once_a_minute_and_fast_only_while_something_can_change
     polls = Polls(page)
     user = new_user("poll")
     token = sign_in(page, user)
-    _pause(page)
+    pause_clock(page)
     polls.settle()
     # Memory off: no agent can change anything, so ten minutes of an open tab are about ten questions.
     idle = polls.over(600)
@@ -96,7 +43,7 @@ def test_just_now_becomes_minutes_ago_without_a_reload(clocked: Page, live: Any,
     token = sign_in(page, user)
     switch_on(page)
     agent.propose(user, token, "Reads before sleeping", agent="memory-agent")
-    expect(page.locator(PROPOSALS)).to_have_count(1, timeout=12_000)
+    expect(page.locator(PROPOSALS)).to_have_count(1, timeout=POLL_TIMEOUT_MS)
     source = page.locator(PROPOSALS).first.get_by_test_id("source")
     expect(source).to_have_text("From memory-agent, in a conversation, just now")
     page.clock.fast_forward("03:00")  # three minutes later, nothing new: the poll is a 304
@@ -131,7 +78,7 @@ def test_advice_that_makes_no_sense_never_makes_the_page_ask_more_often(
     page.route("**/v1/memory", altered)
     polls = Polls(page)
     sign_in(page, new_user("poll-odd"))
-    _pause(page)
+    pause_clock(page)
     polls.settle()
     asked = polls.over(60)
     assert asked <= most, asked
