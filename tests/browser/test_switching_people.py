@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 import uuid
 from typing import Any
 
@@ -50,12 +49,16 @@ def test_the_next_person_never_sees_a_frame_of_the_previous_persons_memory(page:
     expect(page.locator("#count-entries")).to_have_text("2 / 200 entries")
 
     # Grace's memory takes a while to arrive, as it may on a slow network: every frame until then is sampled.
+    # It is held until the page has drawn 10 frames as grace (not for a fixed 0.8 s, which a loaded machine
+    # may render in fewer frames), then let through.
     slow = {"on": False}
+    held: list[Route] = []
 
     def delay_memory(route: Route) -> None:
         if slow["on"] and route.request.method == "GET":
-            time.sleep(0.8)
-        route.continue_()
+            held.append(route)
+        else:
+            route.continue_()
 
     page.route("**/v1/memory", delay_memory)
     page.evaluate(RECORDER, [*notes, frank, "frank was typing this"])
@@ -65,6 +68,12 @@ def test_the_next_person_never_sees_a_frame_of_the_previous_persons_memory(page:
     page.locator("#signin-user").fill(grace)
     page.locator("#signin-button").click()
     expect(page.locator("#account-user")).to_have_text(grace)
+    page.wait_for_function(
+        "(grace) => window.__frames.slice(window.__cut).filter((f) => f.user === grace && f.why === 'frame').length >= 10", arg=grace
+    )
+    slow["on"] = False
+    while held:
+        held.pop().continue_()
     expect(page.locator("#count-entries")).to_have_text("0 / 200 entries")
     expect(page.locator("#entries-empty-off")).to_be_visible()
     frames: list[dict[str, Any]] = page.evaluate("() => window.__frames.slice(window.__cut)")
