@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from tests.support.live import LiveStack, start_live_stack
+from tests.support.live import STREAM_DEADLINE_S, LiveStack, start_live_stack
 from tests.support.signing import signed_request
 from tests.support.stored import StoredState
 
@@ -64,7 +64,7 @@ class Session:
         events = [{"id": f"e{n}", "type": "memory.propose", "text": t, "kind": "note"} for n, t in enumerate(texts)]
         worker = self.stack.credentials()["worker"]
         assert signed_request(self.stack.url, "POST", self.path + "/events", worker, {"events": events})[0] == 202
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + STREAM_DEADLINE_S
         while time.monotonic() < deadline:
             _, body = signed_request(self.stack.url, "GET", self.path + "/events", worker)
             outcomes = {e["id"]: e["outcome"] for e in body["events"] if e.get("outcome")}
@@ -179,7 +179,7 @@ def test_through_the_sdk_a_host_learns_empty_and_a_worker_learns_agent_blocked(s
     assert alice.call("PUT", "/v1/agents/sdk-agent", {"read": False, "propose": False})[0] == 200
     assert list(host.fetch_context(session)) == []
     event_id = worker.propose(session, "Prefers tea")
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + STREAM_DEADLINE_S
     while time.monotonic() < deadline and not (events := worker.list_events(session))[0].handled:
         time.sleep(0.1)
     [event] = events

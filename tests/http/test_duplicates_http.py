@@ -18,7 +18,7 @@ import pytest
 
 from chalicelib.comparison import comparison_form
 from tests.support.burst import burst as _burst
-from tests.support.live import LiveStack, start_live_stack
+from tests.support.live import STREAM_DEADLINE_S, LiveStack, start_live_stack
 from tests.support.raw_storage import every_item, every_stream_record, strings_in
 from tests.support.signing import signed_request
 from tests.support.stored import StoredState
@@ -63,7 +63,7 @@ def _session(stack: LiveStack, user: User) -> str:
 
 def _outcomes(stack: LiveStack, sessions: list[str], count: int) -> list[dict[str, Any]]:
     """Each session's one event outcome, once the stream consumer has handled all of them."""
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + STREAM_DEADLINE_S
     outcomes: list[dict[str, Any]] = []
     while time.monotonic() < deadline:
         outcomes = []

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from tests.support.live import STREAM_DEADLINE_S
 from tests.support.signing import signed_request
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -69,7 +70,7 @@ def _propose(live: Any, user: str, token: str, text: str) -> str:
     assert signed_request(live.url, "PUT", f"/v1/sessions/{session_id}", creds["host"], body)[0] == 200
     event = {"id": "e1", "type": "memory.propose", "text": text, "kind": "note", "message_id": "m-1"}
     assert signed_request(live.url, "POST", f"/v1/sessions/{session_id}/events", creds["worker"], {"events": [event]})[0] == 202
-    deadline = time.monotonic() + 20
+    deadline = time.monotonic() + STREAM_DEADLINE_S
     while time.monotonic() < deadline:
         _, inbox, _ = live.request("GET", "/v1/inbox", token=token)
         for proposal in inbox["memory_proposals"]:

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from tests.support.burst import burst as _burst
-from tests.support.live import LiveStack, start_live_stack
+from tests.support.live import STREAM_DEADLINE_S, LiveStack, start_live_stack
 from tests.support.signing import signed_request
 from tests.support.stored import StoredState
 
@@ -234,7 +234,7 @@ def _proposals(stack: LiveStack, user: User, count: int) -> list[str]:
         assert signed_request(stack.url, "PUT", session, creds["host"], body)[0] == 200
         events = [{"id": f"e{n}", "type": "memory.propose", "text": f"proposal {n}", "kind": "note"} for n in range(start, min(count, start + 5))]
         assert signed_request(stack.url, "POST", session + "/events", creds["worker"], {"events": events})[0] == 202
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + STREAM_DEADLINE_S
     while time.monotonic() < deadline:
         status, inbox = user.call("GET", "/v1/inbox")
         ids = [p["id"] for p in inbox["memory_proposals"]]

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from tests.support.live import LiveStack, start_live_stack
+from tests.support.live import STREAM_DEADLINE_S, LiveStack, start_live_stack
 from tests.support.raw_storage import strings_in
 from tests.support.signing import signed_request
 
@@ -92,7 +92,7 @@ class Person:
 
     def outcomes(self, session: str, count: int) -> list[dict[str, Any]]:
         """The session's events once `count` of them are handled (the stream pump runs in the stack)."""
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + STREAM_DEADLINE_S
         while time.monotonic() < deadline:
             status, body = self.iam("worker", "GET", f"/v1/sessions/{session}/events")
             handled = [e for e in body["events"] if e["status"] == "handled"]
@@ -102,7 +102,7 @@ class Person:
         raise AssertionError(f"{session}: the events were not handled in time")
 
     def waiting(self, count: int) -> list[dict[str, Any]]:
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + STREAM_DEADLINE_S
         while time.monotonic() < deadline:
             status, inbox = self.call("GET", "/v1/inbox")
             if status == 200 and len(inbox["memory_proposals"]) >= count:

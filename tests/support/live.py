@@ -11,6 +11,9 @@ from typing import Any
 from local.process import LocalProcess, start_local_stack
 
 ROOT = Path(__file__).resolve().parents[2]
+# How long the tests wait for the stack's stream pump to handle an event (a conditional wait: on 2 shared,
+# loaded cores this has taken well over the 20-30 s the tests used to allow alone).
+STREAM_DEADLINE_S = 60.0
 
 
 @dataclass
