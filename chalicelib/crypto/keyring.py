@@ -34,8 +34,14 @@ DATA_KEY_BYTES = 32  # AES-256
 logger = get_logger("personal_memory.keys")
 
 
-class KeyUnavailable(RuntimeError):
-    """Two first writes and a destruction raced past every retry: the caller may try again."""
+class KeyUnavailable(Unavailable):
+    """First writes and forget-alls raced past every attempt (each time this one found no key, another stored
+    one first and a forget-all destroyed it): a 503 that changed nothing, never a 500; the caller may try again."""
+
+    default_message = "Your memory was being changed while this was saved, and nothing was: try again."
+
+
+_SEALING_ATTEMPTS = 5  # each lost attempt takes another request's new key and a forget-all destroying it
 
 
 class KeyUnusable(Unavailable):
@@ -69,14 +75,14 @@ class Keyring:
 
     def sealing_key(self, user_id: str) -> tuple[bytes, bytes]:
         """(key id, key) to seal new text with: the user's current key, created now if they have none."""
-        for _ in range(3):
+        for _ in range(_SEALING_ATTEMPTS):
             stored = self._stored(user_id)
             if stored is not None:
                 return stored.key_id, self._unwrapped(stored)
             created = self._create(user_id)
             if created is not None:
                 return created
-        raise KeyUnavailable("the user's key changed during every attempt")
+        raise KeyUnavailable()
 
     def opening_key(self, user_id: str, key_id: bytes) -> bytes | None:
         """The key named `key_id` if it is still the user's key; None once it was destroyed (or never was)."""

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from chalicelib.bootstrap import Stores
 from chalicelib.clock import Instant, instant
-from chalicelib.errors import Duplicate, LimitReached, MemoryOff, NotFound
+from chalicelib.errors import Duplicate, LimitReached, MemoryOff, NotFound, Unavailable
 from chalicelib.models import (
     DAY_SECONDS,
     MAX_ACTIVE_ENTRIES,
@@ -255,7 +255,9 @@ def _insert_counted(
             if refusals == 1 and state.active < MAX_ACTIVE_ENTRIES:
                 continue  # the recount or a concurrent change made room: try again, once
             raise LimitReached(f"You have {MAX_ACTIVE_ENTRIES} entries, the most memory keeps.") from exc
-    raise LimitReached(f"You have {MAX_ACTIVE_ENTRIES} entries, the most memory keeps.")
+    # Every attempt lost a race (its key destroyed by forget-alls, fingerprints changing): busy, nothing was
+    # written. Not `limit_reached`: no refusal at the cap got here.
+    raise Unavailable("Your memory was being changed while this was saved, and nothing was: try again.")
 
 
 def journal_page(stores: Stores, user_id: str, cursor: str | None, limit: int) -> dict[str, Any]:

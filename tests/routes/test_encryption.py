@@ -318,3 +318,51 @@ def test_an_edit_sealed_under_a_key_destroyed_before_it_lands_changes_nothing(ap
     assert raced == [True]
     assert status == 404 and body["code"] == "not_found"  # nothing opens any more: never a 200 for text no key opens
     assert raw_item(dynamodb, table_names.entries, _entry_key("alice", entry["id"])) == before
+
+
+def test_a_first_write_whose_key_is_made_and_destroyed_elsewhere_at_every_attempt_is_a_503_that_changed_nothing(
+    api: Any, stores: Any
+) -> None:
+    """Concurrent POSTs and forget-alls: each time this write finds no key, another write stores one first and a
+    forget-all destroys it before this one reads it again. Past its retries that is "busy, try again" (503),
+    never a 500 (the HTTP burst of POSTs beside forget-alls answered 500 this way)."""
+    api.turn_on("alice")
+    keyring = stores.keyring
+    create = keyring._create
+    raced: list[bool] = []
+
+    def another_first_and_a_forget_all_after(user_id: str) -> Any:
+        assert create(user_id) is not None  # another request's first write stores its key first
+        mine = create(user_id)  # so this one finds a key stored: not created
+        raced.append(keyring.destroy(user_id))  # and a forget-all destroys that key before it is read again
+        return mine
+
+    keyring._create = another_first_and_a_forget_all_after
+    status, body = api.call("POST", "/v1/memory", "alice", {"text": "Alice in the race"})
+    keyring._create = create
+    assert raced and all(raced)
+    assert status == 503 and body["code"] == "unavailable", body
+    assert stores.entries.stored("alice")[1] == [] and stores.entries.get_state("alice").active == 0  # nothing changed
+    assert api.call("POST", "/v1/memory", "alice", {"text": "Alice in the race"})[0] == 201  # once calm, the retry works
+
+
+def test_a_write_whose_key_is_destroyed_before_every_attempt_lands_is_a_503_not_a_full_memory(api: Any, stores: Any) -> None:
+    """A forget-all between sealing and writing at every attempt: the write gives up as busy (503), and never
+    claims the user has 200 entries (409 limit_reached, as it did) when they have one."""
+    api.turn_on("alice")
+    api.add("alice", ALICE_NOTE)
+    keyring = stores.keyring
+    sealing_key = keyring.sealing_key
+    raced: list[bool] = []
+
+    def forget_all_in_between(user_id: str) -> tuple[bytes, bytes]:
+        sealed_with = sealing_key(user_id)
+        raced.append(keyring.destroy(user_id))  # as a concurrent DELETE /v1/memory would, every time
+        return sealed_with
+
+    keyring.sealing_key = forget_all_in_between
+    status, body = api.call("POST", "/v1/memory", "alice", {"text": "Alice after the races"})
+    keyring.sealing_key = sealing_key
+    assert len(raced) > 1 and all(raced)
+    assert status == 503 and body["code"] == "unavailable", body
+    assert stores.entries.get_state("alice").active == len(stores.entries.stored("alice")[1]) == 1  # nothing added
