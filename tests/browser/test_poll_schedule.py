@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta
 from typing import Any
 
 import pytest
@@ -42,12 +43,17 @@ def test_just_now_becomes_minutes_ago_without_a_reload(clocked: Page, live: Any,
     user = new_user("ago")
     token = sign_in(page, user)
     switch_on(page)
-    agent.propose(user, token, "Reads before sleeping", agent="memory-agent")
+    proposal = agent.propose(user, token, "Reads before sleeping", agent="memory-agent")
+    # The page's "now" is pinned to the suggestion's own time (its timers keep running), so the words do not
+    # depend on how long a loaded machine took to show it: 3 minutes on from a real clock that already ran
+    # 30 s since the suggestion would read "4 minutes ago".
+    created = datetime.fromisoformat(proposal["created_at"].replace("Z", "+00:00"))
+    page.clock.set_fixed_time(created + timedelta(seconds=5))
     expect(page.locator(PROPOSALS)).to_have_count(1, timeout=POLL_TIMEOUT_MS)
     source = page.locator(PROPOSALS).first.get_by_test_id("source")
     expect(source).to_have_text("From memory-agent, in a conversation, just now")
-    page.clock.fast_forward("03:00")  # three minutes later, nothing new: the poll is a 304
-    expect(source).to_have_text("From memory-agent, in a conversation, 3 minutes ago")
+    page.clock.set_fixed_time(created + timedelta(minutes=3, seconds=5))  # three minutes later, nothing new: the next poll is a 304
+    expect(source).to_have_text("From memory-agent, in a conversation, 3 minutes ago", timeout=POLL_TIMEOUT_MS)
 
 
 @pytest.mark.parametrize(
