@@ -293,7 +293,8 @@ def test_a_written_record_wakes_a_pump_that_would_otherwise_wait_a_minute(stream
         pump.stop()
 
 
-def _wait_for(handler: Recorder, event_id: str, seconds: float = 10.0) -> None:
+def _wait_for(handler: Recorder, event_id: str, seconds: float = 30.0) -> None:
+    """Until `event_id` was delivered: generous for a loaded machine, yet half the minute an unwoken pump waits."""
     deadline = time.monotonic() + seconds
     while event_id not in handler.delivered and time.monotonic() < deadline:
         time.sleep(0.05)
