@@ -28,6 +28,9 @@ CHROMIUM_ARGS = [
 EXPECT_TIMEOUT_MS = 10_000
 # How long an agent's proposal may take to travel worker route → events table → stream pump → inbox.
 PROPOSAL_DEADLINE_S = 20.0
+# The page's own timers (chalicelib/web/undo.js, live.js), passed on its fake clock rather than waited for.
+UNDO_MS = 5_000  # a forget can be undone for this long; then it is sent
+FAST_POLL_MS = 5_000  # how often the page asks while something can change (after memory is turned on, a suggestion)
 
 
 def launch(playwright: Playwright) -> Browser:
@@ -130,6 +133,11 @@ def set_hidden(page: Page, hidden: bool) -> None:
     }""",
         hidden,
     )
+
+
+def next_poll(page: Page) -> None:
+    """On the page's fake clock: move on by the fast poll interval, so the page's own poll asks now."""
+    page.clock.run_for(FAST_POLL_MS)
 
 
 def settled(page: Page) -> None:

@@ -46,5 +46,14 @@ def page(watched: tuple[Any, Watch], live: Any) -> Page:
 
 
 @pytest.fixture
+def clocked(watched: tuple[Any, Watch], live: Any) -> Page:
+    """The Memory page on Playwright's fake clock, installed before any script runs. It flows as real time
+    until a test moves it on (`page.clock.run_for`), so the page's 5 s timers pass without waiting for them."""
+    context, _ = watched
+    context.clock.install()
+    return open_page(context, live.url)
+
+
+@pytest.fixture
 def agent(live: Any) -> Agent:
     return Agent(live)

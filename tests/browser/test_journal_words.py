@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from tests.browser.browser_support import Agent, github_classic_token, new_user, sign_in, switch_on
+from tests.browser.browser_support import Agent, github_classic_token, new_user, next_poll, sign_in, switch_on
 from tests.browser.page_support import WIDTHS, axe_violations, no_horizontal_scroll, sized_page
 from tests.support.signing import signed_request
 
@@ -85,7 +85,8 @@ def test_refusals_name_their_agent_and_support_staff_are_named_by_role(
         assert found == [], found
 
 
-def test_the_journal_refreshes_while_it_is_shown(page: Page, live: Any, agent: Agent) -> None:
+def test_the_journal_refreshes_while_it_is_shown(clocked: Page, live: Any, agent: Agent) -> None:
+    page = clocked
     user = new_user("journal-live")
     sign_in(page, user)
     switch_on(page)
@@ -95,7 +96,8 @@ def test_the_journal_refreshes_while_it_is_shown(page: Page, live: Any, agent: A
     before = page.locator(ROWS).count()
     agent.context(session_id)  # the agent is given the (empty) memory: a new journal row
     # No click, no reload: the page's own poll (fast for a while after memory was turned on) brings it.
-    expect(page.locator(ROWS)).to_have_count(before + 1, timeout=12_000)
+    next_poll(page)
+    expect(page.locator(ROWS)).to_have_count(before + 1)
     expect(page.locator(ROWS).first).to_contain_text("The agent “reader-agent” asked for your memory")
 
 

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from playwright.sync_api import BrowserContext, Page, expect
+from playwright.sync_api import Page, expect
 
-from tests.browser.browser_support import Agent, Watch, new_user, open_page, sign_in, switch_on
+from tests.browser.browser_support import Agent, new_user, next_poll, sign_in, switch_on
 
 PROPOSALS = "[data-testid=proposal]"
 
@@ -52,14 +51,6 @@ class Polls:
         return self.count - before
 
 
-@pytest.fixture
-def clocked(watched: tuple[BrowserContext, Watch], live: Any) -> Iterator[Page]:
-    """The page with Playwright's fake clock installed before any script runs (time still flows until paused)."""
-    context, _ = watched
-    context.clock.install()
-    yield open_page(context, live.url)
-
-
 def _pause(page: Page) -> None:
     now = page.evaluate("() => Date.now()")
     page.clock.pause_at(now + 1000)
@@ -96,7 +87,8 @@ def test_just_now_becomes_minutes_ago_without_a_reload(clocked: Page, live: Any,
     token = sign_in(page, user)
     switch_on(page)
     agent.propose(user, token, "Reads before sleeping", agent="memory-agent")
-    expect(page.locator(PROPOSALS)).to_have_count(1, timeout=12_000)
+    next_poll(page)
+    expect(page.locator(PROPOSALS)).to_have_count(1)
     source = page.locator(PROPOSALS).first.get_by_test_id("source")
     expect(source).to_have_text("From memory-agent, in a conversation, just now")
     page.clock.fast_forward("03:00")  # three minutes later, nothing new: the poll is a 304

@@ -8,7 +8,17 @@ from typing import Any
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from tests.browser.browser_support import Agent, add_entry, memory, new_user, set_hidden, settled, sign_in, switch_on
+from tests.browser.browser_support import (
+    Agent,
+    add_entry,
+    memory,
+    new_user,
+    next_poll,
+    set_hidden,
+    settled,
+    sign_in,
+    switch_on,
+)
 from tests.browser.page_support import WIDTHS, sized_page
 
 PROPOSALS, ENTRIES = "[data-testid=proposal]", "[data-testid=entry]"
@@ -19,7 +29,7 @@ SIZES = pytest.mark.parametrize("width", WIDTHS.values(), ids=WIDTHS.keys())
 def test_a_suggestion_appears_without_reload_names_its_agent_and_polls_cost_304s(
     browser: Browser, live: Any, agent: Agent, width: int
 ) -> None:
-    with sized_page(browser, live, width) as page:
+    with sized_page(browser, live, width, clock=True) as page:
         polls: list[int] = []
         page.on("response", lambda r: polls.append(r.status) if r.url.endswith("/v1/memory") else None)
         user = new_user("live")
@@ -27,8 +37,9 @@ def test_a_suggestion_appears_without_reload_names_its_agent_and_polls_cost_304s
         switch_on(page)
         expect(page.locator("#tab-badge")).to_be_hidden()
         proposal = agent.propose(user, token, "Prefers trains to planes", agent="memory-agent")
-        # No reload: the page's own poll (every 5 s while visible) brings it within ~10 s.
-        expect(page.locator(PROPOSALS)).to_have_count(1, timeout=12_000)
+        # No reload: the page's own poll (every 5 s while visible) brings it.
+        next_poll(page)
+        expect(page.locator(PROPOSALS)).to_have_count(1)
         item = page.locator(PROPOSALS).first
         expect(item.get_by_test_id("origin")).to_have_text("Suggested by memory-agent")
         expect(item.get_by_test_id("source")).to_have_text("From memory-agent, in a conversation, just now")
@@ -44,6 +55,7 @@ def test_a_suggestion_appears_without_reload_names_its_agent_and_polls_cost_304s
         expect(page.locator("#live-note")).to_have_text("A new suggestion is waiting for your review.")
         # While nothing changes, a poll is a 304.
         seen = len(polls)
+        next_poll(page)
         deadline = time.monotonic() + 12
         while polls[seen:].count(304) == 0 and time.monotonic() < deadline:
             page.wait_for_timeout(250)
@@ -51,17 +63,20 @@ def test_a_suggestion_appears_without_reload_names_its_agent_and_polls_cost_304s
         assert memory(live, token)["proposals"][0]["agent"] == "memory-agent"
 
 
-def test_a_hidden_page_stops_polling_and_catches_up_when_shown(page: Page, live: Any, agent: Agent) -> None:
-    asked: list[float] = []
-    page.on("request", lambda r: asked.append(time.monotonic()) if r.url.endswith("/v1/memory") else None)
+def test_a_hidden_page_stops_polling_and_catches_up_when_shown(clocked: Page, live: Any, agent: Agent) -> None:
+    page = clocked
+    asked: list[str] = []
+    page.on("request", lambda r: asked.append(r.url) if r.url.endswith("/v1/memory") else None)
     user = new_user("hidden")
     token = sign_in(page, user)
     switch_on(page)
     set_hidden(page, True)
-    hidden_at = time.monotonic()
+    page.wait_for_timeout(500)  # real time: a poll already on its way when the tab was hidden lands
+    hidden = len(asked)
     agent.propose(user, token, "Reads the news at seven")
-    time.sleep(6.5)  # longer than the 5 s poll interval
-    assert [t for t in asked if t > hidden_at + 0.5] == [], "a hidden page kept polling"
+    page.clock.run_for(65_000)  # on the page's clock: longer than the 5 s and the 60 s poll intervals
+    page.wait_for_timeout(300)  # real time, for a poll that would be on its way
+    assert asked[hidden:] == [], "a hidden page kept polling"
     expect(page.locator(PROPOSALS)).to_have_count(0)
     set_hidden(page, False)
     expect(page.locator(PROPOSALS)).to_have_count(1, timeout=3_000)  # at once, not at the next tick
@@ -71,12 +86,13 @@ def test_a_hidden_page_stops_polling_and_catches_up_when_shown(page: Page, live:
 def test_edit_and_accept_keeps_origin_source_and_taint_and_shows_the_edit(
     browser: Browser, live: Any, agent: Agent, width: int
 ) -> None:
-    with sized_page(browser, live, width) as page:
+    with sized_page(browser, live, width, clock=True) as page:
         user = new_user("correct")
         token = sign_in(page, user)
         switch_on(page)
         proposal = agent.propose(user, token, "Likes jaz", kind="note", tainted=True, agent="memory-agent")
-        expect(page.locator(PROPOSALS)).to_have_count(1, timeout=12_000)
+        next_poll(page)
+        expect(page.locator(PROPOSALS)).to_have_count(1)
         item = page.locator(PROPOSALS).first
         item.get_by_role("button", name="Edit and accept “Likes jaz”").click()
         editor = item.get_by_test_id("edit-text")
@@ -110,13 +126,14 @@ def test_edit_and_accept_keeps_origin_source_and_taint_and_shows_the_edit(
 def test_memory_off_disables_add_and_accept_with_the_reason_and_keeps_editing(
     browser: Browser, live: Any, agent: Agent, width: int
 ) -> None:
-    with sized_page(browser, live, width) as page:
+    with sized_page(browser, live, width, clock=True) as page:
         user = new_user("offstate")
         token = sign_in(page, user)
         switch_on(page)
         add_entry(page, "Keep me while off")
         agent.propose(user, token, "Suggested while on")
-        expect(page.locator(PROPOSALS)).to_have_count(1, timeout=12_000)
+        next_poll(page)
+        expect(page.locator(PROPOSALS)).to_have_count(1)
         page.locator("#memory-enabled").uncheck()
         expect(page.locator("#memory-state")).to_have_text("Off")
         settled(page)
