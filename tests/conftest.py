@@ -30,6 +30,9 @@ _SERVER_FIXTURES = frozenset({"live", "stack", "stored"})
 _FOLDER_TIERS = {"browser": "browser", "http": "server", "deploy": "package"}
 
 
+# tryfirst: pytest-xdist's worker turns the xdist_group marks into node ids in this same hook, registered
+# after this conftest (so called before it); marks added later were never seen and no group ever formed.
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         fixtures = set(getattr(item, "fixturenames", ()))

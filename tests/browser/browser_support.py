@@ -29,10 +29,13 @@ EXPECT_TIMEOUT_MS = 10_000
 # How long an agent's proposal may take to travel worker route → events table → stream pump → inbox
 # (and so any wait on the stream), on 2 shared cores under load: conditional waits, so a bound costs nothing.
 PROPOSAL_DEADLINE_S = 60.0
-# What the page's own poll (every 5 s while something can change) brings: two polls plus a loaded machine.
+# What the page's own poll brings once asked (or, if one was on its way, two polls later), plus a loaded machine.
 POLL_TIMEOUT_MS = 25_000
-# An undo window (5 s) closing and its request landing, plus a loaded machine.
+# A forget's request landing once its undo window closed, plus a loaded machine.
 UNDO_CLOSED_TIMEOUT_MS = 20_000
+# The page's own timers (chalicelib/web/undo.js, live.js), passed on its fake clock rather than waited for.
+UNDO_MS = 5_000  # a forget can be undone for this long; then it is sent
+FAST_POLL_MS = 5_000  # how often the page asks while something can change (after memory is turned on, a suggestion)
 
 
 def launch(playwright: Playwright) -> Browser:
@@ -185,6 +188,11 @@ def set_hidden(page: Page, hidden: bool) -> None:
     }""",
         hidden,
     )
+
+
+def next_poll(page: Page) -> None:
+    """On the page's fake clock: move on by the fast poll interval, so the page's own poll asks now."""
+    page.clock.run_for(FAST_POLL_MS)
 
 
 def settled(page: Page) -> None:

@@ -47,8 +47,9 @@ def page(watched: tuple[Any, Watch], live: Any) -> Page:
 
 @pytest.fixture
 def clocked(watched: tuple[Any, Watch], live: Any) -> Page:
-    """The Memory page with Playwright's fake clock installed before any script runs: time flows as usual
-    until the test pauses it (`pause_clock`), and from then on no page timer fires unless the test moves it."""
+    """The Memory page with Playwright's fake clock installed before any script runs. It flows as real time
+    until a test moves it on (`page.clock.run_for`, so the page's 5 s timers pass without waiting for them) or
+    pauses it (`pause_clock`: from then on no page timer fires unless the test moves it)."""
     context, _ = watched
     context.clock.install()
     return open_page(context, live.url)

@@ -16,10 +16,16 @@ _axe = Axe()  # axe-core as shipped inside the axe-playwright-python wheel (PyPI
 
 
 @contextmanager
-def sized_page(browser: Browser, live: Any, width: int, scheme: str = "light") -> Iterator[Page]:
-    """The page in a fresh context `width` px wide; when done, nothing left the origin, no script failed, CSP held."""
+def sized_page(
+    browser: Browser, live: Any, width: int, scheme: str = "light", *, clock: bool = False
+) -> Iterator[Page]:
+    """The page in a fresh context `width` px wide; when done, nothing left the origin, no script failed, CSP held.
+
+    `clock`: on Playwright's fake clock, as the `clocked` fixture (tests/browser/conftest.py)."""
     context = browser.new_context(viewport={"width": width, "height": 800}, device_scale_factor=1, color_scheme=scheme)
     seen = watch(context, live.url)
+    if clock:
+        context.clock.install()
     try:
         yield open_page(context, live.url)
     finally:

@@ -18,6 +18,7 @@ from tests.browser.browser_support import (
     add_entry,
     memory,
     new_user,
+    next_poll,
     settled,
     sign_in,
     switch_on,
@@ -151,11 +152,13 @@ def test_forget_everything_from_one_conversation_leaves_the_agents_others(page: 
     assert [e["id"] for e in memory(live, token)["items"]] == [clean["id"]]
 
 
-def test_a_suggestion_offers_forgetting_its_conversation_too(page: Page, live: Any, agent: Agent) -> None:
+def test_a_suggestion_offers_forgetting_its_conversation_too(clocked: Page, live: Any, agent: Agent) -> None:
+    page = clocked
     user = new_user("forget-from-suggestion")
     token = sign_in(page, user)
     switch_on(page)
     waiting = agent.propose(user, token, "Waiting from a bad page", agent="helper")
+    next_poll(page)
     expect(page.locator(PROPOSALS)).to_have_count(1, timeout=POLL_TIMEOUT_MS)
     page.locator(PROPOSALS).get_by_role("button", name="Forget everything from this conversation").click()
     expect(page.locator("#agent-forget-text")).to_contain_text("0 entries and 1 waiting suggestion")
@@ -187,13 +190,15 @@ def test_accept_all_accepts_each_under_the_rules_and_reports_the_ones_that_faile
     assert failed == {p["id"] for p in after["proposals"]}
 
 
-def test_reject_all_from_one_agent_leaves_the_others_suggestions(page: Page, live: Any, agent: Agent) -> None:
+def test_reject_all_from_one_agent_leaves_the_others_suggestions(clocked: Page, live: Any, agent: Agent) -> None:
+    page = clocked
     user = new_user("reject-all")
     token = sign_in(page, user)
     switch_on(page)
     for text in ("Noise one", "Noise two"):
         agent.propose(user, token, text, agent="chatty")
     calm = agent.propose(user, token, "Useful one", agent="calm")
+    next_poll(page)
     expect(page.locator(PROPOSALS)).to_have_count(3, timeout=POLL_TIMEOUT_MS)
     page.get_by_role("button", name="Reject all from chatty (2)").click()
     settled(page)

@@ -11,11 +11,13 @@ from playwright.sync_api import Browser, Page, expect
 from tests.browser.browser_support import (
     POLL_TIMEOUT_MS,
     UNDO_CLOSED_TIMEOUT_MS,
+    UNDO_MS,
     Agent,
     add_entry,
     github_classic_token,
     memory,
     new_user,
+    next_poll,
     settled,
     sign_in,
     switch_on,
@@ -92,7 +94,7 @@ def test_status_messages_clear_on_the_next_action_and_on_a_tab_change(browser: B
 
 @SIZES
 def test_forget_one_can_be_undone_and_sends_nothing_until_the_window_closes(browser: Browser, live: Any, width: int) -> None:
-    with sized_page(browser, live, width) as page:
+    with sized_page(browser, live, width, clock=True) as page:
         deletes: list[str] = []
         page.on("request", lambda r: deletes.append(r.url) if r.method == "DELETE" else None)
         token = sign_in(page, new_user("undo"))
@@ -111,12 +113,17 @@ def test_forget_one_can_be_undone_and_sends_nothing_until_the_window_closes(brow
         expect(page.locator(ENTRIES)).to_have_count(2)
         expect(page.locator("#undo-bar")).to_be_hidden()
         expect(page.locator("#status")).to_have_text("Restored: nothing was forgotten.")
-        page.wait_for_timeout(5_500)  # past the window: the undone forget is never sent
+        page.clock.run_for(UNDO_MS + 500)  # past the window (the page's clock): the undone forget is never sent
+        page.wait_for_timeout(300)  # real time, for a DELETE that would be on its way
         assert deletes == [] and len(memory(live, token)["items"]) == 2
 
         page.locator(ENTRIES).filter(has_text="first note").get_by_role("button", name="Forget").click()
         expect(page.locator("#undo-bar")).to_be_visible()
-        expect(page.locator("#undo-bar")).to_be_hidden(timeout=UNDO_CLOSED_TIMEOUT_MS)  # the window closed: now it is sent
+        page.clock.run_for(UNDO_MS - 100)  # still inside the window: nothing sent yet
+        expect(page.locator("#undo-bar")).to_be_visible()
+        assert deletes == []
+        page.clock.run_for(100)
+        expect(page.locator("#undo-bar")).to_be_hidden()  # the window closed: now it is sent
         deadline = time.monotonic() + UNDO_CLOSED_TIMEOUT_MS / 1000
         while len(memory(live, token)["items"]) != 1 and time.monotonic() < deadline:
             time.sleep(0.2)
@@ -166,13 +173,14 @@ def test_editing_changes_the_kind_and_errors_sit_at_the_edit_field(browser: Brow
 
 @SIZES
 def test_search_and_filter_by_text_kind_origin_and_taint(browser: Browser, live: Any, agent: Agent, width: int) -> None:
-    with sized_page(browser, live, width) as page:
+    with sized_page(browser, live, width, clock=True) as page:
         user = new_user("filter")
         token = sign_in(page, user)
         switch_on(page)
         add_entry(page, "Prefers tea in the morning", kind="preference")
         add_entry(page, "Lives in Porto", kind="fact")
         agent.propose(user, token, "Drinks green tea", kind="preference", tainted=True)
+        next_poll(page)
         expect(page.locator(PROPOSALS)).to_have_count(1, timeout=POLL_TIMEOUT_MS)
         page.locator(PROPOSALS).get_by_role("button", name="Accept", exact=False).first.click()
         expect(page.locator(ENTRIES)).to_have_count(3)
@@ -201,7 +209,7 @@ def test_search_and_filter_by_text_kind_origin_and_taint(browser: Browser, live:
 
 @SIZES
 def test_every_button_names_the_entry_it_acts_on(browser: Browser, live: Any, agent: Agent, width: int) -> None:
-    with sized_page(browser, live, width) as page:
+    with sized_page(browser, live, width, clock=True) as page:
         user = new_user("names")
         token = sign_in(page, user)
         switch_on(page)
@@ -209,6 +217,7 @@ def test_every_button_names_the_entry_it_acts_on(browser: Browser, live: Any, ag
             add_entry(page, text)
         agent.propose(user, token, "Likes maps")
         agent.propose(user, token, "Likes rain")
+        next_poll(page)
         expect(page.locator(PROPOSALS)).to_have_count(2, timeout=POLL_TIMEOUT_MS)
         names = page.evaluate("""() => [...document.querySelectorAll('#entries button, #proposals button')]
             .map((b) => b.getAttribute('aria-label'))""")

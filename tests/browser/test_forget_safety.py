@@ -7,7 +7,7 @@ from typing import Any
 from playwright.sync_api import Page, expect
 
 from tests.browser.browser_support import (
-    UNDO_CLOSED_TIMEOUT_MS,
+    UNDO_MS,
     add_entry,
     memory,
     new_user,
@@ -62,7 +62,8 @@ def test_an_entry_forgotten_elsewhere_withdraws_its_undo(clocked: Page, live: An
     expect(page.locator(ENTRIES)).to_have_count(0)
 
 
-def test_when_the_undo_window_closes_focus_goes_where_enter_destroys_nothing(page: Page, live: Any) -> None:
+def test_when_the_undo_window_closes_focus_goes_where_enter_destroys_nothing(clocked: Page, live: Any) -> None:
+    page = clocked
     token = sign_in(page, new_user("undo-focus"))
     switch_on(page)
     add_entry(page, "keep me")
@@ -70,7 +71,8 @@ def test_when_the_undo_window_closes_focus_goes_where_enter_destroys_nothing(pag
     page.get_by_role("button", name="Forget “forget me”").focus()
     page.keyboard.press("Enter")
     expect(page.locator("#undo")).to_be_focused()
-    expect(page.locator("#undo-bar")).to_be_hidden(timeout=UNDO_CLOSED_TIMEOUT_MS)  # the window closed: the forget is sent
+    page.clock.run_for(UNDO_MS)  # on the page's clock
+    expect(page.locator("#undo-bar")).to_be_hidden()  # the window closed: the forget is sent
     expect(page.locator("#entries-heading")).to_be_focused()
     page.keyboard.press("Enter")  # a keyboard user presses Enter again
     page.keyboard.press("Space")
@@ -80,7 +82,8 @@ def test_when_the_undo_window_closes_focus_goes_where_enter_destroys_nothing(pag
     assert [i["text"] for i in memory(live, token)["items"]] == ["keep me"]
 
 
-def test_undo_puts_focus_on_the_restored_entry_not_on_its_forget_button(page: Page, live: Any) -> None:
+def test_undo_puts_focus_on_the_restored_entry_not_on_its_forget_button(clocked: Page, live: Any) -> None:
+    page = clocked
     token = sign_in(page, new_user("undo-back"))
     switch_on(page)
     add_entry(page, "brought back")
@@ -89,5 +92,7 @@ def test_undo_puts_focus_on_the_restored_entry_not_on_its_forget_button(page: Pa
     expect(page.locator(ENTRIES)).to_have_count(1)
     expect(page.locator(ENTRIES).first).to_be_focused()
     page.keyboard.press("Enter")
-    page.wait_for_timeout(6_000)  # longer than an undo window: nothing was forgotten
+    page.clock.run_for(UNDO_MS + 1_000)  # longer than an undo window, on the page's clock: nothing was forgotten
+    page.wait_for_timeout(500)  # real time, for a DELETE that would be on its way
+    settled(page)
     assert [i["text"] for i in memory(live, token)["items"]] == ["brought back"]

@@ -15,6 +15,7 @@ from tests.browser.browser_support import (
     Agent,
     github_classic_token,
     new_user,
+    next_poll,
     sign_in,
     switch_on,
 )
@@ -93,7 +94,8 @@ def test_refusals_name_their_agent_and_support_staff_are_named_by_role(
         assert found == [], found
 
 
-def test_the_journal_refreshes_while_it_is_shown(page: Page, live: Any, agent: Agent) -> None:
+def test_the_journal_refreshes_while_it_is_shown(clocked: Page, live: Any, agent: Agent) -> None:
+    page = clocked
     user = new_user("journal-live")
     sign_in(page, user)
     switch_on(page)
@@ -103,6 +105,7 @@ def test_the_journal_refreshes_while_it_is_shown(page: Page, live: Any, agent: A
     before = page.locator(ROWS).count()
     agent.context(session_id)  # the agent is given the (empty) memory: a new journal row
     # No click, no reload: the page's own poll (fast for a while after memory was turned on) brings it.
+    next_poll(page)
     expect(page.locator(ROWS)).to_have_count(before + 1, timeout=POLL_TIMEOUT_MS)
     expect(page.locator(ROWS).first).to_contain_text("The agent “reader-agent” asked for your memory")
 

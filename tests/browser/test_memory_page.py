@@ -7,7 +7,7 @@ from typing import Any
 from playwright.sync_api import Page, expect
 
 from tests.browser.browser_support import (
-    UNDO_CLOSED_TIMEOUT_MS,
+    UNDO_MS,
     Agent,
     add_entry,
     github_classic_token,
@@ -173,7 +173,8 @@ def test_agent_proposals_show_taint_and_can_be_accepted_or_rejected(page: Page, 
     ]
 
 
-def test_forget_one_then_forget_all_behind_a_confirmation_that_counts(page: Page, live: Any, agent: Agent) -> None:
+def test_forget_one_then_forget_all_behind_a_confirmation_that_counts(clocked: Page, live: Any, agent: Agent) -> None:
+    page = clocked
     user = new_user("forget")
     token = sign_in(page, user)
     switch_on(page)
@@ -186,7 +187,8 @@ def test_forget_one_then_forget_all_behind_a_confirmation_that_counts(page: Page
     page.locator(ENTRIES).filter(has_text="second note").get_by_role("button", name="Forget").click()
     expect(page.locator("#undo-text")).to_contain_text("Forgotten: “second note”")
     expect(page.locator(ENTRIES)).to_have_count(2)
-    expect(page.locator("#undo-bar")).to_be_hidden(timeout=UNDO_CLOSED_TIMEOUT_MS)  # the undo window closed: the DELETE went
+    page.clock.run_for(UNDO_MS)  # on the page's clock
+    expect(page.locator("#undo-bar")).to_be_hidden()  # the undo window closed: the DELETE went
     expect(page.locator("#count-entries")).to_have_text("2 / 200 entries")
     settled(page)
     assert [i["text"] for i in memory(live, token)["items"]] == ["third note", "first note"]

@@ -8,7 +8,16 @@ from typing import Any
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.browser.browser_support import POLL_TIMEOUT_MS, Agent, Polls, new_user, pause_clock, sign_in, switch_on
+from tests.browser.browser_support import (
+    POLL_TIMEOUT_MS,
+    Agent,
+    Polls,
+    new_user,
+    next_poll,
+    pause_clock,
+    sign_in,
+    switch_on,
+)
 
 PROPOSALS = "[data-testid=proposal]"
 
@@ -49,6 +58,7 @@ def test_just_now_becomes_minutes_ago_without_a_reload(clocked: Page, live: Any,
     # 30 s since the suggestion would read "4 minutes ago".
     created = datetime.fromisoformat(proposal["created_at"].replace("Z", "+00:00"))
     page.clock.set_fixed_time(created + timedelta(seconds=5))
+    next_poll(page)
     expect(page.locator(PROPOSALS)).to_have_count(1, timeout=POLL_TIMEOUT_MS)
     source = page.locator(PROPOSALS).first.get_by_test_id("source")
     expect(source).to_have_text("From memory-agent, in a conversation, just now")

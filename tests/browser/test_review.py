@@ -15,6 +15,7 @@ from tests.browser.browser_support import (
     add_entry,
     memory,
     new_user,
+    next_poll,
     pause_clock,
     set_hidden,
     settled,
@@ -31,7 +32,7 @@ SIZES = pytest.mark.parametrize("width", WIDTHS.values(), ids=WIDTHS.keys())
 def test_a_suggestion_appears_without_reload_names_its_agent_and_polls_cost_304s(
     browser: Browser, live: Any, agent: Agent, width: int
 ) -> None:
-    with sized_page(browser, live, width) as page:
+    with sized_page(browser, live, width, clock=True) as page:
         polls: list[int] = []
         page.on("response", lambda r: polls.append(r.status) if r.url.endswith("/v1/memory") else None)
         user = new_user("live")
@@ -39,7 +40,8 @@ def test_a_suggestion_appears_without_reload_names_its_agent_and_polls_cost_304s
         switch_on(page)
         expect(page.locator("#tab-badge")).to_be_hidden()
         proposal = agent.propose(user, token, "Prefers trains to planes", agent="memory-agent")
-        # No reload: the page's own poll (every 5 s while visible) brings it within ~10 s.
+        # No reload: the page's own poll (every 5 s while visible) brings it.
+        next_poll(page)
         expect(page.locator(PROPOSALS)).to_have_count(1, timeout=POLL_TIMEOUT_MS)
         item = page.locator(PROPOSALS).first
         expect(item.get_by_test_id("origin")).to_have_text("Suggested by memory-agent")
@@ -56,6 +58,7 @@ def test_a_suggestion_appears_without_reload_names_its_agent_and_polls_cost_304s
         expect(page.locator("#live-note")).to_have_text("A new suggestion is waiting for your review.")
         # While nothing changes, a poll is a 304.
         seen = len(polls)
+        next_poll(page)
         deadline = time.monotonic() + POLL_TIMEOUT_MS / 1000
         while polls[seen:].count(304) == 0 and time.monotonic() < deadline:
             page.wait_for_timeout(250)
@@ -85,11 +88,12 @@ def test_a_hidden_page_stops_polling_and_catches_up_when_shown(clocked: Page, li
 def test_edit_and_accept_keeps_origin_source_and_taint_and_shows_the_edit(
     browser: Browser, live: Any, agent: Agent, width: int
 ) -> None:
-    with sized_page(browser, live, width) as page:
+    with sized_page(browser, live, width, clock=True) as page:
         user = new_user("correct")
         token = sign_in(page, user)
         switch_on(page)
         proposal = agent.propose(user, token, "Likes jaz", kind="note", tainted=True, agent="memory-agent")
+        next_poll(page)
         expect(page.locator(PROPOSALS)).to_have_count(1, timeout=POLL_TIMEOUT_MS)
         item = page.locator(PROPOSALS).first
         item.get_by_role("button", name="Edit and accept “Likes jaz”").click()
@@ -124,12 +128,13 @@ def test_edit_and_accept_keeps_origin_source_and_taint_and_shows_the_edit(
 def test_memory_off_disables_add_and_accept_with_the_reason_and_keeps_editing(
     browser: Browser, live: Any, agent: Agent, width: int
 ) -> None:
-    with sized_page(browser, live, width) as page:
+    with sized_page(browser, live, width, clock=True) as page:
         user = new_user("offstate")
         token = sign_in(page, user)
         switch_on(page)
         add_entry(page, "Keep me while off")
         agent.propose(user, token, "Suggested while on")
+        next_poll(page)
         expect(page.locator(PROPOSALS)).to_have_count(1, timeout=POLL_TIMEOUT_MS)
         page.locator("#memory-enabled").uncheck()
         expect(page.locator("#memory-state")).to_have_text("Off")

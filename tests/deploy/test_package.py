@@ -320,7 +320,10 @@ def test_the_zips_alone_verify_both_token_algorithms(package: Package, issuer: A
     zipfile.ZipFile(package.out / "deployment.zip").extractall(tmp_path / "task")
     task = tmp_path / "task"
     host_site = task / "python/lib/python3.11/site-packages"
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--target", str(host_site), "--only-binary=:all:",
+    # uv (the venv's installer, Makefile) when it is there: ~2 s against pip's ~20 s; the same pinned wheels.
+    uv = Path(sys.executable).with_name("uv")
+    installer = [str(uv), "pip", "install", "--python", sys.executable] if uv.exists() else [sys.executable, "-m", "pip", "install"]
+    subprocess.run([*installer, "-q", "--target", str(host_site), "--only-binary", ":all:",
                     "-r", str(ROOT / "requirements.txt")], check=True, capture_output=True, timeout=600)
     layer_dists = {n.split("/")[4] for n in zipfile.ZipFile(package.out / "layer-deployment.zip").namelist()
                    if n.split("/")[4].endswith(".dist-info")}
