@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from chalicelib.bootstrap import Stores
@@ -24,15 +24,16 @@ from chalicelib.clock import Instant, instant
 from chalicelib.errors import Unavailable
 from chalicelib.services.orphans import drop_stale
 from chalicelib.services.recount import recount
+from chalicelib.services.shredding import unrecoverable_by
 from chalicelib.storage.agents import only_from
 from chalicelib.storage.dynamo import TransactionCancelled, transact
 from chalicelib.storage.entry_items import StoredRef
 
 ACTION = "keep.memory.forget_all"
-_ITEMS_PER_TRANSACTION = 98  # 100 actions at most: the items, the counters and the journal row
+_ITEMS_PER_TRANSACTION = 49  # 100 actions at most: the items, their text keys, the counters and the journal row
 _ROUNDS = 10  # a concurrent forget cancels a chunk (it committed one of its own): read again, go on
 
-Removal = tuple[str, str, bool]  # (kind, id or fingerprint, counts as a live entry)
+Removal = tuple[str, str, bool, bytes | None]  # (kind, id or fingerprint, counts as a live entry, its text key's id)
 ENTRY_PRINT, PROPOSAL_PRINT = "entry_fingerprint", "proposal_fingerprint"
 
 
@@ -82,11 +83,13 @@ def forget_all(stores: Stores, user_id: str) -> dict[str, int]:
 def forget_counted(
     stores: Stores, user_id: str, now: Instant, row_id: str, deleted: dict[str, int], plan: Forgetting
 ) -> None:
-    """Delete what `plan` wants in counted transactions, each adding to the one journal row `row_id`."""
+    """Delete what `plan` wants, each text with its own key, in counted transactions, each adding to the one journal
+    row `row_id`, which carries the receipt's `unrecoverable_by` (services/shredding.py)."""
+    plan = replace(plan, details={**plan.details, "unrecoverable_by": unrecoverable_by(now)})
     wanted: set[str] = set()
     for _ in range(_ROUNDS):
         removals = _stored(stores, user_id, now, plan)
-        wanted |= {item_id for kind, item_id, _ in removals if kind in ("entry", "proposal")}
+        wanted |= {item_id for kind, item_id, *_ in removals if kind in ("entry", "proposal")}
         if not removals:
             break
         try:
@@ -108,11 +111,11 @@ def _stored(stores: Stores, user_id: str, now: Instant, plan: Forgetting) -> lis
     no key gives them meaning any more). An agent's forget releases its items' fingerprints afterwards."""
     _, entries, entry_prints = stores.entries.stored_all(user_id)
     proposals, proposal_prints = stores.proposals.stored_all(user_id)
-    removals: list[Removal] = [("entry", e.id, not e.is_expired(now.epoch)) for e in entries if plan.wants(e)]
-    removals += [("proposal", p.id, False) for p in proposals if plan.wants(p)]
+    removals: list[Removal] = [("entry", e.id, not e.is_expired(now.epoch), e.key_id) for e in entries if plan.wants(e)]
+    removals += [("proposal", p.id, False, p.key_id) for p in proposals if plan.wants(p)]
     if plan.agent is None:
-        removals += [(ENTRY_PRINT, f.fingerprint, False) for f in entry_prints]
-        removals += [(PROPOSAL_PRINT, f.fingerprint, False) for f in proposal_prints]
+        removals += [(ENTRY_PRINT, f.fingerprint, False, None) for f in entry_prints]
+        removals += [(PROPOSAL_PRINT, f.fingerprint, False, None) for f in proposal_prints]
     return removals
 
 
@@ -147,14 +150,19 @@ def _delete_in_chunks(
 ) -> None:
     for start in range(0, len(removals), _ITEMS_PER_TRANSACTION):
         part = removals[start : start + _ITEMS_PER_TRANSACTION]
-        entries = sum(1 for kind, _, _ in part if kind == "entry")
-        live = sum(1 for kind, _, is_live in part if kind == "entry" and is_live)
-        proposals = sum(1 for kind, _, _ in part if kind == "proposal")
-        actions: list[dict[str, Any]] = [_delete(stores, user_id, kind, item_id, plan) for kind, item_id, _ in part]
+        entries = sum(1 for kind, *_ in part if kind == "entry")
+        live = sum(1 for kind, _, is_live, _ in part if kind == "entry" and is_live)
+        proposals = sum(1 for kind, *_ in part if kind == "proposal")
+        actions: list[dict[str, Any]] = [_delete(stores, user_id, kind, item_id, plan) for kind, item_id, *_ in part]
+        text_ids = [text_id for *_, text_id in part]
+        actions.extend(stores.keyring.shred(user_id, text_ids))  # each forgotten text's key, in the same transaction
         actions.append(stores.entries.release_counts(user_id, active=entries, waiting=proposals))
         counts = {"entries": live, "proposals": proposals}
         actions.append(stores.journal.add_counts(user_id, plan.action, now.iso, row_id, counts, plan.details))
-        transact(stores.client, actions)
+        try:
+            transact(stores.client, actions)
+        finally:
+            stores.keyring.forget_cached(user_id, text_ids)
         deleted["entries"] += live
         deleted["proposals"] += proposals
         deleted["transactions"] += 1

@@ -31,9 +31,10 @@ def recount(stores: Stores, user_id: str, now: Instant, *, orphans: bool = True)
         active = len(entries)
     orphaned = orphaned_ids(stores, user_id, entries) if orphans else set()
     gone = [e.id for e in entries if e.is_expired(now.epoch) or e.id in orphaned]
+    text_ids = {e.id: e.key_id for e in entries}
     purged = delete_counted(
         gone,
-        lambda entry_id: stores.entries.delete_stored(user_id, entry_id),
+        lambda entry_id: [stores.entries.delete_stored(user_id, entry_id), *stores.keyring.shred(user_id, [text_ids.get(entry_id)])],
         lambda n: stores.entries.release_counts(user_id, active=n),
         stores,
     )

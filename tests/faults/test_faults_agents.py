@@ -18,7 +18,7 @@ def _from_agent(stores: Any, user: str, agent: str, count: int) -> None:
         entry = Entry(id=new_id(), user_id=user, text=f"from {agent} {n}", kind="note", pinned=False, tainted=False,
                       origin="agent", source=Source(session_id="s-1", thread_id="t-1"), created_at=now, updated_at=now,
                       agent=agent)
-        transact(stores.client, [stores.entries.put_new(entry), stores.entries.take_entry_slots(user)])
+        transact(stores.client, stores.keyring.guard([stores.entries.put_new(entry), stores.entries.take_entry_slots(user)]))
 
 
 def test_forget_agent_interrupted_midway_says_so_and_a_retry_finishes_it(api: Any, stores: Any, faults: FaultInjector) -> None:
@@ -34,7 +34,8 @@ def test_forget_agent_interrupted_midway_says_so_and_a_retry_finishes_it(api: An
     counts = assert_counters_match(stores, "alice")
     assert counts["entries"] == 151 - CHUNK
     rows = [dict(r.details) for r in stores.journal.all("alice") if r.action == "keep.memory.forget_agent"]
-    assert rows == [{"agent": "chatty", "entries": CHUNK, "proposals": 0}]  # exactly what went, no more
+    assert [{k: v for k, v in r.items() if k != "unrecoverable_by"} for r in rows] == [{"agent": "chatty", "entries": CHUNK, "proposals": 0}]  # exactly what went
+    assert all(r["unrecoverable_by"] > stores.journal.all("alice")[0].at for r in rows)  # the receipt
     faults.clear()
     status, body = api.call("POST", "/v1/agents/chatty/forget", "alice")
     check("POST", "/v1/agents/{id}/forget", status, body)
