@@ -224,10 +224,11 @@ def direct_call(
         event["requestContext"]["authorizer"] = {"principalId": user}
     if arn is not None:
         event["requestContext"]["identity"]["userArn"] = arn
-    context = lambda_context()
 
     def call() -> Any:
-        response = stack.app.app(event, context)
+        # A fresh context per invocation, as Lambda gives: one kept across a long series ran out of its 28 s
+        # on a busy machine, and the app's deadline (storage/retries.py) then answered 503.
+        response = stack.app.app(event, lambda_context())
         check(response["statusCode"] == 200, f"{method} {path} answered {response['statusCode']}")
         return response
 

@@ -154,6 +154,20 @@ class Keyring:
         self.forget_cached(user_id, ids)
         return [self.keys.delete_text_key(user_id, t) for t in ids]
 
+    def shred_now(self, user_id: str, text_ids: Iterable[bytes | None]) -> int:
+        """Delete these texts' keys before their items (a forget of many at once); the DynamoDB calls it took.
+
+        From then on those texts open nowhere, whatever happens to their items: a deletion that fails
+        afterwards leaves items no key opens (absent everywhere, purged as orphans at the next recount).
+        Refused (`Unavailable`), some keys may be gone and the caller must delete nothing else.
+        """
+        ids = sorted({t for t in text_ids if t})
+        self.forget_cached(user_id, ids)
+        try:
+            return self.keys.delete_text_keys(user_id, ids) if ids else 0
+        finally:
+            self.forget_cached(user_id, ids)  # what a read racing this call may have put back
+
     def forget_cached(self, user_id: str, text_ids: Iterable[bytes | None]) -> None:
         for text_id in text_ids:
             if text_id:

@@ -35,7 +35,7 @@ def recount_waiting(stores: Stores, user_id: str) -> MemoryState:
     """At the waiting-proposals cap: delete proposals a destroyed key left behind; the state afterwards.
 
     Proposals have no TTL, so orphans are the one way their counter outgrows what a user can see.
-    Cost: one Query of their proposals, one GetItem of the key row, one GetItem of the state, and a
+    Cost: one Query of their proposals, one Query of their keys, one GetItem of the state, and a
     counted delete when there are orphans.
     """
     proposals, fingerprints = stores.proposals.stored_all(user_id)
