@@ -234,3 +234,60 @@ def test_text_keys_share_the_bounded_cache(api: Any, stores: Any) -> None:
     assert len(view["items"]) == 8  # every text opens, from one Query of the keys, however small the cache
     assert len(stores.keyring.cache) <= 5
     assert any("/" in slot for slot in stores.keyring.cache._keys)  # text keys ("<user>/<text id>") are in it
+
+
+def _text_key_row(dynamodb: Any, table_names: Any, user: str, entry_id: str) -> dict[str, Any]:
+    """The raw key row of one entry's text, found by the key id its sealed text names."""
+    from tests.support.raw_storage import raw_item
+
+    sealed = raw_item(dynamodb, table_names.entries, {"user_id": user, "sk": f"e#{entry_id}"})
+    assert sealed is not None
+    text_id = bytes(sealed["sealed_text"]["B"])[1:17]
+    row = raw_item(dynamodb, table_names.keys, {"user_id": user, "sk": f"t#{text_id.hex()}"})
+    assert row is not None
+    return row
+
+
+KEY_ROW_DAMAGE: dict[str, Callable[[dict[str, Any], dict[str, Any]], dict[str, Any] | None]] = {
+    "missing": lambda row, other: None,
+    "wrapped key removed": lambda row, other: {k: v for k, v in row.items() if k != "wrapped"},
+    "wrapped key of another type": lambda row, other: {**row, "wrapped": {"S": "not bytes"}},
+    "wrapped key garbage": lambda row, other: {**row, "wrapped": {"B": bytes(len(row["wrapped"]["B"]))}},
+    "wrapped key cut short": lambda row, other: {**row, "wrapped": {"B": row["wrapped"]["B"][:5]}},
+    "data key id of another type": lambda row, other: {**row, "data_key_id": {"N": "7"}},
+    "data key id of another length": lambda row, other: {**row, "data_key_id": {"B": row["data_key_id"]["B"] + b"x"}},
+    "another text's row copied over it": lambda row, other: {**other, "sk": row["sk"]},
+    "expiry of another type": lambda row, other: {**row, "expires_at": {"S": "soon"}},
+}
+
+
+@pytest.mark.parametrize("damage", KEY_ROW_DAMAGE)
+def test_a_text_key_row_altered_missing_or_copied_makes_its_text_absent_never_a_500(
+    api: Any, agents: Any, dynamodb: Any, table_names: Any, stores: Any, capsys: Any, damage: str
+) -> None:
+    """Stored data is hostile: a damaged text key opens nothing (its text is absent, 404 by id), the rest reads."""
+    api.turn_on("alice")
+    hit = api.add("alice", "Alice's locker code is in the red book")
+    kept = api.add("alice", "Alice likes green tea")
+    row, other = (_text_key_row(dynamodb, table_names, "alice", e["id"]) for e in (hit, kept))
+    changed = KEY_ROW_DAMAGE[damage](row, other)
+    if changed is None:
+        dynamodb.delete_item(TableName=table_names.keys, Key={"user_id": row["user_id"], "sk": row["sk"]})
+    else:
+        dynamodb.put_item(TableName=table_names.keys, Item=changed)
+    stores.keyring.cache.drop_prefix("")  # a cold container: the keys are read from the table
+    capsys.readouterr()
+    opens = damage == "expiry of another type"  # not read back: only the key matters
+    status, view = api.call("GET", "/v1/memory", "alice")
+    assert status == 200
+    shown = {i["id"] for i in view["items"]}
+    assert kept["id"] in shown and (hit["id"] in shown) == opens
+    for path in ("/v1/memory/export", "/v1/inbox", "/v1/agents", "/v1/memory/journal"):
+        assert api.call("GET", path, "alice")[0] == 200
+    status, _ = api.call("PATCH", f"/v1/memory/{hit['id']}", "alice", {"pinned": True})
+    assert status == (200 if opens else 404)
+    assert api.call("POST", "/v1/memory", "alice", {"text": "Alice waters the fern on Sundays"})[0] == 201
+    assert api.call("DELETE", f"/v1/memory/{hit['id']}", "alice")[0] == (204 if opens else 404)
+    assert api.call("DELETE", f"/v1/memory/{kept['id']}", "alice")[0] == 204
+    logs = capsys.readouterr().out
+    assert '"status": 500' not in logs and "locker" not in logs
