@@ -30,6 +30,7 @@ from chalicelib.crypto.sealing import (
     KEY_ID_BYTES,
     TEXT_ATTRIBUTE,
     Unsealable,
+    data_key_cipher,
     key_id_of,
     unwrap_text_key,
     wrap_text_key,
@@ -131,7 +132,7 @@ class Keyring:
             raise KeyUnusable() from exc
         if data is None or not texts:
             return {}
-        data_key = self._unwrapped(data)
+        data_key = data_key_cipher(self._unwrapped(data))  # one AES-GCM object for every text key below
         opened: dict[bytes, bytes] = {}
         for row in texts:
             if row.data_key_id != data.key_id:

@@ -131,3 +131,14 @@ def test_items_decode_as_boto3_decodes_them_numbers_as_integers(item: dict[str, 
     expected = {name: int(value) if isinstance(value, Decimal) else value for name, value in expected.items()}
     assert dynamo.load(raw) == expected
     assert [type(v) for v in dynamo.load(raw).values()] == [type(v) for v in expected.values()]
+
+
+@settings(max_examples=200, deadline=None)
+@given(user=_NAMES, text_id=st.binary(min_size=16, max_size=16), data_key_id=st.binary(min_size=16, max_size=16))
+def test_a_text_keys_associated_data_is_the_json_it_always_was(user: str, text_id: bytes, data_key_id: bytes) -> None:
+    import json
+
+    from chalicelib.crypto.sealing import TEXT_KEY_AAD, _text_key_aad
+
+    document = {"v": TEXT_KEY_AAD, "user": user, "text": text_id.hex(), "data_key": data_key_id.hex()}
+    assert _text_key_aad(user, text_id, data_key_id) == json.dumps(document, sort_keys=True).encode()
