@@ -2,8 +2,9 @@
 
 Every text has a random 256-bit key for its whole life (event, proposal, entry), wrapped under the
 user's data key in the keys table; forgetting the text deletes that row (`shred`) in the forget's own
-transaction, so no copy of the text opens again. A new text's key row is written by `guard`, in the
-same transaction as the item whose seal names it. Unwrapped keys live only in the bounded caches.
+transaction (a forget of many texts deletes their rows first, `shred_now`), so no copy of the text
+opens again. A new text's key row is written by `guard`, in the same transaction as the item whose
+seal names it. Unwrapped keys live only in the bounded caches.
 
 Sealing always reads the user's key row (one consistent GetItem, no KMS call when cached), and
 `guard` makes the write itself check that key is still current, so a key destroyed by another
@@ -146,7 +147,7 @@ class Keyring:
         return opened
 
     def shred(self, user_id: str, text_ids: Iterable[bytes | None]) -> list[dict[str, Any]]:
-        """The actions that delete these texts' keys: every forget path puts them in its own transaction.
+        """The actions that delete these texts' keys, for a forget of one text to put in its own transaction.
 
         The keys leave this container's cache now (and again by `forget_cached` after the write); other
         containers may hold one for at most the cache's age (`unrecoverable_by` in the journal).

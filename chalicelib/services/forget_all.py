@@ -93,8 +93,8 @@ def forget_all(stores: Stores, user_id: str) -> dict[str, int]:
 def forget_counted(
     stores: Stores, user_id: str, now: Instant, row_id: str, deleted: dict[str, int], plan: Forgetting
 ) -> None:
-    """Delete what `plan` wants, each text with its own key, in counted transactions, each adding to the one journal
-    row `row_id`, which carries the receipt's `unrecoverable_by` (services/shredding.py)."""
+    """Delete what `plan` wants — their texts' keys first, then the items in counted transactions, each adding to the
+    one journal row `row_id`, which carries the receipt's `unrecoverable_by` (services/shredding.py)."""
     plan = replace(plan, details={**plan.details, "unrecoverable_by": unrecoverable_by(now)})
     wanted: set[str] = set()
     for _ in range(_ROUNDS):

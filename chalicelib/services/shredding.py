@@ -1,8 +1,9 @@
 """Forgetting one text: its item and its own key deleted in one transaction, with a receipt saying when no copy opens.
 
-Every path that forgets a text (forget one, reject, a refused event, an operator's forget, forget-all,
-forget-by-agent, a replace, the recount's purge) deletes the text's key row with `Keyring.shred` in the
-same transaction as the item: a copy of the item restored from a backup, or still in the stream, then
+Every path that forgets one text (forget one, reject, a refused event, an operator's forget, a replace,
+the recount's purge) deletes the text's key row with `Keyring.shred` in the same transaction as the
+item; forget-by-agent and forget-all delete their texts' keys first (`Keyring.shred_now`, then the
+items: services/forget_all.py). A copy of the item restored from a backup, or still in the stream, then
 opens nowhere. A running function elsewhere may still hold the key for at most the key cache's age, so
 the receipt's `unrecoverable_by` is the deletion plus that age (chalicelib/crypto/cache.py).
 """
