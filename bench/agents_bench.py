@@ -20,17 +20,22 @@ def _seed_agent_entries(stack: Any, user: str, count: int) -> None:
     from chalicelib.storage.entries import STATE_KEY
 
     stores, now = stack.stores, instant(stack.stores.clock).iso
-    items = [
+    puts = [
         stores.entries.put_new(
             Entry(id=new_id(), user_id=user, text=f"Accepted {i}: likes tea.", kind="note", pinned=False, tainted=False,
                   origin="agent", source=Source(session_id="bench-s", thread_id="t-1", message_id=f"m{i}"),
                   created_at=now, updated_at=now, agent=AGENT)
-        )["Put"]["Item"]
+        )
         for i in range(count)
     ]
+    # Each text's own key row (issue 26), as the accept's transaction would write it beside the entry.
+    items = [(stores.entries.table, put["Put"]["Item"]) for put in puts]
+    items += [(stores.keyring.keys.table, a["Put"]["Item"]) for a in stores.keyring.guard(puts)[len(puts):] if "Put" in a]
     for first in range(0, len(items), 25):
-        batch = [{"PutRequest": {"Item": item}} for item in items[first : first + 25]]
-        stores.client.batch_write_item(RequestItems={stores.entries.table: batch})
+        batch: dict[str, list[dict[str, Any]]] = {}
+        for table, item in items[first : first + 25]:
+            batch.setdefault(table, []).append({"PutRequest": {"Item": item}})
+        stores.client.batch_write_item(RequestItems=batch)
     stores.client.update_item(
         TableName=stores.entries.table,
         Key=dynamo.dump({"user_id": user, "sk": STATE_KEY}),
@@ -92,8 +97,22 @@ def agent_counts(stack: Any, seed_user: Any, seed_journal: Any, journal_rows: in
             "agent_blocked" if event_id == "refused" else "memory.proposed"), outcome
     listed = counted(f"dynamodb calls: GET /v1/agents, {journal_rows} journal rows", 3, lambda: check("GET", "/v1/agents", user))
     assert listed[0] == 200 and next(r for r in listed[1]["agents"] if r["agent"] == AGENT)["entries"] == FORGET_ENTRIES
+    # Issue 26: the texts' own keys go first, outside the transactions (BatchWriteItem, 25 a call), so each
+    # counted transaction still holds 98 entries: the transactions stay 3, the key deletions are reported.
+    keys_before = _text_key_rows(stack, user)
     forgot = counted(f"transactions: POST /v1/agents/{{id}}/forget, {FORGET_ENTRIES} entries", 4,
                      lambda: check("POST", f"/v1/agents/{AGENT}/forget", user), transactions=True)
     assert forgot == (200, {"deleted": FORGET_ENTRIES}), forgot
-    results.append(("  dynamodb calls of that forget", len(results[-1][3]["operations"]), None, {}))
+    assert keys_before - _text_key_rows(stack, user) == FORGET_ENTRIES, "each forgotten text's key row is gone"
+    operations = results[-1][3]["operations"]
+    results.append(("  BatchWriteItem calls of that forget (its texts' keys, 25 a call)", operations.count("BatchWriteItem"), None, {}))
+    results.append(("  dynamodb calls of that forget, all kinds", len(operations), None, {"operations": operations}))
     return results
+
+
+def _text_key_rows(stack: Any, user: str) -> int:
+    from chalicelib.storage import dynamo
+    from chalicelib.storage.keys import TEXT_KEY_PREFIX
+
+    rows = dynamo.query_partition(stack.stores.client, stack.stores.keyring.keys.table, "user_id", user)
+    return sum(1 for row in rows if str(row["sk"]).startswith(TEXT_KEY_PREFIX))

@@ -227,7 +227,7 @@ def cap_path_counts(stack: Any, seed_user: Any) -> list[Result]:
     from chalicelib.storage import dynamo
 
     # The limits include the GetItem of the user's key row that sealing a text costs (issue 12), and
-    # at a full cap the recount's read of it, to find items a destroyed key left (services/recount.py).
+    # at a full cap the recount's Query of the user's keys, to find items whose key is gone (services/recount.py).
     seed_user(stack, "cap-full", entries=200)
     full = _counted_post(stack, "cap-full", "POST /v1/memory refused at the cap", 409, 4)
     seed_user(stack, "cap-ttl", entries=200)

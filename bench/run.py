@@ -224,10 +224,11 @@ def direct_call(
         event["requestContext"]["authorizer"] = {"principalId": user}
     if arn is not None:
         event["requestContext"]["identity"]["userArn"] = arn
-    context = lambda_context()
 
     def call() -> Any:
-        response = stack.app.app(event, context)
+        # A fresh context per invocation, as Lambda gives: one kept across a long series ran out of its 28 s
+        # on a busy machine, and the app's deadline (storage/retries.py) then answered 503.
+        response = stack.app.app(event, lambda_context())
         check(response["statusCode"] == 200, f"{method} {path} answered {response['statusCode']}")
         return response
 
@@ -265,6 +266,9 @@ def seed_user(stack: Stack, user: str, entries: int, proposals: int = 0) -> None
     puts = [(stores.entries.table, stores.entries.put_new(entry(i, entry_text(i), "user"))) for i in range(entries)]
     puts += [(stores.proposals.table, stores.proposals.put_new(entry(i, f"Proposal {i}: a cat called Miso.", "agent")))
              for i in range(proposals)]
+    # Each text's own key row (issue 26), as the service's transactions would write it beside the item.
+    text_keys = stores.keyring.guard([action for _, action in puts])[len(puts):]
+    puts += [(stores.keyring.keys.table, action) for action in text_keys if "Put" in action]
     for first in range(0, len(puts), 25):
         batch: dict[str, list[dict[str, Any]]] = {}
         for table, action in puts[first : first + 25]:
@@ -385,6 +389,10 @@ def count_operations(stack: Stack, batch_size: int = 100) -> dict[str, OpCount]:
     counted("POST /v1/memory, a duplicate (409, refused by its transaction)", user_call("POST", "/v1/memory", {"text": entry_text(1)}), 409)
     seed_user(stack, user, entries=5, proposals=3)
     counted("GET /v1/memory", user_call("GET", "/v1/memory"), 200)
+    from chalicelib.crypto.cache import KeyCache
+
+    stack.stores.keyring.cache = KeyCache()  # a new container: its texts' keys (and the data key) in one Query (issue 26)
+    counted(GET_COLD, user_call("GET", "/v1/memory"), 200)
     for route in ("/v1/memory", "/v1/inbox"):  # a page's poll while nothing changed (issue 14)
         counted(f"GET {route}, unchanged (If-None-Match: 304)", _conditional_get(api, user, route), 304)
     counted("DELETE /v1/memory/{id}", user_call("DELETE", f"/v1/memory/{entry['id']}"), 204)
@@ -396,6 +404,8 @@ def count_operations(stack: Stack, batch_size: int = 100) -> dict[str, OpCount]:
     register(stack, "count-session", user)
     path = "/v1/sessions/count-session/memory"
     counted("GET /v1/sessions/{id}/memory (context)", lambda: iam_call(stack.http, "GET", path, HOST_ARN), 200)
+    stack.stores.keyring.cache = KeyCache()
+    counted(CONTEXT_COLD, lambda: iam_call(stack.http, "GET", path, HOST_ARN), 200)
 
     event = {"id": "count-one", "type": "memory.propose", "text": "Likes jazz on Fridays."}
     status, _ = iam_call(stack.http, "POST", "/v1/sessions/count-session/events", WORKER_ARN, {"events": [event]})
@@ -426,12 +436,16 @@ def _conditional_get(api: Any, user: str, route: str) -> Callable[[], tuple[int,
     return again
 
 
+CONTEXT_COLD = "GET /v1/sessions/{id}/memory (context), cold key cache"
+GET_COLD = "GET /v1/memory, cold key cache (every text's key in one Query of the keys table)"
 # What each count must stay within (issue 7): ("calls" | "writes", limit). Others are reported.
 COUNT_TARGETS: dict[str, tuple[str, float]] = {
     "GET /v1/memory": ("calls", 2),
+    GET_COLD: ("calls", 3),
     "GET /v1/memory, unchanged (If-None-Match: 304)": ("calls", 1),
     "GET /v1/inbox, unchanged (If-None-Match: 304)": ("calls", 1),
     "GET /v1/sessions/{id}/memory (context)": ("calls", 3),
+    CONTEXT_COLD: ("calls", 4),
     "POST /v1/memory": ("writes", 1),
     "PATCH /v1/memory/{id}": ("calls", 2),
     "PATCH /v1/memory/{id}, a new text (moves its fingerprint)": ("calls", 2),

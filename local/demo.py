@@ -49,6 +49,7 @@ from local.process import LocalProcess, start_local_stack  # noqa: E402
 AGENT_DIR = ROOT / "examples" / "memory-agent"
 ENTRY_TEXT = "Uses metric units"
 NEW_ENTRY_TEXT = "Starts afresh on Mondays"
+RECEIPT_ENTRY_TEXT = "Keeps the spare key with a neighbour"
 KEY_CREATED, KEY_DESTROYED = "keep.memory.key_created", "keep.memory.key_destroyed"
 PUMP_WAIT_SECONDS = 10.0
 # What a keep.memory.context journal row may hold: who read the memory and how many entries, never text.
@@ -190,6 +191,8 @@ class Story:
             Step(f"{a} forgets everything: both entries go and her data key is destroyed (journaled, no key material)",
                  self.forget_all_destroys_the_key),
             Step(f"{a}'s next entry is sealed under a new key; nothing of the old memory comes back", self.new_key_after_forgetting),
+            Step(f"{a} forgets one entry: its own key goes with it, and her journal gives a receipt "
+                 "(forgotten at … · unrecoverable everywhere by …)", self.forget_one_gives_a_receipt),
             *McpStory(self).steps(),  # the same promise through an MCP client (local/demo_mcp.py)
         ]
 
@@ -440,6 +443,26 @@ class Story:
         view = self._view(self.alice)
         if view["items"] or view["proposals"]:
             raise StepFailed(f"{len(view['items'])} entries and {len(view['proposals'])} proposals are left")
+
+    def forget_one_gives_a_receipt(self) -> None:
+        self._set_enabled(self.alice, True)
+        status, entry, _ = self._user(self.alice, "POST", "/v1/memory", {"text": RECEIPT_ENTRY_TEXT})
+        _expect(status, 201, "POST /v1/memory")
+        status, _, _ = self._user(self.alice, "DELETE", f"/v1/memory/{entry['id']}")
+        _expect(status, 204, "DELETE /v1/memory/{id}")
+        status, page, raw = self._user(self.alice, "GET", "/v1/memory/journal?limit=100")
+        _expect(status, 200, "GET /v1/memory/journal")
+        receipts = [row for row in page["items"] if row["action"] == "keep.memory.forget"]
+        if len(receipts) != 1 or not receipts[0].get("unrecoverable_by"):
+            raise StepFailed(f"expected one keep.memory.forget row with unrecoverable_by, found {receipts}")
+        if RECEIPT_ENTRY_TEXT in raw or entry["id"] in raw.split("keep.memory.forget", 1)[-1][:200]:
+            raise StepFailed("the receipt names the entry's text or id")
+        if any(item["id"] == entry["id"] for item in self._view(self.alice)["items"]):
+            raise StepFailed("the forgotten entry is still listed")
+        row = receipts[0]
+        print(f"    receipt: forgotten at {row['at'][11:16]} UTC · unrecoverable everywhere by {row['unrecoverable_by'][11:16]} UTC",
+              flush=True)
+        self._set_enabled(self.alice, False)  # left as the story's earlier steps left it: off
 
     def new_key_after_forgetting(self) -> None:
         status, _, _ = self._user(self.alice, "POST", "/v1/memory", {"text": NEW_ENTRY_TEXT})

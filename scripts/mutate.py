@@ -68,6 +68,7 @@ GAPS = "tests/routes/test_mutation_gaps.py"
 DUPLICATES = "tests/routes/test_duplicates.py"
 AGENT_GRANTS = "tests/routes/test_agent_grants.py"
 ENCRYPTION, SEALING = "tests/routes/test_encryption.py", "tests/unit/test_sealing.py"
+FINAL = "tests/routes/test_forgetting_is_final.py"  # issue 26: proof by restore
 TAMPERING, EVENTS = "tests/routes/test_stored_tampering.py", "tests/routes/test_event_integrity.py"
 FAULTS, FAULTS_STREAM = "tests/faults/test_faults.py", "tests/faults/test_faults_stream.py"
 FAULTS_OPERATORS, AIMED = "tests/faults/test_faults_operators.py", "tests/routes/test_rules_aimed.py"
@@ -295,8 +296,8 @@ MUTATIONS: tuple[Mutation, ...] = (
         "forgetting one entry does not give its slot back: at 200, DELETE one and POST is still refused",
         (AIMED,),
         (Edit("chalicelib/services/forgetting.py",
-              "[*actions, stores.entries.release_counts(user_id, active=1), *with_actions]",
-              "[*actions, stores.entries.release_counts(user_id, active=0), *with_actions]"),),
+              "[*actions, stores.entries.release_counts(user_id, active=1), *with_actions,",
+              "[*actions, stores.entries.release_counts(user_id, active=0), *with_actions,"),),
     ),
     Mutation(
         "entry_limit_2001_bytes",
@@ -361,7 +362,7 @@ MUTATIONS: tuple[Mutation, ...] = (
         "items an interrupted forget-all left unreadable keep counting: the user is locked out of a cap they cannot see",
         ("tests/routes/test_orphans.py",),
         (Edit("chalicelib/services/orphans.py",
-              "    return {ref.id for ref in refs if ref.key_id is not None and ref.key_id != current}\n",
+              "    return {ref.id for ref in refs if ref.key_id is not None and ref.key_id not in live}\n",
               "    return set()\n"),),
     ),
     Mutation(
@@ -369,7 +370,7 @@ MUTATIONS: tuple[Mutation, ...] = (
         "the recount deletes every sealed item at a cap, not only those a destroyed key left: readable memory lost",
         ("tests/routes/test_orphans.py",),
         (Edit("chalicelib/services/orphans.py",
-              "ref.key_id is not None and ref.key_id != current}",
+              "ref.key_id is not None and ref.key_id not in live}",
               "ref.key_id is not None}"),),
     ),
     Mutation(
@@ -440,8 +441,8 @@ MUTATIONS: tuple[Mutation, ...] = (
         "the plaintext is stored beside its sealed copy (reads still work; tables, backups and stream hold text)",
         (ENCRYPTION,),
         (Edit("chalicelib/storage/text.py",
-              "        attributes = {TEXT_ATTRIBUTE: seal(key_id, data_key, text, associated_data(self.table, user_id, key, provenance))}\n",
-              '        attributes = {TEXT_ATTRIBUTE: seal(key_id, data_key, text, associated_data(self.table, user_id, key, provenance)), "text": text}\n'),),
+              "        attributes = {TEXT_ATTRIBUTE: seal(under, text_key, text, associated_data(self.table, user_id, key, provenance))}\n",
+              '        attributes = {TEXT_ATTRIBUTE: seal(under, text_key, text, associated_data(self.table, user_id, key, provenance)), "text": text}\n'),),
     ),
     Mutation(
         "aad_without_user_id",
@@ -492,6 +493,24 @@ MUTATIONS: tuple[Mutation, ...] = (
         "a proposal's id is derived from its session and event ids: after TTL the same ids propose an entry's id again",
         (EVENTS,),
         (Edit("chalicelib/services/consumer.py", "        id=new_id(),  # never derived", "        id=(refusal_row_id(event) * 3)[:32],  # never derived"),),
+    ),
+    Mutation(
+        "forget_keeps_the_text_key",
+        "forgetting one text deletes its item but not its own key: a backup of the item opens again (issue 26)",
+        (FINAL,),
+        (Edit("chalicelib/crypto/keyring.py", "        return [self.keys.delete_text_key(user_id, t) for t in ids]\n", "        return []\n"),),
+    ),
+    Mutation(
+        "receipt_without_the_cache_age",
+        "the forget's receipt says the text is unrecoverable at once, though a running function may hold its key for minutes",
+        (FINAL,),
+        (Edit("chalicelib/services/shredding.py", "timedelta(seconds=MAX_AGE_SECONDS + 1)", "timedelta(seconds=0)"),),
+    ),
+    Mutation(
+        "refusal_keeps_the_text_key",
+        "a refused event's text key stays: the event restored from a backup becomes a proposal once the agent may propose",
+        (FINAL,),
+        (Edit("chalicelib/services/consumer.py", "        actions.extend(stores.keyring.shred(user_id, [event.text_id]))\n", "        pass\n"),),
     ),
     Mutation(
         "forget_all_keeps_the_key",

@@ -1,7 +1,8 @@
-"""The container's cache of unwrapped data keys: at most 1,000 users, each for at most 5 minutes.
+"""The container's cache of unwrapped keys (users' data keys and texts' own keys): at most 10,000, each for at most 5 minutes.
 
-Why these bounds: a warm Lambda container serves one request at a time, so 1,000 recent users covers
-any realistic working set in ~100 KB; the age bound is the crypto-shredding promise for *other*
+Why these bounds: a warm Lambda container serves one request at a time; a user holds at most 250
+texts (200 entries, 50 proposals) besides their data key, so 10,000 keys cover dozens of recent
+users' whole memory in ~1 MB; the age bound is the crypto-shredding promise for *other*
 containers (a forget-all elsewhere stops this copy of the key from being usable within 5 minutes),
 and it makes every user's key come back through KMS (and CloudTrail) at least that often.
 """
@@ -12,7 +13,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable
 
-MAX_USERS = 1_000
+MAX_USERS = 10_000  # keys, in fact: one per user's data key, one per text ("<user>/<text id>")
 MAX_AGE_SECONDS = 300.0
 
 
@@ -41,6 +42,12 @@ class KeyCache:
             self._keys.move_to_end(user_id)
             return key
 
+    def id_of(self, slot: str) -> bytes | None:
+        """The id of the key cached under `slot` if it is young enough (no key handed out)."""
+        with self._lock:
+            hit = self._keys.get(slot)
+            return hit[0] if hit is not None and self._now() - hit[2] <= self.max_age else None
+
     def put(self, user_id: str, key_id: bytes, key: bytes) -> None:
         with self._lock:
             self._keys[user_id] = (key_id, key, self._now())
@@ -51,6 +58,12 @@ class KeyCache:
     def drop(self, user_id: str) -> None:
         with self._lock:
             self._keys.pop(user_id, None)
+
+    def drop_prefix(self, prefix: str) -> None:
+        """Drop every key whose slot starts with `prefix` (a user's texts' keys, "<user>/")."""
+        with self._lock:
+            for slot in [s for s in self._keys if s.startswith(prefix)]:
+                del self._keys[slot]
 
     def __len__(self) -> int:
         return len(self._keys)

@@ -1,4 +1,10 @@
-"""Each user's data key: created by KMS on their first stored text, unwrapped on use, destroyed by forget-all.
+"""Each user's data key (created by KMS on their first stored text, destroyed by forget-all) and each text's own key.
+
+Every text has a random 256-bit key for its whole life (event, proposal, entry), wrapped under the
+user's data key in the keys table; forgetting the text deletes that row (`shred`) in the forget's own
+transaction (a forget of many texts deletes their rows first, `shred_now`), so no copy of the text
+opens again. A new text's key row is written by `guard`, in the same transaction as the item whose
+seal names it. Unwrapped keys live only in the bounded caches.
 
 Sealing always reads the user's key row (one consistent GetItem, no KMS call when cached), and
 `guard` makes the write itself check that key is still current, so a key destroyed by another
@@ -13,23 +19,32 @@ nothing, logged with KMS's error code only. Forget-all still works: destroying a
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+import threading
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
 from chalicelib.clock import instant
 from chalicelib.crypto.cache import KeyCache
 from chalicelib.crypto.kms import Kms
-from chalicelib.crypto.sealing import KEY_ID_BYTES, key_id_of
+from chalicelib.crypto.sealing import (
+    KEY_ID_BYTES,
+    TEXT_ATTRIBUTE,
+    Unsealable,
+    data_key_cipher,
+    key_id_of,
+    unwrap_text_key,
+    wrap_text_key,
+)
 from chalicelib.errors import Unavailable
 from chalicelib.logs import get_logger
 from chalicelib.storage.dynamo import TransactionCancelled, transact
 from chalicelib.storage.journal import JournalRepository
-from chalicelib.storage.keys import KeyRowUnreadable, KeysRepository, StoredKey
-from chalicelib.storage.text import TEXT_ATTRIBUTE
+from chalicelib.storage.keys import KeyRowUnreadable, KeysRepository, StoredKey, StoredTextKey
 
 KEY_CREATED, KEY_DESTROYED = "keep.memory.key_created", "keep.memory.key_destroyed"
 DATA_KEY_BYTES = 32  # AES-256
+_PENDING_MAX = 1_000  # new text keys sealed but not yet written (a request that failed leaves one behind)
 
 logger = get_logger("personal_memory.keys")
 
@@ -72,6 +87,99 @@ class Keyring:
         self.kms = kms
         self.clock = clock
         self.cache = cache if cache is not None else KeyCache()
+        self._pending: dict[bytes, tuple[str, StoredTextKey]] = {}
+        self._lock = threading.Lock()
+
+    # ---- each text's own key -------------------------------------------------------------------
+
+    def new_text_key(self, user_id: str) -> tuple[bytes, bytes]:
+        """(text id, key) for a new text; its wrapped row is written by `guard`, with the item that names it."""
+        data_key_id, data_key = self.sealing_key(user_id)
+        text_id, text_key = os.urandom(KEY_ID_BYTES), os.urandom(DATA_KEY_BYTES)
+        stored = StoredTextKey(text_id, data_key_id, wrap_text_key(data_key, user_id, text_id, data_key_id, text_key))
+        with self._lock:
+            self._pending[text_id] = (user_id, stored)
+            while len(self._pending) > _PENDING_MAX:
+                self._pending.pop(next(iter(self._pending)))
+        self.cache.put(_text_slot(user_id, text_id), text_id, text_key)
+        return text_id, text_key
+
+    def fingerprint_key(self, user_id: str) -> bytes:
+        """The user's data key, for their texts' fingerprints: cached if fresh, else read (and created) as for sealing."""
+        cached_id = self.cache.id_of(user_id)
+        cached = self.cache.get(user_id, cached_id) if cached_id else None
+        return cached if cached is not None else self.sealing_key(user_id)[1]
+
+    def text_key(self, user_id: str, text_id: bytes) -> bytes | None:
+        """The key of the text named `text_id`; None once it was forgotten (or its data key destroyed)."""
+        cached = self.cache.get(_text_slot(user_id, text_id), text_id)
+        if cached is not None:
+            return cached
+        return self.text_keys(user_id, [text_id]).get(text_id)
+
+    def text_keys(self, user_id: str, text_ids: Iterable[bytes]) -> dict[bytes, bytes]:
+        """The keys of `text_ids` that still exist: cached ones, and the rest from one Query of the user's keys."""
+        wanted = set(text_ids)
+        found = {t: k for t in wanted if (k := self.cache.get(_text_slot(user_id, t), t)) is not None}
+        if wanted - set(found):
+            for text_id, key in self._load_text_keys(user_id).items():
+                if text_id in wanted:
+                    found[text_id] = key
+        return found
+
+    def live_text_ids(self, user_id: str) -> set[bytes]:
+        """The ids of the user's texts whose key still opens (no KMS call when the data key is cached)."""
+        return set(self._load_text_keys(user_id))
+
+    def _load_text_keys(self, user_id: str) -> dict[bytes, bytes]:
+        try:
+            data, texts = self.keys.load(user_id)
+        except KeyRowUnreadable as exc:
+            logger.error("key row unusable", extra={"outcome": "key_unusable", "reason": "attributes"})
+            raise KeyUnusable() from exc
+        if data is None or not texts:
+            return {}
+        data_key = data_key_cipher(self._unwrapped(data))  # one AES-GCM object for every text key below
+        opened: dict[bytes, bytes] = {}
+        for row in texts:
+            if row.data_key_id != data.key_id:
+                continue  # wrapped under a destroyed data key: nothing opens it
+            try:
+                opened[row.text_id] = unwrap_text_key(data_key, user_id, row.text_id, data.key_id, row.wrapped)
+            except Unsealable:
+                logger.warning("text key unusable", extra={"outcome": "unreadable", "reason": "text_key"})
+                continue
+            self.cache.put(_text_slot(user_id, row.text_id), row.text_id, opened[row.text_id])
+        return opened
+
+    def shred(self, user_id: str, text_ids: Iterable[bytes | None]) -> list[dict[str, Any]]:
+        """The actions that delete these texts' keys, for a forget of one text to put in its own transaction.
+
+        The keys leave this container's cache now (and again by `forget_cached` after the write); other
+        containers may hold one for at most the cache's age (`unrecoverable_by` in the journal).
+        """
+        ids = sorted({t for t in text_ids if t})
+        self.forget_cached(user_id, ids)
+        return [self.keys.delete_text_key(user_id, t) for t in ids]
+
+    def shred_now(self, user_id: str, text_ids: Iterable[bytes | None]) -> int:
+        """Delete these texts' keys before their items (a forget of many at once); the DynamoDB calls it took.
+
+        From then on those texts open nowhere, whatever happens to their items: a deletion that fails
+        afterwards leaves items no key opens (absent everywhere, purged as orphans at the next recount).
+        Refused (`Unavailable`), some keys may be gone and the caller must delete nothing else.
+        """
+        ids = sorted({t for t in text_ids if t})
+        self.forget_cached(user_id, ids)
+        try:
+            return self.keys.delete_text_keys(user_id, ids) if ids else 0
+        finally:
+            self.forget_cached(user_id, ids)  # what a read racing this call may have put back
+
+    def forget_cached(self, user_id: str, text_ids: Iterable[bytes | None]) -> None:
+        for text_id in text_ids:
+            if text_id:
+                self.cache.drop(_text_slot(user_id, text_id))
 
     def sealing_key(self, user_id: str) -> tuple[bytes, bytes]:
         """(key id, key) to seal new text with: the user's current key, created now if they have none."""
@@ -100,28 +208,48 @@ class Keyring:
         return stored.key_id if stored is not None else None
 
     def guard(self, actions: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """`actions` followed by one check per key that sealed text in their Puts: that key is still current.
+        """`actions` followed by, for each text their Puts and Updates seal: its new key row (with the check
+        that the data key wrapping it is still current), or the check that its key was not forgotten meanwhile.
 
-        Sealing reads the key row first, but a forget-all may destroy the key between that read and the
-        write; this makes such a write fail (the caller seals again under the new key) instead of
-        storing text no key opens. The checks come last, so the actions keep their indices.
+        A forget-all may destroy the data key (or a forget delete a text's key) between sealing and the
+        write; this makes such a write fail instead of storing text no key opens. The key row's TTL
+        follows the item's expiry. Key rows an action already touches are left to it. The extra actions
+        come last, so the given ones keep their indices.
         """
-        checks: dict[tuple[str, bytes], dict[str, Any]] = {}
+        touched = {_row(a) for a in actions}
+        extra: dict[Any, dict[str, Any]] = {}
         for action in actions:
             put, update = action.get("Put", {}), action.get("Update", {})
             # A Put's item, or an Update that sets `sealed_text = :sealed_text` (an edit sealing again).
             user = put.get("Item", {}).get("user_id") or update.get("Key", {}).get("user_id")
             sealed = put.get("Item", {}).get(TEXT_ATTRIBUTE) or update.get("ExpressionAttributeValues", {}).get(f":{TEXT_ATTRIBUTE}")
-            if user and sealed:
-                user_id, key_id = user["S"], key_id_of(bytes(sealed["B"]))
-                checks[(user_id, key_id)] = self.keys.is_current(user_id, key_id)
-        return [*actions, *checks.values()]
+            if not (user and sealed):
+                continue
+            user_id, text_id = user["S"], key_id_of(bytes(sealed["B"]))
+            item = put.get("Item", {})
+            expiry = (item.get("expires_at") or item.get("ttl") or {}).get("N")  # an entry's expiry, an event's TTL
+            expires_at = int(expiry) if expiry is not None else None
+            with self._lock:  # kept (bounded) after use: a refused transaction is built again with the same seal
+                pending = self._pending.get(text_id) if put else None
+            if pending is not None and pending[0] == user_id:
+                extra[("t", text_id)] = self.keys.put_text_key(user_id, pending[1], expires_at)
+                extra[("d", user_id, pending[1].data_key_id)] = self.keys.is_current(user_id, pending[1].data_key_id)
+            elif _row({"Update": {"TableName": self.keys.table, "Key": self.keys.text_key_row(user_id, text_id)}}) not in touched:
+                keep = self.keys.keep_text_key(user_id, text_id, expires_at)
+                if update:  # an edit: its expiry is the edit's business (entries.update_entry), only check the key
+                    keep = {"ConditionCheck": {k: v for k, v in keep["Update"].items() if k in ("TableName", "Key", "ConditionExpression")}}
+                extra[("t", text_id)] = keep
+                # ... and the data key that wraps it is still current (a forget-all may have destroyed it).
+                data_key_id = self.cache.id_of(user_id) or self.current_key_id(user_id) or b"\0"
+                extra[("d", user_id, data_key_id)] = self.keys.is_current(user_id, data_key_id)
+        return [*actions, *extra.values()]
 
     def destroy(self, user_id: str, *, with_actions: Sequence[dict[str, Any]] = ()) -> bool:
         """Delete the user's wrapped key and journal it, with `with_actions` in the same transaction; False
         when they had none (then nothing happened). The next write makes a new key."""
         now = instant(self.clock)
         self.cache.drop(user_id)
+        self.cache.drop_prefix(_text_slot(user_id, b""))  # its texts' keys die with it
         try:
             transact(
                 self._client,
@@ -133,6 +261,7 @@ class Keyring:
             raise
         finally:
             self.cache.drop(user_id)  # also what a sealing racing this call may have put back
+            self.cache.drop_prefix(_text_slot(user_id, b""))
         return True
 
     def _stored(self, user_id: str) -> StoredKey | None:
@@ -173,3 +302,18 @@ class Keyring:
             raise
         self.cache.put(user_id, stored.key_id, new.plaintext)
         return stored.key_id, new.plaintext
+
+
+def _text_slot(user_id: str, text_id: bytes) -> str:
+    return f"{user_id}/{text_id.hex()}"
+
+
+def _row(action: dict[str, Any]) -> tuple[str, str] | None:
+    """Which item an action touches (table and key), to leave key rows to actions that already name them."""
+    for body in action.values():
+        if isinstance(body, dict) and "Key" in body:
+            return str(body.get("TableName")), repr(sorted(body["Key"].items()))
+        if isinstance(body, dict) and "Item" in body:
+            item = body["Item"]
+            return str(body.get("TableName")), repr(sorted((k, item[k]) for k in ("user_id", "sk") if k in item))
+    return None

@@ -137,7 +137,8 @@ def _store_all_or_none(stores: Stores, events: list[AgentEvent], now_epoch: int)
     """
     while events:
         try:
-            transact(stores.client, [stores.events.put_new(e, now_epoch) for e in events])
+            # guard: each event's text key row goes in the same transaction (after the events: indices stay)
+            transact(stores.client, stores.keyring.guard([stores.events.put_new(e, now_epoch) for e in events]))
             return len(events)
         except TransactionCancelled as exc:
             still_new = [e for index, e in enumerate(events) if not exc.failed(index)]

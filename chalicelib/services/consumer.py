@@ -119,6 +119,7 @@ def propose(stores: Stores, event: AgentEvent) -> str:
         created_at=now.iso,
         updated_at=now.iso,
         agent=session.agent,
+        text_id=event.text_id,  # the text's life goes on under the event's key
     )
     recounted = False
     for _ in range(KEY_RETRIES + 2):
@@ -204,6 +205,11 @@ def _refuse(
     The journal row names the session's agent, so the user can see who tried (the page says it).
     """
     actions = [stores.events.settle(event.session_id, event.event_id, {"type": REFUSED, "reason": reason}, now.iso)]
+    # The refused text's key goes with the refusal: only when the text opened here as this event's
+    # (a ciphertext copied from another event names that event's key, which must not be touched).
+    opened = user_id is not None and event.user_id == user_id and event.text is not None and not event.unreadable
+    if opened and user_id is not None:
+        actions.extend(stores.keyring.shred(user_id, [event.text_id]))
     if user_id is not None:
         actions.append(
             stores.journal.record(
@@ -220,6 +226,8 @@ def _refuse(
         if exc.failed(0):
             return "replayed"
         raise
+    if user_id is not None:
+        stores.keyring.forget_cached(user_id, [event.text_id])
     count("ProposalsRefused", ("Reason", reason))
     if reason in CAP_REASONS:
         count("CapRefusals", ("Cap", CAP_REASONS[reason]))

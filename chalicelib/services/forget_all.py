@@ -9,14 +9,17 @@ deleted so far (maybe 0); running the request again forgets the rest (it starts 
 stored): it converges, never lies.
 
 The user's data key goes first (issue 12): from then on no copy of the old text opens anywhere
-(crypto-shredding), even if a deletion below fails and the user has to ask again. No text is
-opened here: items are listed by id and expiry only.
+(crypto-shredding), even if a deletion below fails and the user has to ask again. An agent's forget
+(services/agent_grants.py) deletes its texts' own keys first the same way (issue 26; BatchWriteItem,
+`Keyring.shred_now`), then the items; so do these chunks for forget-all, whose text keys are already
+useless: each transaction then holds 98 items, its counters and its journal row. No text is opened
+here: items are listed by id and expiry only.
 """
 from __future__ import annotations
 
 import secrets
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from chalicelib.bootstrap import Stores
@@ -24,12 +27,13 @@ from chalicelib.clock import Instant, instant
 from chalicelib.errors import Unavailable
 from chalicelib.services.orphans import drop_stale
 from chalicelib.services.recount import recount
+from chalicelib.services.shredding import unrecoverable_by
 from chalicelib.storage.agents import only_from
 from chalicelib.storage.dynamo import TransactionCancelled, transact
 from chalicelib.storage.entry_items import StoredRef
 
 ACTION = "keep.memory.forget_all"
-_ITEMS_PER_TRANSACTION = 98  # 100 actions at most: the items, the counters and the journal row
+_ITEMS_PER_TRANSACTION = 98  # 100 actions at most: the items, the counters and the journal row (their keys went first)
 _ROUNDS = 10  # a concurrent forget cancels a chunk (it committed one of its own): read again, go on
 
 Removal = tuple[str, str, bool]  # (kind, id or fingerprint, counts as a live entry)
@@ -49,6 +53,13 @@ class Forgetting:
         if self.agent is None:
             return True
         return ref.agent == self.agent and (self.session_id is None or ref.session_id == self.session_id)
+
+    def shreds(self, ref: StoredRef) -> bool:
+        """Whether the key of `ref`'s text goes first. A key's deletion carries no condition (BatchWriteItem), so
+        beside `wants` it checks what `delete`'s condition checks on the item: its stored origin and agent
+        (`ref.agent` is read only from an item whose origin is "agent"). A wrong listing cannot shred the
+        text of the user's own entry."""
+        return self.wants(ref) and (self.agent is None or ref.agent == self.agent)
 
     def delete(self, action: dict[str, Any]) -> dict[str, Any]:
         """The item's Delete, conditioned on its origin when only an agent's writes go."""
@@ -82,13 +93,19 @@ def forget_all(stores: Stores, user_id: str) -> dict[str, int]:
 def forget_counted(
     stores: Stores, user_id: str, now: Instant, row_id: str, deleted: dict[str, int], plan: Forgetting
 ) -> None:
-    """Delete what `plan` wants in counted transactions, each adding to the one journal row `row_id`."""
+    """Delete what `plan` wants — their texts' keys first, then the items in counted transactions, each adding to the
+    one journal row `row_id`, which carries the receipt's `unrecoverable_by` (services/shredding.py)."""
+    plan = replace(plan, details={**plan.details, "unrecoverable_by": unrecoverable_by(now)})
     wanted: set[str] = set()
     for _ in range(_ROUNDS):
-        removals = _stored(stores, user_id, now, plan)
+        removals, text_ids = _stored(stores, user_id, now, plan)
         wanted |= {item_id for kind, item_id, _ in removals if kind in ("entry", "proposal")}
         if not removals:
             break
+        # Keys first: refused, this is a 503 before any item went (the texts whose keys did go are absent
+        # everywhere from now on; a retry deletes them, counted). Then no text of these opens again,
+        # whatever happens to the deletions below.
+        stores.keyring.shred_now(user_id, text_ids)
         try:
             _delete_in_chunks(stores, user_id, removals, now, row_id, deleted, plan)
             break
@@ -103,17 +120,25 @@ def forget_counted(
     recount(stores, user_id, now, orphans=False)
 
 
-def _stored(stores: Stores, user_id: str, now: Instant, plan: Forgetting) -> list[Removal]:
-    """What `plan` wants deleted; forgetting everything also takes every fingerprint item (never counted:
-    no key gives them meaning any more). An agent's forget releases its items' fingerprints afterwards."""
+def _stored(stores: Stores, user_id: str, now: Instant, plan: Forgetting) -> tuple[list[Removal], set[bytes]]:
+    """What `plan` wants deleted, and the keys of their texts; forgetting everything also takes every
+    fingerprint item (never counted: no key gives them meaning any more). An agent's forget releases its
+    items' fingerprints afterwards.
+
+    A key that an item this plan keeps also names is not among the keys: only copied ciphertext (damaged
+    storage) shares a key across items, and a forget of an agent's writes must not shred the text of a
+    user's own entry. Such an item is still deleted; the text it copied stays readable where it belongs.
+    """
     _, entries, entry_prints = stores.entries.stored_all(user_id)
     proposals, proposal_prints = stores.proposals.stored_all(user_id)
     removals: list[Removal] = [("entry", e.id, not e.is_expired(now.epoch)) for e in entries if plan.wants(e)]
     removals += [("proposal", p.id, False) for p in proposals if plan.wants(p)]
+    kept = {r.key_id for r in (*entries, *proposals) if not plan.shreds(r)}
+    text_ids = {r.key_id for r in (*entries, *proposals) if plan.shreds(r) and r.key_id and r.key_id not in kept}
     if plan.agent is None:
         removals += [(ENTRY_PRINT, f.fingerprint, False) for f in entry_prints]
         removals += [(PROPOSAL_PRINT, f.fingerprint, False) for f in proposal_prints]
-    return removals
+    return removals, text_ids
 
 
 def _delete(stores: Stores, user_id: str, kind: str, item_id: str, plan: Forgetting) -> dict[str, Any]:
@@ -147,9 +172,9 @@ def _delete_in_chunks(
 ) -> None:
     for start in range(0, len(removals), _ITEMS_PER_TRANSACTION):
         part = removals[start : start + _ITEMS_PER_TRANSACTION]
-        entries = sum(1 for kind, _, _ in part if kind == "entry")
+        entries = sum(1 for kind, *_ in part if kind == "entry")
         live = sum(1 for kind, _, is_live in part if kind == "entry" and is_live)
-        proposals = sum(1 for kind, _, _ in part if kind == "proposal")
+        proposals = sum(1 for kind, *_ in part if kind == "proposal")
         actions: list[dict[str, Any]] = [_delete(stores, user_id, kind, item_id, plan) for kind, item_id, _ in part]
         actions.append(stores.entries.release_counts(user_id, active=entries, waiting=proposals))
         counts = {"entries": live, "proposals": proposals}

@@ -5,6 +5,9 @@ could never be added again. Its name is stored on the item, so the item is read 
 text opened) and deleted on the condition that it still holds that fingerprint. Chunked forgets (forget-all,
 forget by agent) build the same actions per item with `EntriesRepository.forget_actions` /
 `ProposalsRepository.remove_actions`.
+
+Each forget also deletes the text's own key (`Keyring.shred`, issue 26) in the same transaction, last, so
+the indices above stay: a copy of the item restored from a backup then opens nowhere.
 """
 from __future__ import annotations
 
@@ -15,6 +18,7 @@ from chalicelib.bootstrap import Stores
 from chalicelib.clock import Instant
 from chalicelib.errors import Unavailable
 from chalicelib.storage.dynamo import TransactionCancelled, transact
+from chalicelib.storage.entry_items import StoredRef
 
 _ROUNDS = 4  # the entry changed (an edit) between the read and the delete: read it again
 
@@ -24,11 +28,11 @@ def forget_entry(stores: Stores, user_id: str, entry_id: str, now: Instant, with
     release = True
     for _ in range(_ROUNDS):
         ref = stores.entries.live_ref(user_id, entry_id, now.epoch)
-        if ref is None:
-            return False
+        if ref is None or not ref.key_live:
+            return False  # missing, or restored after its forget (its key is gone): a 404, no counter moves
         actions = stores.entries.forget_actions(user_id, ref, now.epoch, release=release)
         try:
-            transact(stores.client, [*actions, stores.entries.release_counts(user_id, active=1), *with_actions])
+            transact(stores.client, [*actions, stores.entries.release_counts(user_id, active=1), *with_actions, *_shred(stores, user_id, ref)])
             return True
         except TransactionCancelled as exc:
             if len(actions) == 2 and exc.failed(1):
@@ -43,11 +47,11 @@ def remove_proposal(stores: Stores, user_id: str, proposal_id: str) -> bool:
     release = True
     for _ in range(_ROUNDS):
         ref = stores.proposals.stored_one(user_id, proposal_id)
-        if ref is None:
-            return False
+        if ref is None or not ref.key_live:
+            return False  # gone, or restored after its forget (its key is gone): a 404, no counter moves
         actions = stores.proposals.remove_actions(user_id, ref, release=release)
         try:
-            transact(stores.client, [*actions, stores.entries.release_counts(user_id, waiting=1)])
+            transact(stores.client, [*actions, stores.entries.release_counts(user_id, waiting=1), *_shred(stores, user_id, ref)])
             return True
         except TransactionCancelled as exc:
             if len(actions) == 2 and exc.failed(1):
@@ -55,3 +59,8 @@ def remove_proposal(stores: Stores, user_id: str, proposal_id: str) -> bool:
             elif not exc.failed(0):
                 raise
     raise Unavailable("The proposal kept changing while it was rejected: try again.")
+
+
+def _shred(stores: Stores, user_id: str, ref: StoredRef) -> list[dict[str, Any]]:
+    """The deletion of the forgotten text's key (the ref names it only if the text opened as this item's)."""
+    return stores.keyring.shred(user_id, [ref.key_id])

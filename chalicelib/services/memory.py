@@ -26,6 +26,7 @@ from chalicelib.models import (
 from chalicelib.services.corrections import corrected
 from chalicelib.services.forgetting import forget_entry, remove_proposal
 from chalicelib.services.recount import recount
+from chalicelib.services.shredding import receipt
 from chalicelib.storage.dynamo import TransactionCancelled, transact
 from chalicelib.storage.entry_edits import EntryChange
 from chalicelib.storage.entry_items import StoredRef
@@ -122,7 +123,8 @@ def edit(stores: Stores, user_id: str, entry_id: str, body: EntryChangesBody) ->
 
 
 def forget(stores: Stores, user_id: str, entry_id: str) -> None:
-    if not is_id(entry_id) or not forget_entry(stores, user_id, entry_id, instant(stores.clock)):
+    now = instant(stores.clock)
+    if not is_id(entry_id) or not forget_entry(stores, user_id, entry_id, now, with_actions=[receipt(stores, user_id, now)]):
         raise NotFound("No such entry.")
 
 
@@ -180,7 +182,9 @@ class _AcceptPlan:
         built = [removed[0], *created, *forgotten[:1]]
         released = [*forgotten[1:], *removed[1:]]
         self.releases[:] = range(len(built), len(built) + len(released))  # read by _insert_counted after each build
-        return [*built, *released]
+        # The replaced entry's text key goes with it (last: the indices above stay), as in every forget.
+        shredded = self.stores.keyring.shred(user_id, [replaced.key_id]) if replaced is not None else []
+        return [*built, *released, *shredded]
 
 
 def _replaced(stores: Stores, user_id: str, body: AcceptBody | None, now: Instant) -> StoredRef | None:

@@ -15,6 +15,7 @@ from chalicelib.metrics import count
 from chalicelib.models import is_id
 from chalicelib.services import memory
 from chalicelib.services.forgetting import forget_entry
+from chalicelib.services.shredding import receipt
 
 ACCESS = "keep.memory.operator_access"
 
@@ -46,7 +47,7 @@ def forget(stores: Stores, operator: str, user_id: str, entry_id: str, request_i
     details = {"operation": "forget", "operator": operator, "request_id": request_id, "entry_id": entry_id}
     row_id = secrets.token_hex(6)
     stores.journal.append(user_id, ACCESS, now.iso, details, row_id=row_id)
-    if not forget_entry(stores, user_id, entry_id, now):
+    if not forget_entry(stores, user_id, entry_id, now, with_actions=[receipt(stores, user_id, now)]):
         stores.journal.append(user_id, ACCESS, now.iso, {**details, "reason": "not_found"}, row_id=row_id)
         count("OperatorAccesses", ("Operation", "forget"))
         raise NotFound("No such entry.")

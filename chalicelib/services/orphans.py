@@ -24,25 +24,26 @@ _TRANSACTION_ACTIONS = 100
 
 
 def orphaned_ids(stores: Stores, user_id: str, refs: Sequence[StoredRef]) -> set[str]:
-    """Ids among `refs` (just read) sealed under a key that is no longer the user's."""
+    """Ids among `refs` (just read) whose text key is gone, or wrapped under a data key that is no longer the user's."""
     if not any(ref.key_id is not None for ref in refs):
-        return set()  # nothing sealed to judge: no need to read the key row
-    current = stores.keyring.current_key_id(user_id)
-    return {ref.id for ref in refs if ref.key_id is not None and ref.key_id != current}
+        return set()  # nothing sealed to judge: no need to read the keys
+    live = stores.keyring.live_text_ids(user_id)
+    return {ref.id for ref in refs if ref.key_id is not None and ref.key_id not in live}
 
 
 def recount_waiting(stores: Stores, user_id: str) -> MemoryState:
     """At the waiting-proposals cap: delete proposals a destroyed key left behind; the state afterwards.
 
     Proposals have no TTL, so orphans are the one way their counter outgrows what a user can see.
-    Cost: one Query of their proposals, one GetItem of the key row, one GetItem of the state, and a
+    Cost: one Query of their proposals, one Query of their keys, one GetItem of the state, and a
     counted delete when there are orphans.
     """
     proposals, fingerprints = stores.proposals.stored_all(user_id)
     orphans = orphaned_ids(stores, user_id, proposals)
+    text_ids = {p.id: p.key_id for p in proposals}
     delete_counted(
         sorted(orphans),
-        lambda proposal_id: stores.proposals.delete_waiting(user_id, proposal_id),
+        lambda proposal_id: [stores.proposals.delete_waiting(user_id, proposal_id), *stores.keyring.shred(user_id, [text_ids.get(proposal_id)])],
         lambda n: stores.entries.release_counts(user_id, waiting=n),
         stores,
     )
@@ -67,24 +68,27 @@ def drop_stale(stores: Stores, drop: Callable[[str, Fingerprint], dict[str, Any]
 
 
 def delete_counted(
-    ids: Sequence[str], delete: Callable[[str], dict[str, Any]], release: Callable[[int], dict[str, Any]], stores: Stores
+    ids: Sequence[str], delete: Callable[[str], list[dict[str, Any]]], release: Callable[[int], dict[str, Any]], stores: Stores
 ) -> int:
     """Delete `ids` in transactions that also move the counter by exactly that many; how many this call deleted.
+
+    `delete(id)`: the item's Delete and its text key's (Keyring.shred), so an expired or orphaned text is
+    forgotten as finally as any other.
 
     An item someone else removed meanwhile cancels its chunk; the chunk is then settled item by item,
     and an item already gone was already uncounted by whoever removed it.
     """
     deleted = 0
-    chunk = _TRANSACTION_ACTIONS - 1
+    chunk = (_TRANSACTION_ACTIONS - 1) // 2  # an item and its key
     for start in range(0, len(ids), chunk):
         part = ids[start : start + chunk]
         try:
-            transact(stores.client, [*(delete(i) for i in part), release(len(part))])
+            transact(stores.client, [*(a for i in part for a in delete(i)), release(len(part))])
             deleted += len(part)
         except TransactionCancelled:
             for one in part:
                 try:
-                    transact(stores.client, [delete(one), release(1)])
+                    transact(stores.client, [*delete(one), release(1)])
                     deleted += 1
                 except TransactionCancelled:
                     pass

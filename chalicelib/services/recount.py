@@ -21,7 +21,7 @@ def recount(stores: Stores, user_id: str, now: Instant, *, orphans: bool = True)
     deleted uncounted by anyone (a concurrent burst lost three entries that way).
 
     This runs only where a too-high counter would hurt: a write refused at the cap, and forget-all.
-    Cost: one Query of the user's partition, one GetItem of their key row (when any entry is stored),
+    Cost: one Query of the user's partition, one Query of their keys (when any entry is stored: every text's key),
     one UpdateItem when the counter was wrong, and counted deletes for what is expired or orphaned.
     No text is opened: every stored entry counts, whether or not its text opens here.
     """
@@ -31,9 +31,10 @@ def recount(stores: Stores, user_id: str, now: Instant, *, orphans: bool = True)
         active = len(entries)
     orphaned = orphaned_ids(stores, user_id, entries) if orphans else set()
     gone = [e.id for e in entries if e.is_expired(now.epoch) or e.id in orphaned]
+    text_ids = {e.id: e.key_id for e in entries}
     purged = delete_counted(
         gone,
-        lambda entry_id: stores.entries.delete_stored(user_id, entry_id),
+        lambda entry_id: [stores.entries.delete_stored(user_id, entry_id), *stores.keyring.shred(user_id, [text_ids.get(entry_id)])],
         lambda n: stores.entries.release_counts(user_id, active=n),
         stores,
     )

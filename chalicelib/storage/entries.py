@@ -24,8 +24,10 @@ from chalicelib.storage.entry_items import (
     FINGERPRINT_ATTRIBUTE,
     StoredRef,
     from_item,
+    opened_ref,
     ref_from_item,
     sealed_and_fingerprints,
+    text_keys_for,
     to_item,
 )
 from chalicelib.storage.fingerprints import Fingerprint, FingerprintItems, fingerprint_from_item
@@ -89,6 +91,7 @@ class EntriesRepository:
         state: dict[str, Any] | None = None
         grants: list[AgentGrant] = []
         entries: list[Entry] = []
+        stored: list[dict[str, Any]] = []
         # "#state" sorts before "a#…" (the agents' grants) and "e#…": the state item comes first.
         for item in dynamo.query_partition(self._client, self.table, "user_id", user_id, consistent=consistent):
             if item["sk"] == STATE_KEY:
@@ -96,10 +99,13 @@ class EntriesRepository:
             elif item["sk"].startswith(AGENT_PREFIX):
                 grants.extend(g for g in (grant_from_item(item),) if g is not None)
             elif item["sk"].startswith(ENTRY_PREFIX):  # not the fingerprint items (storage/fingerprints.py)
-                try:
-                    entries.append(from_item(item, self.seal, ENTRY_PREFIX))
-                except UnreadableText:
-                    continue  # not openable here (moved, altered, or its key destroyed): absent, like any missing id
+                stored.append(item)
+        keys = text_keys_for(stored, self.seal, user_id)  # cached, or one Query of the keys table for them all
+        for item in stored:
+            try:
+                entries.append(from_item(item, self.seal, ENTRY_PREFIX, keys))
+            except UnreadableText:
+                continue  # not openable here (moved, altered, or its key forgotten): absent, like any missing id
         return _state_from_item(state, grants), entries
 
     def stored(self, user_id: str, *, consistent: bool = False) -> tuple[MemoryState, list[StoredRef]]:
@@ -256,7 +262,8 @@ class EntriesRepository:
         }
 
     def put_new(self, entry: Entry) -> dict[str, Any]:
-        """The Put of a new entry, its fingerprint attribute included (without claiming it: `put_unique`)."""
+        """The Put of a new entry, its fingerprint attribute included (without claiming it: `put_unique`); its text
+        continues under `entry.text_id` (an accepted proposal's), else gets a new key."""
         return self.put_unique(entry, now_epoch=0)[0]
 
     def put_unique(self, entry: Entry, *, now_epoch: int) -> list[dict[str, Any]]:
@@ -281,7 +288,7 @@ class EntriesRepository:
     def live_ref(self, user_id: str, entry_id: str, now_epoch: int) -> StoredRef | None:
         """A live entry's id, expiry and fingerprint, read consistently without opening its text."""
         raw = self.raw_entry(user_id, entry_id)
-        ref = ref_from_item(raw, ENTRY_PREFIX) if raw else None
+        ref = opened_ref(raw, self.seal, ENTRY_PREFIX) if raw else None  # names its text key only if it opens as itself
         return ref if ref is not None and not ref.is_expired(now_epoch) else None
 
     def forget_actions(self, user_id: str, ref: StoredRef, now_epoch: int | None, *, release: bool = True) -> list[dict[str, Any]]:

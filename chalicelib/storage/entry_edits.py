@@ -72,6 +72,8 @@ def update_entry(repo: EntriesRepository, user_id: str, entry_id: str, change: E
                 changed = replace(changed, fingerprint=fingerprints[repo.seal.table])
         moves = _fingerprint_moves(repo, current, changed, change, release_old=release_old)
         actions = [{"Update": _edit(repo, stored, changed, resealed, change)}, repo.bump_version(user_id), *moves]
+        if changed.expires_at != current.expires_at and current.text_id:  # the text's key expires with it (its TTL)
+            actions.append(repo.seal.keyring.keys.keep_text_key(user_id, current.text_id, changed.expires_at))
         guarded = repo.seal.keyring.guard(actions)
         try:
             dynamo.transact(repo._client, guarded)

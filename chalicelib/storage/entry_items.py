@@ -6,14 +6,14 @@ missing or of the wrong type, a field that no longer matches its seal) is `Unrea
 """
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from decimal import Decimal
 from typing import Any
 
 from chalicelib.crypto.sealing import Provenance
 from chalicelib.models import Entry, Source
-from chalicelib.storage.text import TextSeal, sealing_key_id, unreadable
+from chalicelib.storage.text import TextSeal, UnreadableText, sealing_key_id, unreadable
 
 # The entries table's TTL attribute: DynamoDB removes an expired entry some time after this instant.
 EXPIRY_ATTRIBUTE = "expires_at"
@@ -36,22 +36,27 @@ def provenance(entry: Entry) -> Provenance:
     Pinned, expiry, updated_at and edited are the user's own settings (PATCH changes them without
     touching the text), so they are not bound; the kind is (PATCH of the kind seals the text again).
     """
+    return _provenance(entry.origin, entry.agent, entry.tainted, entry.kind, entry.created_at, entry.source)
+
+
+def _provenance(origin: str, agent: str | None, tainted: bool, kind: str, created_at: str, source: Source) -> Provenance:
     return {
-        "origin": entry.origin,
-        "agent": entry.agent,
-        "tainted": entry.tainted,
-        "kind": entry.kind,
-        "created_at": entry.created_at,
-        "src_session": entry.source.session_id,
-        "src_thread": entry.source.thread_id,
-        "src_message": entry.source.message_id,
+        "origin": origin,
+        "agent": agent,
+        "tainted": tainted,
+        "kind": kind,
+        "created_at": created_at,
+        "src_session": source.session_id,
+        "src_thread": source.thread_id,
+        "src_message": source.message_id,
     }
 
 
 def to_item(
     entry: Entry, sort_key: str, seal: TextSeal, *, under: bytes | None = None, sealed_text: dict[str, Any] | None = None
 ) -> dict[str, Any]:
-    """The item storing `entry`; `sealed_text`: its text's attributes when the caller sealed it already."""
+    """The item storing `entry`; `sealed_text`: its text's attributes when the caller sealed it already. The text
+    continues under `under`, or the entry's own text key (an accepted proposal's), else a new key."""
     item: dict[str, Any] = {
         "user_id": entry.user_id,
         "sk": sort_key,
@@ -76,7 +81,7 @@ def to_item(
 
 def sealed(entry: Entry, sort_key: str, seal: TextSeal, *, under: bytes | None = None) -> dict[str, Any]:
     """The sealed-text attribute of `entry` stored at `sort_key`, bound to that key and the entry's provenance."""
-    return seal.seal_text(entry.user_id, item_key(entry.user_id, sort_key), provenance(entry), entry.text, under=under)
+    return seal.seal_text(entry.user_id, item_key(entry.user_id, sort_key), provenance(entry), entry.text, under=under or entry.text_id)
 
 
 def sealed_and_fingerprints(
@@ -84,26 +89,32 @@ def sealed_and_fingerprints(
 ) -> tuple[dict[str, Any], dict[str, str]]:
     """`sealed`, and the text's fingerprint for each of `tables` under the same key (no extra key lookup)."""
     key = item_key(entry.user_id, sort_key)
-    return seal.seal_and_fingerprint(entry.user_id, key, provenance(entry), entry.text, under=under, tables=tables)
+    return seal.seal_and_fingerprint(entry.user_id, key, provenance(entry), entry.text, under=under or entry.text_id, tables=tables)
 
 
-def from_item(item: Mapping[str, Any], seal: TextSeal, prefix: str) -> Entry:
+def from_item(item: Mapping[str, Any], seal: TextSeal, prefix: str, keys: Mapping[bytes, bytes] | None = None) -> Entry:
     """The entry or proposal stored in `item` (its sort key starts with `prefix`); UnreadableText when it is
-    incomplete or does not open here as itself."""
+    incomplete or does not open here as itself. `keys`: the text keys of a list, read at once."""
     try:
-        entry = _unsealed(item, prefix)
+        fields = _unsealed(item, prefix)
     except (KeyError, TypeError, ValueError) as exc:
         raise unreadable(seal.table, "attributes") from exc
-    text = seal.open_text(entry.user_id, item_key(entry.user_id, str(item["sk"])), provenance(entry), item)
-    return replace(entry, text=text)
+    claimed = _provenance(fields["origin"], fields["agent"], fields["tainted"], fields["kind"], fields["created_at"], fields["source"])
+    text = seal.open_text(fields["user_id"], item_key(fields["user_id"], str(item["sk"])), claimed, item, keys)
+    return Entry(**fields, text=text, text_id=sealing_key_id(item))  # built once: a GET builds 250
 
 
-def _unsealed(item: Mapping[str, Any], prefix: str) -> Entry:
-    """Every field but the text, each of the type it is written with (anything else raises)."""
-    return Entry(
+def text_keys_for(items: Sequence[Mapping[str, Any]], seal: TextSeal, user_id: str) -> dict[bytes, bytes]:
+    """The keys of every text in `items` (one list), cached or read in one Query of the user's keys."""
+    ids = [t for t in (sealing_key_id(i) for i in items) if t]
+    return seal.keyring.text_keys(user_id, ids) if ids else {}
+
+
+def _unsealed(item: Mapping[str, Any], prefix: str) -> dict[str, Any]:
+    """Every field of the Entry but its text and key id, each of the type it is written with (anything else raises)."""
+    return dict(
         id=id_of(item, prefix),
         user_id=_text(item, "user_id"),
-        text="",
         kind=_text(item, "kind"),
         pinned=_flag(item, "pinned"),
         tainted=_flag(item, "tainted"),
@@ -175,6 +186,8 @@ class StoredRef:
     fingerprint: str | None = None
     agent: str | None = None  # the proposing agent, for items that came from one (origin "agent")
     session_id: str | None = None
+    # False when `opened_ref` found its text's key gone (forgotten: an item restored after its forget).
+    key_live: bool = True
 
     def is_expired(self, now_epoch: int) -> bool:
         return self.expires_at is not None and self.expires_at <= now_epoch
@@ -202,3 +215,18 @@ def ref_from_item(item: Mapping[str, Any], prefix: str) -> StoredRef | None:
         session_id=session_id if came_from_agent and isinstance(session_id, str) else None,
         fingerprint=_fingerprint(item),
     )
+
+
+def opened_ref(item: Mapping[str, Any], seal: TextSeal, prefix: str) -> StoredRef | None:
+    """`ref_from_item`, naming its text's key only if the text opens here as this item's: a forget deletes the key
+    of the text it forgets, never one a copied ciphertext names (that item is deleted, the other text kept)."""
+    ref = ref_from_item(item, prefix)
+    if ref is None or ref.key_id is None:
+        return ref
+    try:
+        from_item(item, seal, prefix)
+    except UnreadableText:
+        # Damaged in place (its key still there, maybe another item's): deletable, its key untouched.
+        # Its key gone: an item restored after its forget, which no forget may count again.
+        return replace(ref, key_id=None, key_live=seal.keyring.text_key(str(item.get("user_id")), ref.key_id) is not None)
+    return ref

@@ -18,7 +18,7 @@ from typing import Any
 from chalicelib.crypto.sealing import Provenance
 from chalicelib.models import KINDS
 from chalicelib.storage import dynamo
-from chalicelib.storage.text import TEXT_ATTRIBUTE, TextSeal, UnreadableText
+from chalicelib.storage.text import TEXT_ATTRIBUTE, TextSeal, UnreadableText, sealing_key_id
 
 PENDING, HANDLED = "pending", "handled"
 EVENT_TTL_SECONDS = 30 * 86_400
@@ -38,6 +38,7 @@ class AgentEvent:
     user_id: str | None  # the session's user when it was posted (text is sealed for that user)
     text: str | None = None  # only while pending, and only when opened
     unreadable: bool = False  # its sealed text did not open for this session, event and user
+    text_id: bytes | None = None  # the id of its text's own key (the proposal it becomes goes on under it)
 
     def public(self) -> dict[str, Any]:
         return {
@@ -105,6 +106,8 @@ def event_from_item(item: Mapping[str, Any], seal: TextSeal | None = None) -> Ag
         tainted_at_post=item.get("tainted_at_post") is True,
         user_id=user_id,
     )
+    if TEXT_ATTRIBUTE in item:
+        event = replace(event, text_id=sealing_key_id(item))
     if seal is None or TEXT_ATTRIBUTE not in item:
         return event
     try:

@@ -10,7 +10,7 @@ from datetime import datetime
 from typing import Any
 
 from chalicelib.storage import dynamo
-from chalicelib.storage.text import unreadable
+from chalicelib.storage.unreadable import unreadable
 
 # What a journal row may carry besides its action and time. Anything else is dropped, so no caller can
 # put entry text into the journal by accident.
@@ -18,6 +18,7 @@ ALLOWED_DETAILS = frozenset(
     {
         "count", "entries", "proposals", "enabled", "session_id", "agent", "operator", "operation",
         "request_id", "reason", "entry_id", "read", "propose",
+        "unrecoverable_by",  # a forget's receipt (services/shredding.py)
     }
 )
 

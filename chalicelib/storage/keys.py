@@ -1,7 +1,9 @@
-"""The keys table: per user, the one wrapped data key (KMS ciphertext) that seals their text. No stream, no backups.
+"""The keys table: per user, the wrapped data key (KMS ciphertext) and each text's own key wrapped under it. No stream, no backups.
 
-Deleting a user's row is what crypto-shredding means here: the wrapped key exists nowhere else, so
-every copy of text sealed under it (backups, the events stream, a dead-letter message) stops opening.
+Deleting a row is what crypto-shredding means here: the wrapped key exists nowhere else, so every
+copy of text sealed under it (backups, the events stream, a dead-letter message) stops opening.
+The user's data key row is `sk = "#key"` (forget-all deletes it: every text key dies with it); each
+text's key is `sk = "t#<hex id>"` (forgetting that text deletes it), with the text's expiry as its TTL.
 """
 from __future__ import annotations
 
@@ -9,7 +11,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from chalicelib.crypto.sealing import KEY_ID_BYTES
-from chalicelib.storage import dynamo
+from chalicelib.errors import Unavailable
+from chalicelib.storage import dynamo, retries
+
+DATA_KEY_SK, TEXT_KEY_PREFIX = "#key", "t#"
+EXPIRY_ATTRIBUTE = "expires_at"  # the keys table's TTL: a text key that expires goes with its text
+BATCH_WRITE_ITEMS = 25  # DynamoDB's BatchWriteItem limit per call
 
 
 @dataclass(frozen=True)
@@ -18,6 +25,13 @@ class StoredKey:
     key_id: bytes  # random, never reused: sealed values name it, so a destroyed key is recognised
     wrapped: bytes
     created_at: str
+
+
+@dataclass(frozen=True)
+class StoredTextKey:
+    text_id: bytes
+    data_key_id: bytes  # the data key it is wrapped under
+    wrapped: bytes
 
 
 class KeyRowUnreadable(Exception):
@@ -31,35 +45,106 @@ def _bytes(item: dict[str, Any], name: str, length: int | None = None) -> bytes:
     return value
 
 
+def _data_key(user_id: str, item: dict[str, Any]) -> StoredKey:
+    return StoredKey(
+        user_id=user_id,
+        # Of any other length, text keys wrapped under it would name a data key id their reader cuts wrong.
+        key_id=_bytes(item, "key_id", KEY_ID_BYTES),
+        wrapped=_bytes(item, "wrapped"),
+        created_at=created if isinstance(created := item.get("created_at"), str) else "",
+    )
+
+
 class KeysRepository:
     def __init__(self, client: Any, table: str) -> None:
         self._client = client
         self.table = table
 
-    def _key(self, user_id: str) -> dict[str, Any]:
-        return dynamo.dump({"user_id": user_id})
+    def _key(self, user_id: str, sort_key: str = DATA_KEY_SK) -> dict[str, Any]:
+        return dynamo.dump({"user_id": user_id, "sk": sort_key})
 
     def get(self, user_id: str) -> StoredKey | None:
         raw = self._client.get_item(TableName=self.table, Key=self._key(user_id), ConsistentRead=True).get("Item")
-        if not raw:
-            return None
-        item = dynamo.load(raw)
-        return StoredKey(
-            user_id=user_id,
-            # Of any other length, text sealed under it would name a key id its reader cuts wrong.
-            key_id=_bytes(item, "key_id", KEY_ID_BYTES),
-            wrapped=_bytes(item, "wrapped"),
-            created_at=created if isinstance(created := item.get("created_at"), str) else "",
-        )
+        return _data_key(user_id, dynamo.load(raw)) if raw else None
+
+    def load(self, user_id: str) -> tuple[StoredKey | None, list[StoredTextKey]]:
+        """The data key and every text key of the user, in one consistent Query (a key just deleted is never read)."""
+        data: StoredKey | None = None
+        texts: list[StoredTextKey] = []
+        for item in dynamo.query_partition(self._client, self.table, "user_id", user_id, consistent=True):
+            sort_key = str(item.get("sk", ""))
+            if sort_key == DATA_KEY_SK:
+                data = _data_key(user_id, item)
+            elif sort_key.startswith(TEXT_KEY_PREFIX):
+                try:
+                    texts.append(StoredTextKey(bytes.fromhex(sort_key[len(TEXT_KEY_PREFIX):]), _bytes(item, "data_key_id", KEY_ID_BYTES), _bytes(item, "wrapped")))
+                except (KeyRowUnreadable, ValueError):
+                    continue  # a damaged text key opens nothing: its text is absent
+        return data, texts
+
+    def put_text_key(self, user_id: str, key: StoredTextKey, expires_at: int | None) -> dict[str, Any]:
+        """Transaction action: store a new text's key (ids are random and never reused); the same row again is
+        allowed (a transaction retried after a refusal writes it twice), any other never."""
+        item = {"user_id": user_id, "sk": TEXT_KEY_PREFIX + key.text_id.hex(), "data_key_id": key.data_key_id,
+                "wrapped": key.wrapped, EXPIRY_ATTRIBUTE: expires_at}
+        return {"Put": {"TableName": self.table, "Item": dynamo.dump(item), "ConditionExpression": "attribute_not_exists(sk) OR #w = :w",
+                         "ExpressionAttributeNames": {"#w": "wrapped"}, "ExpressionAttributeValues": dynamo.values(w=key.wrapped)}}
+
+    def keep_text_key(self, user_id: str, text_id: bytes, expires_at: int | None) -> dict[str, Any]:
+        """Transaction action: the text's key is still there (not forgotten meanwhile); its TTL becomes the text's expiry."""
+        update: dict[str, Any] = {
+            "TableName": self.table,
+            "Key": self._key(user_id, TEXT_KEY_PREFIX + text_id.hex()),
+            "ConditionExpression": "attribute_exists(sk)",
+        }
+        if expires_at is None:
+            update["UpdateExpression"] = f"REMOVE {EXPIRY_ATTRIBUTE}"
+        else:
+            update["UpdateExpression"] = f"SET {EXPIRY_ATTRIBUTE} = :e"
+            update["ExpressionAttributeValues"] = dynamo.values(e=expires_at)
+        return {"Update": update}
+
+    def delete_text_key(self, user_id: str, text_id: bytes) -> dict[str, Any]:
+        """Transaction action: delete one text's key, whether or not it is still there (a forget repeated is no error)."""
+        return {"Delete": {"TableName": self.table, "Key": self._key(user_id, TEXT_KEY_PREFIX + text_id.hex())}}
+
+    def text_key_row(self, user_id: str, text_id: bytes) -> dict[str, Any]:
+        """The primary key of one text's key row, as a transaction action names it."""
+        return self._key(user_id, TEXT_KEY_PREFIX + text_id.hex())
+
+    def delete_text_keys(self, user_id: str, text_ids: list[bytes]) -> int:
+        """Delete these texts' keys now, outside any transaction: BatchWriteItem, 25 rows a call; the calls made.
+
+        For a forget of many texts at once (an agent's writes): their keys go first, so the items' own
+        counted transactions have room for 98 items each. A row already gone is no error. What DynamoDB
+        hands back unprocessed (throttling) is sent again with backoff; still unprocessed after
+        `retries.MAX_ATTEMPTS` sends, it is `Unavailable` (503): the caller deletes nothing else then.
+        """
+        calls = 0
+        for start in range(0, len(text_ids), BATCH_WRITE_ITEMS):
+            requests: list[dict[str, Any]] = [
+                {"DeleteRequest": {"Key": self.text_key_row(user_id, t)}} for t in text_ids[start : start + BATCH_WRITE_ITEMS]
+            ]
+            for attempt in range(1, retries.MAX_ATTEMPTS + 1):
+                calls += 1
+                answer = self._client.batch_write_item(RequestItems={self.table: requests})
+                requests = (answer.get("UnprocessedItems") or {}).get(self.table) or []
+                if not requests:
+                    break
+                if attempt == retries.MAX_ATTEMPTS:
+                    raise Unavailable()
+                retries.sleep(retries.backoff_within_the_deadline(attempt))
+        return calls
+
 
     def put_new(self, key: StoredKey) -> dict[str, Any]:
         """Transaction action: store the user's first key; refused if one exists (two first writes racing)."""
-        item = {"user_id": key.user_id, "key_id": key.key_id, "wrapped": key.wrapped, "created_at": key.created_at}
+        item = {"user_id": key.user_id, "sk": DATA_KEY_SK, "key_id": key.key_id, "wrapped": key.wrapped, "created_at": key.created_at}
         return {
             "Put": {
                 "TableName": self.table,
                 "Item": dynamo.dump(item),
-                "ConditionExpression": "attribute_not_exists(user_id)",
+                "ConditionExpression": "attribute_not_exists(sk)",
             }
         }
 
@@ -69,7 +154,7 @@ class KeysRepository:
             "Delete": {
                 "TableName": self.table,
                 "Key": self._key(user_id),
-                "ConditionExpression": "attribute_exists(user_id)",
+                "ConditionExpression": "attribute_exists(sk)",
             }
         }
 

@@ -12,8 +12,10 @@ from chalicelib.storage.entry_items import (
     PROPOSAL_PREFIX,
     StoredRef,
     from_item,
+    opened_ref,
     ref_from_item,
     sealed_and_fingerprints,
+    text_keys_for,
     to_item,
 )
 from chalicelib.storage.fingerprints import Fingerprint, FingerprintItems, fingerprint_from_item, is_fingerprint_key
@@ -34,11 +36,11 @@ class ProposalsRepository:
 
     def list(self, user_id: str) -> list[Entry]:
         found = []
-        for item in dynamo.query_partition(self._client, self.table, "user_id", user_id):
-            if is_fingerprint_key(item.get("sk")):
-                continue  # a proposal's fingerprint item (storage/fingerprints.py), not a proposal
+        items = [i for i in dynamo.query_partition(self._client, self.table, "user_id", user_id) if not is_fingerprint_key(i.get("sk"))]
+        keys = text_keys_for(items, self.seal, user_id)  # fingerprint items (storage/fingerprints.py) are no proposals
+        for item in items:
             try:
-                found.append(from_item(item, self.seal, PROPOSAL_PREFIX))
+                found.append(from_item(item, self.seal, PROPOSAL_PREFIX, keys))
             except UnreadableText:
                 continue  # not openable here (moved, altered, or its key destroyed): absent, like any missing id
         return found
@@ -111,7 +113,7 @@ class ProposalsRepository:
     def stored_one(self, user_id: str, proposal_id: str) -> StoredRef | None:
         """One waiting proposal's id and fingerprint, read consistently without opening its text."""
         raw = self._client.get_item(TableName=self.table, Key=self._key(user_id, proposal_id), ConsistentRead=True).get("Item")
-        return ref_from_item(dynamo.load(raw), PROPOSAL_PREFIX) if raw else None
+        return opened_ref(dynamo.load(raw), self.seal, PROPOSAL_PREFIX) if raw else None  # its text key only if it opens as itself
 
     def remove_actions(self, user_id: str, ref: StoredRef, *, release: bool = True) -> builtins.list[dict[str, Any]]:
         """Delete one waiting proposal (accept, reject, forget) and release its fingerprint (index 1, if any).

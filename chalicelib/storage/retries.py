@@ -27,7 +27,8 @@ from typing import Any
 from chalicelib.errors import Unavailable
 
 __all__ = [
-    "CONFLICT_ATTEMPTS", "MAX_ATTEMPTS", "GuardedClient", "OutOfTime", "client_config", "guarded", "invocation_deadline",
+    "CONFLICT_ATTEMPTS", "MAX_ATTEMPTS", "GuardedClient", "OutOfTime", "backoff_within_the_deadline", "client_config", "guarded",
+    "invocation_deadline",
     "is_conflict", "is_retryable", "seconds_left", "within_the_invocation",
 ]
 
@@ -181,7 +182,7 @@ def _backoff(attempt: int) -> float:
     return random.uniform(0, min(CONFLICT_MAX_SECONDS, CONFLICT_BASE_SECONDS * 2**attempt))
 
 
-def _backoff_within_the_deadline(attempt: int) -> float:
+def backoff_within_the_deadline(attempt: int) -> float:
     """The conflict backoff, cut to the time left (the next attempt's own check then gives up)."""
     left = seconds_left()
     return _backoff(attempt) if left is None else max(0.0, min(_backoff(attempt), left))
@@ -211,7 +212,7 @@ class GuardedClient:
             except Exception as exc:
                 if is_conflict(exc) and attempt < CONFLICT_ATTEMPTS:
                     counts["conflict_retries"] += 1
-                    sleep(_backoff_within_the_deadline(attempt))
+                    sleep(backoff_within_the_deadline(attempt))
                     continue
                 if is_retryable(exc):
                     counts["unavailable"] += 1

@@ -57,6 +57,20 @@ function refusalWords(reason) {
   return REFUSALS[text] || `reason: ${text || "not given"}`;
 }
 
+/** "14:02" today, or "2 Dec 2026, 14:02" another day: when a forget happened, when it is final. */
+function moment(iso) {
+  const when = new Date(iso);
+  if (Number.isNaN(when.getTime())) return String(iso);
+  const time = when.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit", hourCycle: "h23" });
+  return when.toDateString() === new Date().toDateString()
+    ? time : `${when.toLocaleDateString([], { day: "numeric", month: "short", year: "numeric" })}, ${time}`;
+}
+
+/** A forget's receipt (issue 26): after `unrecoverable_by` no copy of what went opens anywhere, backups included. */
+function receipt(row) {
+  return row.unrecoverable_by ? ` · unrecoverable everywhere by ${moment(row.unrecoverable_by)}` : "";
+}
+
 function journalSentence(row) {
   const session = row.session_id ? ` (session ${row.session_id})` : "";
   switch (row.action) {
@@ -76,9 +90,11 @@ function journalSentence(row) {
     }
     case "keep.memory.settings":
       return row.enabled ? "Memory was turned on." : "Memory was turned off.";
+    case "keep.memory.forget":
+      return `One entry forgotten at ${moment(row.at)}${receipt(row)}: no copy of it, backups included, can be read after that.`;
     case "keep.memory.forget_all":
       return `Everything was forgotten: ${plural(Number(row.entries) || 0, "entry", "entries")} and ` +
-        `${plural(Number(row.proposals) || 0, "waiting suggestion")}.`;
+        `${plural(Number(row.proposals) || 0, "waiting suggestion")}${receipt(row)}.`;
     case "keep.memory.proposal_refused":
       const agent = row.agent ? `A suggestion from “${row.agent}”` : "An agent's suggestion";
       return `${agent}${session} was refused because ${refusalWords(row.reason)}.`;
@@ -91,7 +107,7 @@ function journalSentence(row) {
     case "keep.memory.forget_agent": {
       const from = row.session_id ? `one conversation (session ${row.session_id}) of the agent “${row.agent}”` : `the agent “${row.agent}”`;
       return `Everything from ${from} was forgotten: ${plural(Number(row.entries) || 0, "entry", "entries")} and ` +
-        `${plural(Number(row.proposals) || 0, "waiting suggestion")}.`;
+        `${plural(Number(row.proposals) || 0, "waiting suggestion")}${receipt(row)}.`;
     }
     case "keep.memory.key_created":
       return "A new encryption key was made for your memory: only it can open what you store from now on.";

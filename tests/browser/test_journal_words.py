@@ -143,3 +143,23 @@ def test_an_empty_sign_in_is_an_error_at_the_field_too(page: Page) -> None:
     expect(field).not_to_have_attribute("aria-invalid", "true")
     found = axe_violations(page)
     assert found == [], found
+
+
+def test_a_forget_reads_as_a_receipt_with_the_time_it_is_final_everywhere(page: Page, live: Any) -> None:
+    """Issue 26: "One entry forgotten at 14:02 · unrecoverable everywhere by 14:07", and forget-all says it too."""
+    user = new_user("journal-receipt")
+    token = sign_in(page, user)
+    switch_on(page)
+    status, entry, _ = live.request("POST", "/v1/memory", token=token, body={"text": "A note to forget"})
+    assert status == 201, entry
+    assert live.request("DELETE", f"/v1/memory/{entry['id']}", token=token)[0] == 204
+    assert live.request("DELETE", "/v1/memory", token=token)[0] == 200
+    page.locator("#tab-journal").click()
+    one = page.locator(f"{ROWS}[data-journal-action='keep.memory.forget']").get_by_test_id("journal-text")
+    expect(one).to_have_text(re.compile(r"^One entry forgotten at \d{2}:\d{2} · unrecoverable everywhere by \d{2}:\d{2}: "
+                                        r"no copy of it, backups included, can be read after that\.$"))
+    times = re.findall(r"\d{2}:\d{2}", one.inner_text())
+    assert times[0] != times[1]  # five minutes apart: the key cache's age
+    every = page.locator(f"{ROWS}[data-journal-action='keep.memory.forget_all']").get_by_test_id("journal-text")
+    expect(every).to_contain_text(re.compile(r"· unrecoverable everywhere by \d{2}:\d{2}\.$"))
+    expect(one).not_to_contain_text("A note to forget")

@@ -87,6 +87,19 @@ def test_entries_expire_by_the_attribute_the_code_writes_and_events_stream_new_i
     assert all("StreamSpecification" not in package.props(t) for t in TABLES if t != "EventsTable")
 
 
+
+def test_the_keys_table_keeps_no_copy_of_a_deleted_key_and_text_keys_expire_with_their_text(package: Package) -> None:
+    """Issue 26: what is deleted from the keys table is gone (no PITR, no stream, no global replica); a text key's
+    row carries the text's expiry as its TTL, under the attribute the code writes, and sits in the user's partition."""
+    from chalicelib.storage import keys
+
+    props = package.props("KeysTable")
+    assert props["PointInTimeRecoverySpecification"] == {"PointInTimeRecoveryEnabled": False}
+    assert "StreamSpecification" not in props and "Replicas" not in props and "KinesisStreamSpecification" not in props
+    assert props["TimeToLiveSpecification"] == {"AttributeName": keys.EXPIRY_ATTRIBUTE, "Enabled": True}
+    assert [k["AttributeName"] for k in props["KeySchema"]] == ["user_id", "sk"]
+    assert package.resource("KeysTable")["Type"] == "AWS::DynamoDB::Table"
+
 # ---- functions: environment, logs -------------------------------------------------------------
 
 

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from chalicelib.crypto.cache import KeyCache
 from local.faults import FaultInjector, from_environment
 from tests.support.invariants import assert_counters_match
 from tests.support.openapi_check import check
@@ -220,7 +221,9 @@ def test_forget_all_interrupted_midway_says_so_and_a_retry_finishes_it(api: Any,
     counts = assert_counters_match(stores, "alice")
     assert counts["entries"] + counts["proposals"] == 160 - CHUNK
     rows = [dict(r.details) for r in stores.journal.all("alice") if r.action == "keep.memory.forget_all"]
-    assert rows == [{"entries": CHUNK, "proposals": 0}]  # the journal says exactly what went, no more
+    # The journal says exactly what went, no more, with its receipt (issue 26): when nothing of it opens anywhere.
+    assert [{k: v for k, v in r.items() if k != "unrecoverable_by"} for r in rows] == [{"entries": CHUNK, "proposals": 0}]
+    assert [set(r) for r in rows] == [{"entries", "proposals", "unrecoverable_by"}]
     faults.clear()
     status, body, _ = _call(api, "DELETE", "/v1/memory", "alice")
     assert status == 200 and body == {"deleted": 160 - CHUNK}
@@ -294,7 +297,8 @@ def test_kms_refusing_a_new_data_key_is_503_and_stores_nothing(api: Any, stores:
 def test_kms_refusing_to_unwrap_a_key_is_503_and_a_retry_reads_everything(api: Any, stores: Any, faults: FaultInjector) -> None:
     api.turn_on("alice")
     entry = _call(api, "POST", "/v1/memory", "alice", {"text": "likes green tea"})[1]
-    stores.keyring.cache.drop("alice")  # a cold container: the wrapped key must be unwrapped by KMS
+    # A cold container (no data key and no text key cached): the wrapped data key must be unwrapped by KMS.
+    stores.keyring.cache = KeyCache()
     faults.add(service="kms", error="KMSThrottling")
     status, body, headers = _call(api, "GET", "/v1/memory", "alice")
     _assert_unavailable(status, body, headers)

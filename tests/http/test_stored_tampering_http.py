@@ -189,14 +189,14 @@ def test_a_garbage_key_row_is_a_503_refusal_not_a_500(stack: LiveStack, raw: Raw
     person = Person(stack)
     assert person.call("PUT", "/v1/memory/settings", {"enabled": True})[0] == 200
     assert person.call("POST", "/v1/memory", {"text": "Alice keeps a blue notebook"})[0] == 201
-    row = raw.get("keys", {"user_id": person.id})
+    row = raw.get("keys", {"user_id": person.id, "sk": "#key"})
     assert row
     # A new key id too: the server's warm cache holds the real key under the old one for 5 minutes.
     raw.put("keys", {**row, "key_id": {"B": os.urandom(16)}, "wrapped": {"B": os.urandom(len(row["wrapped"]["B"]))}})
     status, body, headers = stack.request("POST", "/v1/memory", token=stack.token(person.id), body={"text": "Alice starts a diary"})
     assert status == 503 and set(body) == {"code", "message"} and body["code"] == "unavailable"
     assert int(headers.get("Retry-After", "0")) >= 60
-    assert raw.get("keys", {"user_id": person.id})["key_id"] != row["key_id"]  # nothing was changed
+    assert raw.get("keys", {"user_id": person.id, "sk": "#key"})["key_id"] != row["key_id"]  # nothing was changed
     assert person.call("DELETE", "/v1/memory") == (200, {"deleted": 1})  # the way out needs no unwrap
     assert person.call("POST", "/v1/memory", {"text": "Alice starts a diary"})[0] == 201
 

@@ -97,6 +97,23 @@ def test_moto_keeps_a_bounded_number_of_shard_iterators(dynamodb: Any, tables: d
     assert held <= embedded_aws.MAX_SHARD_ITERATORS
 
 
+def test_moto_keeps_no_record_of_every_item_it_ever_made(dynamodb: Any, tables: dict[str, str], table_names: Any) -> None:
+    """moto tracks every model instance for its dashboard: for DynamoDB, every item and every copy a Query makes, for ever."""
+    import gc
+
+    from moto.dynamodb.models.dynamo_type import Item
+
+    entries = table_names.entries
+    dynamodb.transact_write_items(TransactItems=[_put(entries, "u", f"e#{n}") for n in range(50)])
+    gc.collect()
+    alive = sum(1 for o in gc.get_objects() if isinstance(o, Item))
+    for _ in range(40):  # each Query copies the 50 items it answers with
+        assert len(_items(dynamodb, entries, "u")) == 50
+    gc.collect()
+    assert sum(1 for o in gc.get_objects() if isinstance(o, Item)) <= alive + 50
+    assert len(Item.instances_tracked) < 50  # type: ignore[attr-defined]
+
+
 # ---- TTL -------------------------------------------------------------------------------------------------
 
 

@@ -38,8 +38,12 @@ def test_stored_entries_hold_sealed_text_and_no_plaintext(api: Any, dynamodb: An
 def test_the_wrapped_key_is_the_only_key_material_stored(api: Any, dynamodb: Any, table_names: Any, kms: Any) -> None:
     api.turn_on("alice")
     api.add("alice", ALICE_NOTE)
-    [row] = every_item(dynamodb)[table_names.keys]
-    assert set(row) == {"user_id", "key_id", "wrapped", "created_at"}
+    rows = every_item(dynamodb)[table_names.keys]
+    [row] = [r for r in rows if r["sk"]["S"] == "#key"]
+    [text_row] = [r for r in rows if r["sk"]["S"].startswith("t#")]  # the note's own key, wrapped under the data key
+    assert set(row) == {"user_id", "sk", "key_id", "wrapped", "created_at"}
+    assert set(text_row) == {"user_id", "sk", "data_key_id", "wrapped"} and text_row["data_key_id"] == row["key_id"]
+    assert len(text_row["wrapped"]["B"]) == 12 + 32 + 16  # nonce, the 256-bit key, GCM's tag: never the key itself
     wrapped = row["wrapped"]["B"]
     # KMS unwraps it only with alice's encryption context: the context is part of the wrap.
     assert len(kms.decrypt(CiphertextBlob=wrapped, EncryptionContext={"user_id": "alice"})["Plaintext"]) == 32
@@ -108,7 +112,7 @@ def test_forget_all_destroys_the_key_and_a_backup_of_the_old_items_no_longer_ope
     api.turn_on("alice")
     api.add("alice", ALICE_NOTE)
     backup = every_item(dynamodb)  # what a point-in-time backup taken now would hold
-    [old_key] = backup[table_names.keys]
+    [old_key] = [k for k in backup[table_names.keys] if k["sk"]["S"] == "#key"]
     status, body = api.call("DELETE", "/v1/memory", "alice")
     assert status == 200 and body == {"deleted": 1}
     assert every_item(dynamodb)[table_names.keys] == []  # the wrapped key is gone
@@ -121,7 +125,7 @@ def test_forget_all_destroys_the_key_and_a_backup_of_the_old_items_no_longer_ope
     assert stores.keyring.opening_key("alice", old_key["key_id"]["B"]) is None
     # The next write makes a new key, under which the old ciphertext still does not open.
     api.add("alice", "Alice starts again")
-    [new_key] = every_item(dynamodb)[table_names.keys]
+    [new_key] = [k for k in every_item(dynamodb)[table_names.keys] if k["sk"]["S"] == "#key"]
     assert new_key["key_id"] != old_key["key_id"] and new_key["wrapped"] != old_key["wrapped"]
     _, view = api.call("GET", "/v1/memory", "alice")
     assert [i["text"] for i in view["items"]] == ["Alice starts again"]

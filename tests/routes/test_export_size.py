@@ -54,8 +54,12 @@ def _seed_largest_user(stores: Any, clock: Any, user: str) -> None:
     journal = [stores.journal.record(user, "keep.memory.operator_access", f"2026-01-01T00:{i // 60 % 60:02d}:{i % 60:02d}.{i:06d}Z",
                                      {"operation": "read", "operator": operator, "request_id": "r" * 64}, row_id=f"{i:012x}")
                ["Put"]["Item"] for i in range(JOURNAL_ROWS)]
+    # Each text's own key row (issue 26), as the service's transactions write it beside the item.
+    text_keys = [a["Put"]["Item"] for a in stores.keyring.guard([{"Put": {"Item": i}} for i in entries + expired + proposals]) if "Put" in a
+                 and a["Put"].get("TableName") == stores.keyring.keys.table]
     _batch_put(stores, [(stores.entries.table, i) for i in entries + expired]
-               + [(stores.proposals.table, i) for i in proposals] + [(stores.journal.table, i) for i in journal])
+               + [(stores.proposals.table, i) for i in proposals] + [(stores.journal.table, i) for i in journal]
+               + [(stores.keyring.keys.table, i) for i in text_keys])
     stores.client.update_item(
         TableName=stores.entries.table, Key=dynamo.dump({"user_id": user, "sk": STATE_KEY}),
         UpdateExpression="SET active = :a, waiting = :w",

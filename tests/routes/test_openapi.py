@@ -202,6 +202,7 @@ def test_journal_and_export_match_the_spec(api: Any, agents: Any, client: Any, c
     assert actions == {
         "keep.memory.settings", "keep.memory.context", "keep.memory.proposal_refused",
         "keep.memory.operator_access", "keep.memory.forget_all", "keep.memory.key_created", "keep.memory.key_destroyed",
+        "keep.memory.forget",  # the receipt of the operator forget of one entry (issue 26)
     }
     for query in ("limit=0", "limit=101", "limit=ten"):
         assert user(api, "GET", f"/v1/memory/journal?{query}", "alice")[0] == 400

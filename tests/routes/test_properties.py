@@ -164,11 +164,12 @@ class UserMemory(RuleBasedStateMachine):
         room = min(count, MAX_ACTIVE_ENTRIES - state.active) if state.enabled else 0
         while room > 0:
             made = []
-            for _ in range(min(room, 99)):
+            for _ in range(min(room, 49)):  # each entry and its text key's row, in one transaction
                 now, n = instant(self.clock), len(self.entries[r]) + len(made)
                 expires = now.epoch + (n % 5 + 1) * 7 * DAY if n % 3 == 0 else None
                 made.append(Entry(new_id(), user, self.text(r, f"bulk {n}"), "note", n % 7 == 0, False, "user", Source(), now.iso, now.iso, expires))
-            transact(self.stores.client, [*(self.stores.entries.put_new(e) for e in made), self.stores.entries.take_entry_slots(user, len(made))])
+            actions = [*(self.stores.entries.put_new(e) for e in made), self.stores.entries.take_entry_slots(user, len(made))]
+            transact(self.stores.client, self.stores.keyring.guard(actions))
             for e in made:
                 self.entries[r][e.id] = Known(e.id, e.text, e.pinned, e.created_at, e.expires_at)
             room -= len(made)

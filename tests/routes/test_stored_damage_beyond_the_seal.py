@@ -163,7 +163,7 @@ def test_a_key_row_whose_creation_time_is_of_another_type_still_seals_and_opens(
     """The time is not what opens anything: it read as a 500 on every write (red team)."""
     from chalicelib.crypto.cache import KeyCache
 
-    _alter(dynamodb, table_names.keys, {"user_id": "alice"}, created_at={"B": b"2026"})
+    _alter(dynamodb, table_names.keys, {"user_id": "alice", "sk": "#key"}, created_at={"B": b"2026"})
     stores.keyring.cache = KeyCache()  # a cold container reads the row
     assert api.call("POST", "/v1/memory", "alice", {"text": "Alice walks home"})[0] == 201
     assert sorted(i["text"] for i in api.call("GET", "/v1/memory", "alice")[1]["items"]) == sorted(["Alice walks home", NOTE])

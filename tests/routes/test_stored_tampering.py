@@ -209,12 +209,12 @@ def test_a_damaged_proposal_is_absent_and_accepting_it_is_a_404(
 
 
 def _break_key_row(dynamodb: Any, table_names: Any, how: str) -> None:
-    row = raw_item(dynamodb, table_names.keys, {"user_id": "alice"})
+    row = raw_item(dynamodb, table_names.keys, {"user_id": "alice", "sk": "#key"})
     assert row
     if how == "garbage wrapped key":
         row["wrapped"] = {"B": os.urandom(len(row["wrapped"]["B"]))}
     elif how == "another user's wrapped key":
-        bob = raw_item(dynamodb, table_names.keys, {"user_id": "bob"})
+        bob = raw_item(dynamodb, table_names.keys, {"user_id": "bob", "sk": "#key"})
         assert bob
         row["wrapped"] = bob["wrapped"]  # alice's key id kept, so her items name this row
     elif how == "no wrapped key":

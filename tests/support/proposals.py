@@ -23,5 +23,5 @@ def add_proposal(stores: Any, user_id: str, text: str, *, tainted: bool = False,
         updated_at=now.iso,
         agent=agent,
     )
-    transact(stores.client, [stores.proposals.put_new(proposal), stores.entries.take_waiting_slot(user_id)])
+    transact(stores.client, stores.keyring.guard([stores.proposals.put_new(proposal), stores.entries.take_waiting_slot(user_id)]))
     return proposal

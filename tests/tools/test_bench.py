@@ -82,8 +82,9 @@ def test_the_cap_path_refused_is_the_key_read_the_transaction_one_query_and_the_
     full, after_ttl = local_stack_bench.cap_path_counts(bench_stack, run.seed_user)
     state = bench_stack.stores.entries.get_state("cap-ttl")
     # GetItem: the user's key row, read before sealing the text (issue 12); the last one is the
-    # recount's, after the Query, to tell items a destroyed key left behind (none here).
-    assert full[3]["operations"] == ["GetItem", "TransactWriteItems", "Query", "GetItem"]
+    # recount's Query of the user's keys (issue 26: every text's key, the data key among them), after
+    # the Query of the entries, to tell items whose key is gone (none here).
+    assert full[3]["operations"] == ["GetItem", "TransactWriteItems", "Query", "Query"]
     assert after_ttl[3]["operations"] == ["GetItem", "TransactWriteItems", "Query", "UpdateItem", "TransactWriteItems"]
     assert state.active == 1  # the counter TTL had left at 200 was corrected, then the new entry counted
 
