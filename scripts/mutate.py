@@ -448,7 +448,8 @@ MUTATIONS: tuple[Mutation, ...] = (
         "aad_without_user_id",
         "the associated data leaves out the user: a ciphertext opens for another user under the same key",
         (SEALING,),
-        (Edit("chalicelib/crypto/sealing.py", '"table": table, "user": user_id, "key"', '"table": table, "key"'),),
+        (Edit("chalicelib/crypto/sealing.py", '"table": table, "user": user_id, "key"', '"table": table, "key"'),
+         Edit("chalicelib/crypto/sealing.py", """f'"user":{_string(user_id)},"v":""", """f'"v":"""),),
     ),
     Mutation(
         "edit_trusts_a_destroyed_key",
@@ -460,7 +461,8 @@ MUTATIONS: tuple[Mutation, ...] = (
         "aad_without_provenance",
         "the associated data binds where a text is stored but not its provenance: a taint cleared in storage is believed",
         (TAMPERING,),
-        (Edit("chalicelib/crypto/sealing.py", '"key": dict(key), "provenance": dict(provenance)}', '"key": dict(key)}'),),
+        (Edit("chalicelib/crypto/sealing.py", '"key": dict(key), "provenance": dict(provenance)}', '"key": dict(key)}'),
+         Edit("chalicelib/crypto/sealing.py", '"provenance":{_flat(provenance)},', ""),),
     ),
     Mutation(
         "aad_binds_the_id_not_the_key",
@@ -675,7 +677,7 @@ CATCHERS: dict[str, str] = {
     "text_stored_unsealed":
         "tests/routes/test_encryption.py::test_stored_entries_hold_sealed_text_and_no_plaintext",
     "aad_without_user_id":
-        "tests/unit/test_sealing.py::test_sealed_text_opens_only_for_its_table_user_and_item",
+        "tests/unit/test_sealing.py::test_sealed_text_opens_only_for_its_table_user_key_and_provenance",
     "forget_all_keeps_the_key":
         "tests/routes/test_encryption.py::test_forget_all_destroys_the_key_and_a_backup_of_the_old_items_no_longer_opens",
     "destroyed_key_keeps_the_tag":
