@@ -22,7 +22,7 @@ if str(ROOT) not in sys.path:
 
 from chalicelib.config import TableNames, load_settings, reset_settings  # noqa: E402
 from local.dev_tokens import DevTokenIssuer  # noqa: E402
-from tests.support.moto import fresh_moto, share_unused_rsa_keys  # noqa: E402
+from tests.support.moto import fresh_local_key, fresh_moto, share_unused_rsa_keys  # noqa: E402
 from tests.support.package import package  # noqa: E402, F401 - one package build per session
 from tests.support.stack import HOST_ARN, OPERATOR_ARN, WORKER_ARN, Clock, settings_env  # noqa: E402
 
@@ -90,11 +90,9 @@ def kms(dynamodb: Any) -> Any:
     """moto's KMS (same mock as the tables) holding the template's key under the local alias."""
     import boto3
 
-    from local.kms import create_key
-
     share_unused_rsa_keys()
     client = boto3.client("kms", region_name="us-east-1")
-    create_key(client)
+    fresh_local_key(client)
     return client
 
 
