@@ -62,8 +62,12 @@ _SLOW = {
     "tests/unit/test_credentials.py::test_corpus_is_reproducible": "builds the corpus twice",
     "tests/unit/test_credentials_issue21.py::test_recall_is_one_on_every_corpus": "corpus sweep",
     "tests/unit/test_credentials_issue21.py::test_no_benign_category_has_a_false_alarm": "corpus sweep",
-    "tests/unit/test_credentials_compare.py::test_sample_holds_both_credentials_and_benign_notes": "corpus sweep",
 }
+# Whole files: every test reads one cached sweep that takes seconds.
+_SLOW_FILES = {"tests/unit/test_credentials_compare.py": "one detect-secrets comparison over the corpus"}
+# Files whose many cheap tests share one cached corpus sweep (seconds) per process: one worker runs each
+# file (--dist loadgroup), so the sweep is paid once, not once a worker.
+_SWEEP_FILES = frozenset({"tests/unit/test_credentials.py", "tests/unit/test_credentials_evasion.py"})
 _FOLDER_TIERS = {"browser": "browser", "http": "server", "deploy": "package"}
 
 
@@ -75,8 +79,10 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         name = item.nodeid.split("[")[0]
         modules.setdefault(name.split("::")[0], getattr(item, "module", None))
-        if name in _SLOW:
+        if name in _SLOW or name.split("::")[0] in _SLOW_FILES:
             item.add_marker("slow")
+        if name.split("::")[0] in _SWEEP_FILES:
+            item.add_marker(pytest.mark.xdist_group(name.split("::")[0]))
         fixtures = set(getattr(item, "fixturenames", ()))
         folder = Path(str(item.fspath)).parent.name
         if folder in _FOLDER_TIERS:
