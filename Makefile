@@ -30,9 +30,10 @@ run: $(STAMP)
 test: $(STAMP) browser-deps
 	$(PY) -m pytest -q $(PARALLEL)
 
-# The edit-run loop (under a minute): lint, types, and every test that needs no server, browser or package.
+# The edit-run loop (under a minute): lint, types, and every test that needs no server, browser or package
+# and takes no seconds on its own (README, "Tests"). loadgroup: a file sharing one corpus sweep runs on one worker.
 check: lint typecheck
-	$(PY) -m pytest -q -n 2 -m "$(QUICK)"
+	$(PY) -m pytest -q -n 2 --dist loadgroup -m "$(QUICK)"
 
 demo: $(STAMP)
 	$(PY) -m local.demo

@@ -2,8 +2,11 @@
 
 Tiers (markers registered in pytest.ini) are set here from what a test needs, so a new test lands in
 the right tier by itself: `server` (a local stack process), `browser` (Chromium), `package` (the built
-Lambda package). `slow` is set by hand on tests that take seconds on their own. `make check` runs the
-rest; `make test` runs everything, in parallel (pytest-xdist), the package's tests on one worker.
+Lambda package). `slow` marks what takes seconds on its own: by hand (`@pytest.mark.slow`) or in
+`_SLOW` below, for every test whose call is over ~1 s on a quiet machine (`--durations=40` in the quick
+tier): caps of 200, corpus sweeps, Hypothesis runs of hundreds of examples, thread bursts, subprocesses.
+Per-test fixture setup is not a reason (it is shared by all). `make check` runs the rest; `make test` runs
+everything, in parallel (pytest-xdist), the package's tests on one worker.
 """
 from __future__ import annotations
 
@@ -22,11 +25,49 @@ if str(ROOT) not in sys.path:
 
 from chalicelib.config import TableNames, load_settings, reset_settings  # noqa: E402
 from local.dev_tokens import DevTokenIssuer  # noqa: E402
-from tests.support.moto import fresh_moto, share_unused_rsa_keys  # noqa: E402
+from tests.support.moto import fresh_local_key, fresh_moto, share_unused_rsa_keys  # noqa: E402
 from tests.support.package import package  # noqa: E402, F401 - one package build per session
 from tests.support.stack import HOST_ARN, OPERATOR_ARN, WORKER_ARN, Clock, settings_env  # noqa: E402
 
 _SERVER_FIXTURES = frozenset({"live", "stack", "stored"})
+
+# Tests (every parametrization) whose call takes over ~1 s on its own (measured with `--durations` in the
+# quick tier, 2 workers): left to `make test`. A name here that its collected file no longer holds is an error.
+_SLOW = {
+    "tests/routes/test_duplicates.py::test_accept_with_replaces_at_the_cap_forgets_the_old_entry_in_the_same_transaction": "cap of 200",  # noqa: E501
+    "tests/routes/test_duplicates.py::test_the_recount_at_the_cap_purges_expired_entries_with_their_fingerprints": "cap of 200",  # noqa: E501
+    "tests/routes/test_duplicates.py::test_forgetting_an_agent_releases_the_fingerprints_of_what_it_deleted": "many writes",  # noqa: E501
+    "tests/routes/test_encryption.py::test_no_table_and_no_stream_record_holds_a_written_text_at_any_step_of_the_story": "every table, every step",  # noqa: E501
+    "tests/routes/test_agent_grants.py::test_concurrent_forgets_of_one_agent_never_double_count": "thread burst",
+    "tests/routes/test_agent_grants.py::test_forgetting_an_agent_removes_exactly_its_entries_and_waiting_proposals": "many writes",  # noqa: E501
+    "tests/routes/test_orphans.py::test_at_the_waiting_cap_orphaned_proposals_make_room_for_an_agents_proposal": "waiting cap",  # noqa: E501
+    "tests/routes/test_orphans.py::test_at_the_waiting_cap_with_no_orphan_the_proposal_is_refused_and_nothing_deleted": "waiting cap",  # noqa: E501
+    "tests/routes/test_agents.py::test_fifty_waiting_is_the_most": "waiting cap",
+    "tests/routes/test_agents.py::test_context_is_pinned_first_newest_next_and_bounded": "context cap",
+    "tests/routes/test_freshness.py::test_every_write_that_changes_the_view_changes_the_tag": "every write route",
+    "tests/routes/test_credentials_routes.py::test_proposals_refuse_every_probe_through_the_consumer": "probe sweep",
+    "tests/faults/test_faults_agents.py::test_forget_agent_interrupted_midway_says_so_and_a_retry_finishes_it": "cap-sized forget",  # noqa: E501
+    "tests/faults/test_invocation_deadline.py::test_a_hanging_dynamodb_gets_the_contracts_503_before_the_api_functions_deadline": "waits out a deadline",  # noqa: E501
+    "tests/faults/test_invocation_deadline.py::test_a_hanging_dynamodb_leaves_every_record_in_batch_item_failures_before_the_consumers_deadline": "waits out a deadline",  # noqa: E501
+    "tests/local_stack/test_embedded_aws.py::test_moto_keeps_a_bounded_number_of_shard_iterators": "hundreds of iterators",  # noqa: E501
+    "tests/local_stack/test_embedded_aws.py::test_refused_transactions_racing_with_writes_never_undo_or_resurrect_them": "thread burst",  # noqa: E501
+    "tests/local_stack/test_moto_direct.py::test_calls_to_the_stacks_moto_url_are_answered_in_process_by_the_same_backends": "a moto server",  # noqa: E501
+    "tests/local_stack/test_moto_direct.py::test_a_faulted_call_is_never_applied_in_process": "a moto server",
+    "tests/tools/test_bench.py::test_the_agents_grants_add_no_call_and_forgetting_an_agent_is_few_transactions": "bench workload",  # noqa: E501
+    "tests/tools/test_bench.py::test_the_cap_path_refused_is_the_key_read_the_transaction_one_query_and_the_key_again_and_repairs_a_counter_ttl_left_high": "cap of 200",  # noqa: E501
+    "tests/tools/test_bench.py::test_the_counter_sees_each_call_by_operation_name": "bench workload",
+    "tests/sdk/test_sdk_prompt.py::test_any_text_round_trips_inside_a_well_formed_block": "Hypothesis, 300 examples",
+    "tests/sdk/test_sdk_prompt_lines.py::test_no_note_can_produce_a_line_that_begins_like_the_blocks_own": "Hypothesis, 400 examples",  # noqa: E501
+    "tests/sdk/test_sdk_prompt_hidden.py::test_every_character_that_folds_to_an_angle_bracket_is_escaped": "all of Unicode",  # noqa: E501
+    "tests/unit/test_credentials.py::test_corpus_is_reproducible": "builds the corpus twice",
+    "tests/unit/test_credentials_issue21.py::test_recall_is_one_on_every_corpus": "corpus sweep",
+    "tests/unit/test_credentials_issue21.py::test_no_benign_category_has_a_false_alarm": "corpus sweep",
+}
+# Whole files: every test reads one cached sweep that takes seconds.
+_SLOW_FILES = {"tests/unit/test_credentials_compare.py": "one detect-secrets comparison over the corpus"}
+# Files whose many cheap tests share one cached corpus sweep (seconds) per process: one worker runs each
+# file (--dist loadgroup), so the sweep is paid once, not once a worker.
+_SWEEP_FILES = frozenset({"tests/unit/test_credentials.py", "tests/unit/test_credentials_evasion.py"})
 _FOLDER_TIERS = {"browser": "browser", "http": "server", "deploy": "package"}
 
 
@@ -34,7 +75,14 @@ _FOLDER_TIERS = {"browser": "browser", "http": "server", "deploy": "package"}
 # after this conftest (so called before it); marks added later were never seen and no group ever formed.
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    modules: dict[str, Any] = {}
     for item in items:
+        name = item.nodeid.split("[")[0]
+        modules.setdefault(name.split("::")[0], getattr(item, "module", None))
+        if name in _SLOW or name.split("::")[0] in _SLOW_FILES:
+            item.add_marker("slow")
+        if name.split("::")[0] in _SWEEP_FILES:
+            item.add_marker(pytest.mark.xdist_group(name.split("::")[0]))
         fixtures = set(getattr(item, "fixturenames", ()))
         folder = Path(str(item.fspath)).parent.name
         if folder in _FOLDER_TIERS:
@@ -48,6 +96,10 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             # The browser tests mostly wait (the page's poll, undo windows): one worker runs them all, with
             # one Chromium and one stack, while the others keep both cores busy with the rest.
             item.add_marker(pytest.mark.xdist_group("browser"))
+    stale = [name for name in _SLOW if not hasattr(modules.get(name.split("::")[0]), name.split("::")[1])]
+    stale = [name for name in stale if name.split("::")[0] in modules]
+    if stale:
+        raise pytest.UsageError(f"tests/conftest.py _SLOW names tests that are gone: {stale}")
 
 
 @pytest.fixture(scope="session")
@@ -90,11 +142,9 @@ def kms(dynamodb: Any) -> Any:
     """moto's KMS (same mock as the tables) holding the template's key under the local alias."""
     import boto3
 
-    from local.kms import create_key
-
     share_unused_rsa_keys()
     client = boto3.client("kms", region_name="us-east-1")
-    create_key(client)
+    fresh_local_key(client)
     return client
 
 
