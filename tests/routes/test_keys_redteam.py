@@ -1,0 +1,33 @@
+"""Red team of issue 26: ways a forgotten text's key could come back, tried against moto through the real storage."""
+from __future__ import annotations
+
+from typing import Any
+
+
+from chalicelib.storage.dynamo import transact
+from tests.support.raw_storage import raw_item
+
+TEXT = "Bob's locker code is 4417"
+
+
+def test_a_forgotten_texts_key_is_never_written_again_by_the_same_container(
+    api: Any, stores: Any, dynamodb: Any, table_names: Any
+) -> None:
+    api.turn_on("alice")
+    entry = api.add("alice", TEXT)
+    backup = raw_item(dynamodb, table_names.entries, {"user_id": "alice", "sk": f"e#{entry['id']}"})
+    assert backup is not None
+    status, _ = api.call("DELETE", f"/v1/memory/{entry['id']}", "alice")
+    assert status in (200, 204)
+    text_id = bytes(backup["sealed_text"]["B"])[1:17]
+    assert raw_item(dynamodb, table_names.keys, {"user_id": "alice", "sk": f"t#{text_id.hex()}"}) is None
+    # A restored item put again through the guard (as any write of that sealed text does): the key must stay gone.
+    put = {"Put": {"TableName": table_names.entries, "Item": backup}}
+    actions = stores.keyring.guard([put])
+    try:
+        transact(dynamodb, actions)
+    except Exception:  # refused: the key stays gone, as it should
+        pass
+    assert raw_item(dynamodb, table_names.keys, {"user_id": "alice", "sk": f"t#{text_id.hex()}"}) is None
+    _, view = api.call("GET", "/v1/memory", "alice")
+    assert TEXT not in repr(view)
