@@ -31,3 +31,30 @@ def test_a_forgotten_texts_key_is_never_written_again_by_the_same_container(
     assert raw_item(dynamodb, table_names.keys, {"user_id": "alice", "sk": f"t#{text_id.hex()}"}) is None
     _, view = api.call("GET", "/v1/memory", "alice")
     assert TEXT not in repr(view)
+
+
+def _rows(dynamodb: Any, table_names: Any, entry_id: str) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    entry = raw_item(dynamodb, table_names.entries, {"user_id": "alice", "sk": f"e#{entry_id}"})
+    assert entry is not None
+    text_id = bytes(entry["sealed_text"]["B"])[1:17]
+    return entry, raw_item(dynamodb, table_names.keys, {"user_id": "alice", "sk": f"t#{text_id.hex()}"})
+
+
+def test_a_text_keys_ttl_follows_its_entrys_expiry_through_patch(api: Any, dynamodb: Any, table_names: Any) -> None:
+    api.turn_on("alice")
+    entry = api.add("alice", TEXT, expires_in_days=3)
+    item, key = _rows(dynamodb, table_names, entry["id"])
+    assert key is not None and key["expires_at"] == item["expires_at"]
+    status, _ = api.call("PATCH", f"/v1/memory/{entry['id']}", "alice", {"expires_in_days": 9})
+    assert status == 200
+    item, key = _rows(dynamodb, table_names, entry["id"])
+    assert key is not None and int(key["expires_at"]["N"]) >= int(item["expires_at"]["N"])
+    status, _ = api.call("PATCH", f"/v1/memory/{entry['id']}", "alice", {"expires_in_days": None})
+    assert status == 200
+    item, key = _rows(dynamodb, table_names, entry["id"])
+    assert "expires_at" not in item and key is not None and "expires_at" not in key
+    # A text edit keeps the key (same key, new ciphertext): the key row stays, the TTL untouched.
+    status, _ = api.call("PATCH", f"/v1/memory/{entry['id']}", "alice", {"text": "Bob changed it"})
+    assert status == 200
+    item, key = _rows(dynamodb, table_names, entry["id"])
+    assert key is not None and "expires_at" not in key
