@@ -177,9 +177,14 @@ class Keyring:
             self.forget_cached(user_id, ids)  # what a read racing this call may have put back
 
     def forget_cached(self, user_id: str, text_ids: Iterable[bytes | None]) -> None:
+        """Drop these texts' keys from this container: the cache, and a new key still pending its row (which
+        `guard` would otherwise write again for a restored copy of the forgotten text)."""
         for text_id in text_ids:
             if text_id:
                 self.cache.drop(_text_slot(user_id, text_id))
+                with self._lock:
+                    if (pending := self._pending.get(text_id)) is not None and pending[0] == user_id:
+                        del self._pending[text_id]
 
     def sealing_key(self, user_id: str) -> tuple[bytes, bytes]:
         """(key id, key) to seal new text with: the user's current key, created now if they have none."""
