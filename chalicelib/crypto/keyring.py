@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from typing import Any
@@ -40,7 +41,7 @@ from chalicelib.errors import Unavailable
 from chalicelib.logs import get_logger
 from chalicelib.storage.dynamo import TransactionCancelled, transact
 from chalicelib.storage.journal import JournalRepository
-from chalicelib.storage.keys import KeyRowUnreadable, KeysRepository, StoredKey, StoredTextKey
+from chalicelib.storage.keys import TEXT_KEY_PREFIX, KeyRowUnreadable, KeysRepository, StoredKey, StoredTextKey
 
 KEY_CREATED, KEY_DESTROYED = "keep.memory.key_created", "keep.memory.key_destroyed"
 DATA_KEY_BYTES = 32  # AES-256
@@ -87,7 +88,9 @@ class Keyring:
         self.kms = kms
         self.clock = clock
         self.cache = cache if cache is not None else KeyCache()
-        self._pending: dict[bytes, tuple[str, StoredTextKey]] = {}
+        # New text keys whose row is not known to be written: (user, key, when made). Dropped once written
+        # (`written`) or after the cache's age: a row forgotten later is never written again from here.
+        self._pending: dict[bytes, tuple[str, StoredTextKey, float]] = {}
         self._lock = threading.Lock()
 
     # ---- each text's own key -------------------------------------------------------------------
@@ -98,7 +101,7 @@ class Keyring:
         text_id, text_key = os.urandom(KEY_ID_BYTES), os.urandom(DATA_KEY_BYTES)
         stored = StoredTextKey(text_id, data_key_id, wrap_text_key(data_key, user_id, text_id, data_key_id, text_key))
         with self._lock:
-            self._pending[text_id] = (user_id, stored)
+            self._pending[text_id] = (user_id, stored, time.monotonic())
             while len(self._pending) > _PENDING_MAX:
                 self._pending.pop(next(iter(self._pending)))
         self.cache.put(_text_slot(user_id, text_id), text_id, text_key)
@@ -234,8 +237,11 @@ class Keyring:
             item = put.get("Item", {})
             expiry = (item.get("expires_at") or item.get("ttl") or {}).get("N")  # an entry's expiry, an event's TTL
             expires_at = int(expiry) if expiry is not None else None
-            with self._lock:  # kept (bounded) after use: a refused transaction is built again with the same seal
+            with self._lock:  # kept until written (bounded): a refused transaction is built again with the same seal
                 pending = self._pending.get(text_id) if put else None
+                if pending is not None and time.monotonic() - pending[2] > self.cache.max_age:
+                    del self._pending[text_id]  # too old to be this request's: its row was written or never will be
+                    pending = None
             if pending is not None and pending[0] == user_id:
                 extra[("t", text_id)] = self.keys.put_text_key(user_id, pending[1], expires_at)
                 extra[("d", user_id, pending[1].data_key_id)] = self.keys.is_current(user_id, pending[1].data_key_id)
@@ -248,6 +254,21 @@ class Keyring:
                 data_key_id = self.cache.id_of(user_id) or self.current_key_id(user_id) or b"\0"
                 extra[("d", user_id, data_key_id)] = self.keys.is_current(user_id, data_key_id)
         return [*actions, *extra.values()]
+
+    def written(self, actions: Sequence[dict[str, Any]]) -> None:
+        """After a committed transaction: the text key rows it put are written, so no later `guard` in this
+        container writes them again (another container may forget the text, and a restored copy of its
+        item must then fail its key check, not bring the key back)."""
+        with self._lock:
+            for action in actions:
+                item = action.get("Put", {}).get("Item", {})
+                if action.get("Put", {}).get("TableName") == self.keys.table and "sk" in item:
+                    sort_key = item["sk"].get("S", "")
+                    if sort_key.startswith(TEXT_KEY_PREFIX):
+                        try:
+                            self._pending.pop(bytes.fromhex(sort_key[len(TEXT_KEY_PREFIX):]), None)
+                        except ValueError:
+                            continue
 
     def destroy(self, user_id: str, *, with_actions: Sequence[dict[str, Any]] = ()) -> bool:
         """Delete the user's wrapped key and journal it, with `with_actions` in the same transaction; False

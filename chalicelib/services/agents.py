@@ -138,7 +138,9 @@ def _store_all_or_none(stores: Stores, events: list[AgentEvent], now_epoch: int)
     while events:
         try:
             # guard: each event's text key row goes in the same transaction (after the events: indices stay)
-            transact(stores.client, stores.keyring.guard([stores.events.put_new(e, now_epoch) for e in events]))
+            guarded = stores.keyring.guard([stores.events.put_new(e, now_epoch) for e in events])
+            transact(stores.client, guarded)
+            stores.keyring.written(guarded)
             return len(events)
         except TransactionCancelled as exc:
             still_new = [e for index, e in enumerate(events) if not exc.failed(index)]

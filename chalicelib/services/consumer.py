@@ -134,6 +134,7 @@ def propose(stores: Stores, event: AgentEvent) -> str:
         guarded = stores.keyring.guard(actions)  # ... which must still be current when this lands
         try:
             transact(stores.client, guarded)
+            stores.keyring.written(guarded)
         except TransactionCancelled as exc:
             if exc.failed(0):
                 return "replayed"  # already handled by an earlier delivery

@@ -233,6 +233,7 @@ def _insert_counted(
         guarded = stores.keyring.guard(actions)
         try:
             transact(stores.client, guarded)
+            stores.keyring.written(guarded)
             return
         except TransactionCancelled as exc:
             if any(exc.failed(index) for index in range(len(actions), len(guarded))):

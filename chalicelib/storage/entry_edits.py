@@ -77,6 +77,7 @@ def update_entry(repo: EntriesRepository, user_id: str, entry_id: str, change: E
         guarded = repo.seal.keyring.guard(actions)
         try:
             dynamo.transact(repo._client, guarded)
+            repo.seal.keyring.written(guarded)
         except dynamo.TransactionCancelled as exc:
             if moves and exc.failed(2):  # the claim: another live entry holds these words
                 holder = repo.holder(user_id, repo.fingerprints.met(repo._client, exc, 2, actions[2]), change.now_epoch)

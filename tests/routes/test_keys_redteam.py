@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
-
 from chalicelib.storage.dynamo import TransactionCancelled, transact
 from tests.support.raw_storage import raw_item
 
@@ -62,12 +60,6 @@ def test_a_text_keys_ttl_follows_its_entrys_expiry_through_patch(api: Any, dynam
     assert key is not None and "expires_at" not in key
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="keyring._pending (crypto/keyring.py:93) holds each new text's wrapped key with no age: when another "
-    "container forgets the text, this one's guard still writes the key row again for a restored copy "
-    "(put_text_key's attribute_not_exists), even after unrecoverable_by; pending rows should die at the cache's age",
-)
 def test_a_text_forgotten_by_another_container_is_never_rekeyed_here(
     api: Any, stores: Any, dynamodb: Any, table_names: Any
 ) -> None:
@@ -84,3 +76,35 @@ def test_a_text_forgotten_by_another_container_is_never_rekeyed_here(
     except TransactionCancelled:
         pass
     assert raw_item(dynamodb, table_names.keys, {"user_id": "alice", "sk": key["sk"]["S"]}) is None
+
+
+def _put_sealed_under(table: str, text_id: bytes, text_key: bytes) -> dict[str, Any]:
+    from chalicelib.crypto.sealing import TEXT_ATTRIBUTE, seal
+
+    blob = seal(text_id, text_key, TEXT, b"aad")
+    return {"Put": {"TableName": table, "Item": {"user_id": {"S": "alice"}, "sk": {"S": "e#x"}, TEXT_ATTRIBUTE: {"B": blob}}}}
+
+
+def test_a_new_texts_key_row_is_offered_only_until_written_or_the_caches_age(
+    api: Any, stores: Any, table_names: Any, monkeypatch: Any
+) -> None:
+    """`guard` puts a new text's key row only for the request that made it: once its transaction committed
+    (`written`), or once older than the key cache's age (an outcome never known), it only checks the row."""
+    import chalicelib.crypto.keyring as keyring_module
+
+    api.turn_on("alice")
+    keyring = stores.keyring
+
+    def offers_a_new_row(text_id: bytes, text_key: bytes) -> bool:
+        extra = keyring.guard([_put_sealed_under(table_names.entries, text_id, text_key)])[1:]
+        return any("Put" in action and action["Put"]["TableName"] == table_names.keys for action in extra)
+
+    text_id, text_key = keyring.new_text_key("alice")
+    assert offers_a_new_row(text_id, text_key)  # the same request, built again after a refusal: still offered
+    keyring.written(keyring.guard([_put_sealed_under(table_names.entries, text_id, text_key)]))
+    assert not offers_a_new_row(text_id, text_key)  # written: from now on only "is it still there"
+
+    aged_id, aged_key = keyring.new_text_key("alice")
+    made = keyring_module.time.monotonic()
+    monkeypatch.setattr(keyring_module.time, "monotonic", lambda: made + keyring.cache.max_age + 1)
+    assert not offers_a_new_row(aged_id, aged_key)  # an outcome never known, past the cache's age
