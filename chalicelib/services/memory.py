@@ -236,13 +236,15 @@ def _insert_counted(
             stores.keyring.written(guarded)
             return
         except TransactionCancelled as exc:
-            if any(exc.failed(index) for index in range(len(actions), len(guarded))):
-                built = build(release)  # the key that sealed the text is gone: seal again
-                continue
+            # What the write acts on is gone first: a concurrent reject deletes the proposal *and* its text key,
+            # so the key's guard fails too, and re-sealing could never succeed (it answered 503 after 6 tries).
             if gone_index is not None and exc.failed(gone_index):
                 raise NotFound("No such proposal.") from exc
             if replaced_index is not None and exc.failed(replaced_index):
                 raise NotFound("No such entry.") from exc
+            if any(exc.failed(index) for index in range(len(actions), len(guarded))):
+                built = build(release)  # the key that sealed the text is gone: seal again
+                continue
             if exc.failed(claim_index):
                 met = stores.entries.fingerprints.met(stores.client, exc, claim_index, actions[claim_index])
                 holder = stores.entries.holder(user_id, met, now.epoch)

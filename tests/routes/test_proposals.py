@@ -51,3 +51,30 @@ def test_accepting_at_200_entries_is_limit_reached(api: Any, stores: Any) -> Non
     status, body = api.call("POST", f"/v1/memory/{proposal.id}/accept", "alice")
     assert (status, body["code"]) == (409, "limit_reached")
     assert stores.entries.get_state("alice").waiting == 1
+
+
+def test_accepting_a_proposal_rejected_in_between_is_404_and_stores_nothing(api: Any, stores: Any) -> None:
+    """Accept and reject of one proposal at once (two tabs): the reject lands between the accept's read and its
+    transaction, deleting the proposal and its text key. The accept is 404, as if it came second; never a 503
+    after re-sealing for a key that can never come back (the HTTP race burst answered 503 this way)."""
+    from chalicelib.services.memory import reject
+
+    api.turn_on("alice")
+    proposal = add_proposal(stores, "alice", "Prefers aisle seats")
+    keyring = stores.keyring
+    guard = keyring.guard
+    rejected: list[int] = []
+
+    def reject_first(actions: Any) -> Any:
+        if not rejected:
+            reject(stores, "alice", proposal.id)  # the other tab's reject commits first
+        rejected.append(1)
+        return guard(actions)
+
+    keyring.guard = reject_first
+    status, body = api.call("POST", f"/v1/memory/{proposal.id}/accept", "alice")
+    keyring.guard = guard
+    assert (status, body["code"]) == (404, "not_found"), body
+    assert rejected == [1]  # one attempt: nothing was sealed again
+    assert stores.entries.stored("alice")[1] == [] and stores.entries.get_state("alice").active == 0
+    assert api.call("GET", "/v1/inbox", "alice")[1] == {"memory_proposals": []}
