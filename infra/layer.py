@@ -1,10 +1,11 @@
-"""Builds the dependency layer for the Lambda target (python3.13 on arm64) with pip, whatever Python runs the build.
+"""Builds the dependency layer for the Lambda target (python3.13 on arm64) with uv or pip, whatever Python runs the build.
 
 Chalice packages dependencies for the interpreter that runs it (3.11 on x86_64 here), so `make package`
 leaves them to this module: pip fetches the target's wheels (`--platform --python-version
 --implementation --only-binary`), and `wheel_problems` checks that every compiled file in the zip
 can load on the declared runtime and architecture. A wrong wheel fails the build, not the first cold
-start.
+start. uv (the pinned one `make install` puts next to this interpreter) resolves the same pins for the same
+target in well under a second where pip takes seconds; pip does it where there is no uv.
 """
 from __future__ import annotations
 
@@ -39,12 +40,27 @@ def pip_command(requirements: Path, target: Path) -> list[str]:
     ]
 
 
+def uv_command(uv: Path, requirements: Path, target: Path) -> list[str]:
+    """The same install as pip_command's, by uv: the target's binary wheels only, no bytecode."""
+    return [
+        str(uv), "pip", "install", "--quiet", "--no-compile", "--target", str(target),
+        "--python-platform", f"{PIP_PLATFORM.removeprefix('manylinux2014_')}-manylinux2014",
+        "--python-version", ".".join(map(str, PYTHON_VERSION)), "--only-binary", ":all:",
+        "-r", str(requirements),
+    ]
+
+
+def install_command(requirements: Path, target: Path) -> list[str]:
+    uv = Path(sys.executable).parent / "uv"
+    return uv_command(uv, requirements, target) if uv.is_file() else pip_command(requirements, target)
+
+
 def build(requirements: Path, out_zip: Path, work: Path) -> int:
-    """pip-installs the target's wheels into `work` and zips them under python/lib/python3.13/site-packages."""
+    """Installs the target's wheels into `work` and zips them under python/lib/python3.13/site-packages."""
     shutil.rmtree(work, ignore_errors=True)
     site = work / SITE
     site.mkdir(parents=True)
-    subprocess.run(pip_command(requirements, site), check=True)
+    subprocess.run(install_command(requirements, site), check=True)
     shutil.rmtree(site / "bin", ignore_errors=True)  # console scripts: nothing in Lambda runs them
     files = sorted(p for p in work.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
     with zipfile.ZipFile(out_zip, "w", zipfile.ZIP_DEFLATED) as archive:

@@ -6,8 +6,8 @@
 # 2. composes infra/tables.json + infra/stack.json into build/merge-template.json;
 # 3. runs `chalice package --stage dev --merge-template ...` into build/package (sam.json and
 #    deployment.zip with the app; chalice gets no requirements.txt, so it packages no dependency);
-# 3b. builds layer-deployment.zip from requirements.txt with pip for the Lambda target (python3.13 on
-#    arm64, infra/layer.py) and fails if any compiled file in it does not fit that target;
+# 3b. builds layer-deployment.zip from requirements.txt with uv (pip where uv is missing) for the Lambda
+#    target (python3.13 on arm64, infra/layer.py) and fails if any compiled file in it does not fit that target;
 # 4. refuses a package that carries boto3/botocore or chalice's local server, prints the zip sizes;
 # 5. runs cfn-lint on sam.json, expands it with AWS's SAM translator (as CloudFormation will) into
 #    build/lint/cloudformation.json and runs cfn-lint on that too: any error, warning or informational
@@ -112,8 +112,14 @@ CHECKS_VENV="${CHECKS_VENV:-$ROOT/.venv-checks}"
   flock 9
   if ! cmp -s requirements-checks.txt "$CHECKS_VENV/.installed" 2>/dev/null; then
     rm -rf "$CHECKS_VENV"
-    "${PYTHON:-python3}" -m venv "$CHECKS_VENV"
-    "$CHECKS_VENV/bin/python" -m pip install -q -r requirements-checks.txt
+    # uv (the one `make install` put in .venv, pinned there) fills it in ~5 s; pip, where uv is missing, in ~35 s.
+    if [ -x "$BIN/uv" ]; then
+      "$BIN/uv" venv -q --python "${PYTHON:-python3}" "$CHECKS_VENV"
+      "$BIN/uv" pip install -q --compile-bytecode --python "$CHECKS_VENV/bin/python" -r requirements-checks.txt
+    else
+      "${PYTHON:-python3}" -m venv "$CHECKS_VENV"
+      "$CHECKS_VENV/bin/python" -m pip install -q -r requirements-checks.txt
+    fi
     cp requirements-checks.txt "$CHECKS_VENV/.installed"
   fi
 ) 9>"$CHECKS_VENV.lock"

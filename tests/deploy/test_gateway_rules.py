@@ -6,6 +6,7 @@ refuses whole; its API is kept in tests/events/template-854b17a.json and must st
 from __future__ import annotations
 
 import json
+import sys
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -191,3 +192,22 @@ def test_the_pip_command_asks_for_the_targets_binary_wheels_only() -> None:
     for flag in ("--platform manylinux2014_aarch64", "--python-version 3.13", "--implementation cp", "--only-binary=:all:"):
         assert flag in joined
     assert command[-2:] == ["-r", "requirements.txt"]
+
+
+def test_the_uv_command_asks_for_the_same_targets_binary_wheels_only() -> None:
+    command = layer.uv_command(Path("uv"), Path("requirements.txt"), Path("site"))
+    joined = " ".join(command)
+    for flag in ("--python-platform aarch64-manylinux2014", "--python-version 3.13", "--only-binary :all:", "--target site"):
+        assert flag in joined
+    assert command[-2:] == ["-r", "requirements.txt"]
+
+
+def test_the_layer_is_installed_by_the_uv_beside_the_interpreter_and_by_pip_without_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    python = tmp_path / "bin" / "python"
+    python.parent.mkdir()
+    monkeypatch.setattr(sys, "executable", str(python))
+    assert layer.install_command(Path("r.txt"), Path("site"))[:3] == [str(python), "-m", "pip"]
+    (tmp_path / "bin" / "uv").write_text("")
+    assert layer.install_command(Path("r.txt"), Path("site"))[:3] == [str(tmp_path / "bin" / "uv"), "pip", "install"]
