@@ -259,3 +259,48 @@ def _recording(wire_body: Any, written: list[bool]) -> Any:
         return body
 
     return record
+
+
+def _query_pages(dynamodb: Any, table: str, pk: str, **extra: Any) -> list[list[str]]:
+    values = {":u": {"S": pk}, **extra.pop("ExpressionAttributeValues", {})}
+    condition = "user_id = :u"
+    if "prefix" in extra:
+        condition += " AND begins_with(sk, :p)"
+        values[":p"] = {"S": extra.pop("prefix")}
+    pages: list[list[str]] = []
+    kwargs = {"TableName": table, "KeyConditionExpression": condition, "ExpressionAttributeValues": values, **extra}
+    while True:
+        page = dynamodb.query(**kwargs)
+        pages.append([item["sk"]["S"] for item in page["Items"]])
+        if "LastEvaluatedKey" not in page:
+            return pages
+        kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+
+
+def test_a_query_reads_only_its_partition_and_answers_as_motos_own_query(
+    dynamodb: Any, tables: dict[str, str], table_names: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """DynamoDB reads one partition per Query; moto walked and sorted the whole table each time, so every Query
+    grew with other users' data. The patched query never walks the table and gives moto's own answer, page
+    for page: forward and backward, with a limit, a sort-key condition and a filter."""
+    from moto.dynamodb.models.table import Table
+
+    entries = table_names.entries
+    for user in ("a", "b", "c"):
+        for n in range(40):
+            dynamodb.put_item(TableName=entries, Item={"user_id": {"S": user}, "sk": {"S": f"{'e' if n % 3 else 'f'}#{n:03}"}, "n": {"N": str(n)}})
+    shapes: list[dict[str, Any]] = [
+        {}, {"Limit": 7}, {"ScanIndexForward": False, "Limit": 9}, {"prefix": "e#"}, {"prefix": "f#", "ScanIndexForward": False, "Limit": 4},
+        {"FilterExpression": "n > :m", "ExpressionAttributeValues": {":m": {"N": "20"}}, "Limit": 5},
+    ]
+    walked: list[int] = []
+    all_items = Table.all_items
+    monkeypatch.setattr(Table, "all_items", lambda self: walked.append(1) or all_items(self))
+    answers = {(user, i): _query_pages(dynamodb, entries, user, **dict(shape)) for user in ("b", "nobody") for i, shape in enumerate(shapes)}
+    assert walked == []  # no Query read the whole table
+    assert answers[("b", 0)] == [sorted(f"{'e' if n % 3 else 'f'}#{n:03}" for n in range(40))]
+    assert all(answers[("nobody", i)] == [[]] for i in range(len(shapes)))
+
+    monkeypatch.setattr(Table, "query", embedded_aws._UNPATCHED_QUERY)  # moto's own query, for the same answers
+    assert {(user, i): _query_pages(dynamodb, entries, user, **dict(shape)) for user in ("b", "nobody") for i, shape in enumerate(shapes)} == answers
+    assert walked  # and moto's own query does walk the table
