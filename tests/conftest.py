@@ -60,6 +60,8 @@ _SLOW = {
     "tests/sdk/test_sdk_prompt_lines.py::test_no_note_can_produce_a_line_that_begins_like_the_blocks_own": "Hypothesis, 400 examples",  # noqa: E501
     "tests/sdk/test_sdk_prompt_hidden.py::test_every_character_that_folds_to_an_angle_bracket_is_escaped": "all of Unicode",  # noqa: E501
     "tests/unit/test_credentials.py::test_corpus_is_reproducible": "builds the corpus twice",
+    "tests/unit/test_sealing.py::test_the_associated_data_is_byte_for_byte_the_canonical_json_it_always_was": "Hypothesis, every field",  # noqa: E501
+    "tests/unit/test_sealing.py::test_items_decode_as_boto3_decodes_them_numbers_as_integers": "Hypothesis, nested items",  # noqa: E501
     "tests/unit/test_credentials_issue21.py::test_recall_is_one_on_every_corpus": "corpus sweep",
     "tests/unit/test_credentials_issue21.py::test_no_benign_category_has_a_false_alarm": "corpus sweep",
 }
