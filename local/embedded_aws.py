@@ -108,11 +108,11 @@ def install() -> None:
             with _LOCK:
                 return dispatch(self, *args, **kwargs)
 
-        BaseResponse._dispatch = serialized_dispatch  # type: ignore[method-assign]
+        BaseResponse._dispatch = serialized_dispatch
 
         from local.moto_transactions import transact_write_items
 
-        DynamoDBBackend.transact_write_items = transact_write_items  # type: ignore[method-assign,assignment]
+        DynamoDBBackend.transact_write_items = transact_write_items
 
         streams_init = DynamoDBStreamsBackend.__init__
 
@@ -120,7 +120,7 @@ def install() -> None:
             streams_init(self, *args, **kwargs)
             self.shard_iterators = _BoundedIterators(self.shard_iterators)
 
-        DynamoDBStreamsBackend.__init__ = bounded_init  # type: ignore[method-assign]
+        DynamoDBStreamsBackend.__init__ = bounded_init
 
         record_init = StreamRecord.__init__
 
@@ -131,17 +131,17 @@ def install() -> None:
             for listener in _record_listeners:
                 listener()
 
-        StreamRecord.__init__ = clocked_init  # type: ignore[method-assign]
+        StreamRecord.__init__ = clocked_init
 
         from moto.core.common_models import BaseModel
 
-        BaseModel.__new__ = staticmethod(_untracked(BaseModel.__new__))  # type: ignore[method-assign]
+        BaseModel.__new__ = staticmethod(_untracked(BaseModel.__new__))
 
         from moto.dynamodb.models.table import Table
 
         global _UNPATCHED_QUERY
         _UNPATCHED_QUERY = Table.query
-        Table.query = _partition_query(Table.query)  # type: ignore[method-assign]
+        Table.query = _partition_query(Table.query)
 
         from local import moto_wire
 

@@ -54,4 +54,4 @@ def install() -> None:
             return original(self, context)
         return 200, dict(JSON_HEADERS), body
 
-    DynamoResult.execute_result = execute_result  # type: ignore[method-assign]
+    DynamoResult.execute_result = execute_result
