@@ -1,16 +1,18 @@
 """`make demo`'s MCP path: an MCP client (named Claude Code) drives `personal-memory-mcp` over stdio.
 
 The server is started as a desktop client starts it, with the stack's address and keys file; the
-client is the official MCP SDK's. The steps read what the person's page then shows.
+client is the official MCP SDK's. The three steps share one session, as a client keeps one for a
+conversation (`_Session`: the client's task lives on a loop thread of its own, so its anyio scopes open and
+close in one task); the last step ends it. The steps read what the person's page then shows.
 """
 from __future__ import annotations
 
+import asyncio
 import sys
-from collections.abc import Awaitable, Callable
+import threading
+from concurrent.futures import Future
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-
-from local.fresh_loop import run_apart
 
 if TYPE_CHECKING:
     from local.demo import Step, Story
@@ -44,31 +46,21 @@ class McpStory:
         ]
 
     def _call(self, tool: str, arguments: dict[str, Any]) -> Any:
-        """One MCP session: start the server, call one tool, stop; the result's structured content."""
-        from mcp import Client
-        from mcp.client.stdio import StdioServerParameters
-        from mcp_types import Implementation
-
+        """One tool call in the story's MCP session (started by the first): the result's structured content."""
         from local.demo import StepFailed
 
-        params = StdioServerParameters(
-            command=sys.executable,
-            args=["-m", "personal_memory_sdk.mcp_server", "--base-url", self.story.url,
-                  "--user", self.story.alice, "--credentials-file", str(self.story.credentials_file)],
-            env={"PYTHONPATH": str(ROOT / "sdk")},
-            cwd=str(ROOT),
-        )
-
-        async def session(body: Callable[[Any], Awaitable[Any]]) -> Any:
-            info = Implementation(name=CLIENT_NAME, version="1.0.0")
-            async with Client(params, client_info=info, mode="legacy", read_timeout_seconds=30) as client:
-                return await body(client)
-
-        result = run_apart(session(lambda client: client.call_tool(tool, arguments)))
+        if "session" not in self.state:
+            self.state["session"] = _Session(self.story.url, self.story.alice, self.story.credentials_file)
+        result = self.state["session"].call(tool, arguments)
         if result.is_error or not isinstance(result.structured_content, dict):
             raise StepFailed(f"{tool} answered an error")
         text = "\n".join(getattr(block, "text", "") for block in result.content)
         return result.structured_content, text
+
+    def _end_session(self) -> None:
+        session = self.state.pop("session", None)
+        if session is not None:
+            session.close()
 
     def nothing_while_off(self) -> None:
         from local.demo import StepFailed
@@ -91,6 +83,12 @@ class McpStory:
             raise StepFailed("the context is not the SDK's prompt block, or the client is not named")
 
     def suggestion_waits(self) -> None:
+        try:
+            self._suggestion_waits()
+        finally:
+            self._end_session()  # the last MCP step, held or not: the server stops with it
+
+    def _suggestion_waits(self) -> None:
         from local.demo import StepFailed
 
         a = self.story.alice
@@ -104,3 +102,70 @@ class McpStory:
         if status != 204:
             raise StepFailed(f"rejecting the suggestion answered {status}")
         self.story._set_enabled(a, False)  # as the main story left her
+
+
+_CALL_TIMEOUT_S = 60.0  # a step that hangs fails; the server's own reads time out at 30 s
+
+
+class _Session:
+    """`personal-memory-mcp` over stdio with one MCP client session, held open across calls.
+
+    The SDK's client must be entered and left in one task: that task runs on a loop thread of its own and
+    takes calls from a queue (a test process may already run a loop in its own thread: Playwright's).
+    """
+
+    def __init__(self, base_url: str, user: str, credentials_file: Path) -> None:
+        from mcp.client.stdio import StdioServerParameters
+
+        self._params = StdioServerParameters(
+            command=sys.executable,
+            args=["-m", "personal_memory_sdk.mcp_server", "--base-url", base_url,
+                  "--user", user, "--credentials-file", str(credentials_file)],
+            env={"PYTHONPATH": str(ROOT / "sdk")},
+            cwd=str(ROOT),
+        )
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, name="mcp-session", daemon=True)
+        self._thread.start()
+        self._calls: asyncio.Queue[tuple[str, dict[str, Any], Future[Any]] | None] = asyncio.Queue()
+        self._task = asyncio.run_coroutine_threadsafe(self._serve(), self._loop)
+
+    async def _serve(self) -> None:
+        from mcp import Client
+        from mcp_types import Implementation
+
+        info = Implementation(name=CLIENT_NAME, version="1.0.0")
+        try:
+            async with Client(self._params, client_info=info, mode="legacy", read_timeout_seconds=30) as client:
+                while (call := await self._calls.get()) is not None:
+                    tool, arguments, answer = call
+                    try:
+                        answer.set_result(await client.call_tool(tool, arguments))
+                    except Exception as exc:  # noqa: BLE001 - handed to the step that asked, which fails
+                        answer.set_exception(exc)
+        finally:
+            while not self._calls.empty():  # calls that came after the session broke fail, never hang
+                pending = self._calls.get_nowait()
+                if pending is not None:
+                    pending[2].set_exception(RuntimeError("the MCP session ended"))
+
+    def call(self, tool: str, arguments: dict[str, Any]) -> Any:
+        if self._task.done():
+            self._task.result()  # the session failed to start or broke: its error, for the step
+            raise RuntimeError("the MCP session ended")
+        answer: Future[Any] = Future()
+        self._loop.call_soon_threadsafe(self._calls.put_nowait, (tool, arguments, answer))
+        return answer.result(timeout=_CALL_TIMEOUT_S)
+
+    def close(self) -> None:
+        """Ends the session (the server exits with its stdin) and the loop thread."""
+        self._loop.call_soon_threadsafe(self._calls.put_nowait, None)
+        try:
+            self._task.result(timeout=_CALL_TIMEOUT_S)
+        except Exception:  # noqa: BLE001 - a session that broke has already failed its step
+            pass
+        finally:
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            self._thread.join(timeout=5)
+            if not self._thread.is_alive():
+                self._loop.close()

@@ -128,3 +128,35 @@ def test_the_story_fails_when_the_worker_signs_with_a_wrong_secret(live: Any, tm
     assert proposes.startswith("✗ ") and "403 forbidden" in proposes, proposes
     # The host's keys are intact, so the steps that need no worker still hold.
     assert lines[0].startswith("✓ ") and lines[1].startswith("✓ ")
+
+
+def test_the_mcp_steps_share_one_server_and_each_is_crossed_when_it_cannot_start(
+    live: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The three MCP steps use one session (one server process, as a client keeps one per conversation); a
+    server that cannot start crosses all three, in seconds, and leaves no loop thread behind."""
+    import threading
+
+    from local import demo_mcp
+    from local.demo_mcp import McpStory
+
+    users = _fresh_users()
+    story = Story(live.url, live.credentials_file, users)
+    assert run_steps(story.steps()[:22], io.StringIO()) == 0  # the main story, up to the MCP steps
+    sessions: list[Any] = []
+
+    class Counted(demo_mcp._Session):
+        def __init__(self, *args: Any) -> None:
+            sessions.append(args)
+            super().__init__(*args)
+
+    monkeypatch.setattr(demo_mcp, "_Session", Counted)
+    out = io.StringIO()
+    assert run_steps(McpStory(story).steps(), out) == 0, out.getvalue()
+    assert len(sessions) == 1  # one server process for the three steps
+
+    monkeypatch.setattr(sys, "executable", str(tmp_path / "no-such-python"))  # the server cannot start
+    out = io.StringIO()
+    assert run_steps(McpStory(story).steps(), out) == 1
+    assert [line[0] for line in _step_lines(out.getvalue())] == ["✗", "✗", "✗"]
+    assert not [t for t in threading.enumerate() if t.name == "mcp-session"]
