@@ -304,3 +304,41 @@ def test_a_query_reads_only_its_partition_and_answers_as_motos_own_query(
     monkeypatch.setattr(Table, "query", embedded_aws._UNPATCHED_QUERY)  # moto's own query, for the same answers
     assert {(user, i): _query_pages(dynamodb, entries, user, **dict(shape)) for user in ("b", "nobody") for i, shape in enumerate(shapes)} == answers
     assert walked  # and moto's own query does walk the table
+
+
+_EXPRESSIONS = [
+    "attribute_not_exists(sk)", "attribute_exists(session_id) AND proposals < :cap", "#st = :pending",
+    "attribute_not_exists(sk) OR #w = :w", "enabled = :on AND active <= :room", "user_id = :u AND begins_with(sk, :p)",
+    "attribute_exists(sk) AND (attribute_not_exists(#e) OR #e > :now) AND updated_at = :seen",
+    "NOT (a.b[0] <> :x) AND size(#n) BETWEEN :lo AND :hi OR c IN (:one, :two)", "  spaced   =  :out  ",
+]
+
+
+def test_an_expression_is_lexed_once_into_the_nodes_motos_lexer_makes(dynamodb: Any, tables: dict[str, str], table_names: Any) -> None:
+    """moto lexed every expression from scratch, every time (twice for each transaction action): the patch keeps
+    the tokens per text. Its nodes equal moto's own lexer's, each parse gets nodes of its own, a text moto cannot
+    lex is refused as before, and a conditional write through the real API still decides on the item's values."""
+    from moto.dynamodb.comparisons import ConditionExpressionParser
+
+    assert embedded_aws._UNPATCHED_LEX is not None
+    for expression in _EXPRESSIONS:
+        own = list(embedded_aws._UNPATCHED_LEX(ConditionExpressionParser(expression, {}, {})))
+        first = list(ConditionExpressionParser(expression, {}, {})._lex_condition_expression())
+        again = list(ConditionExpressionParser(expression, {}, {})._lex_condition_expression())
+        assert first == own == again and own
+        assert all(a.children is not b.children for a, b in zip(first, again, strict=True))
+    for broken in ("a = :b !", "a = :b & c"):
+        with pytest.raises(ValueError):
+            ConditionExpressionParser(broken, {}, {})._lex_condition_expression()
+
+    entries = table_names.entries
+    hits = ConditionExpressionParser._lex_condition_expression.cache_info().hits
+    for n in range(3):
+        dynamodb.put_item(TableName=entries, Item={"user_id": {"S": "u"}, "sk": {"S": "n"}, "v": {"N": str(n)}},
+                          ConditionExpression="attribute_not_exists(sk) OR v < :v", ExpressionAttributeValues={":v": {"N": str(n)}})
+    with pytest.raises(ClientError) as refused:
+        dynamodb.put_item(TableName=entries, Item={"user_id": {"S": "u"}, "sk": {"S": "n"}, "v": {"N": "9"}},
+                          ConditionExpression="attribute_not_exists(sk) OR v < :v", ExpressionAttributeValues={":v": {"N": "1"}})
+    assert refused.value.response["Error"]["Code"] == "ConditionalCheckFailedException"
+    assert dynamodb.get_item(TableName=entries, Key={"user_id": {"S": "u"}, "sk": {"S": "n"}})["Item"]["v"] == {"N": "2"}
+    assert ConditionExpressionParser._lex_condition_expression.cache_info().hits > hits
