@@ -32,8 +32,9 @@ run: $(STAMP)
 # (collection 10 s -> 5 s a worker). The package build sets it again for the app it stages (scripts/package.sh).
 WRITE_BYTECODE := env -u PYTHONDONTWRITEBYTECODE
 
+# --durations=10: every run (CI included) names its ten slowest tests, where a slowdown shows first.
 test: $(STAMP) browser-deps
-	$(WRITE_BYTECODE) $(PY) -m pytest -q $(PARALLEL)
+	$(WRITE_BYTECODE) $(PY) -m pytest -q --durations=10 $(PARALLEL)
 
 # The edit-run loop (under a minute): lint, types, and every test that needs no server, browser or package
 # and takes no seconds on its own (README, "Tests"). loadgroup: a file sharing one corpus sweep runs on one worker.
