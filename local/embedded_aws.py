@@ -28,8 +28,8 @@
   DynamoDB reads only the partition; `_partition_query` hands moto's query only the asked
   partition's items (an index Query, which we never make, still walks them all).
 
-- **An expression is lexed once.** moto lexes every condition, filter and key-condition expression
-  from scratch each time it parses one, six regular expressions tried per token, and it parses each
+- **An expression is lexed once.** moto lexes every condition and filter expression (key conditions
+  have a parser of their own) from scratch each time it parses one, six regular expressions tried per token, and it parses each
   transaction action's condition twice (validation, then the write): ~6 % of the local stack's time in
   a transaction-heavy run. The expressions are the app's few constants with new values each time, and
   the tokens depend on the text alone, so `_lexed_once` keeps the tokens of the last 512 texts and

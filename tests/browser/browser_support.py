@@ -53,7 +53,9 @@ def playwright_disabled_features() -> list[str]:
     listed = re.search(r"\bdisabledFeatures = \[(.*?)\]", bundle, re.S)
     if listed is None:
         raise RuntimeError(f"no disabledFeatures list in Playwright's {_PLAYWRIGHT_BUNDLE}: see WITHOUT_FEATURES")
-    return re.findall(r'^\s*"([A-Za-z0-9]+)"', listed.group(1), re.M)
+    code = re.sub(r"//[^\n]*", "", listed.group(1))  # its comments name features too, in prose
+    # Every quoted name, a conditional one too (turning off one more feature than Playwright would is harmless).
+    return [name for name in re.findall(r'"([^"]*)"', code) if name]
 
 
 def launch_args() -> list[str]:

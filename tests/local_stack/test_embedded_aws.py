@@ -8,6 +8,8 @@ from typing import Any
 
 import pytest
 from botocore.exceptions import ClientError
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from local import embedded_aws
 from local.dev_clock import DevClock
@@ -342,3 +344,22 @@ def test_an_expression_is_lexed_once_into_the_nodes_motos_lexer_makes(dynamodb: 
     assert refused.value.response["Error"]["Code"] == "ConditionalCheckFailedException"
     assert dynamodb.get_item(TableName=entries, Key={"user_id": {"S": "u"}, "sk": {"S": "n"}})["Item"]["v"] == {"N": "2"}
     assert ConditionExpressionParser._lex_condition_expression.cache_info().hits > hits
+
+
+@settings(max_examples=300, deadline=None, derandomize=True, database=None)
+@given(st.text(alphabet=" ()=<>,.:#[]0123456789_-abAB\u00e9!&\t", max_size=40))
+def test_any_text_is_lexed_as_motos_own_lexer_lexes_it_or_refused_alike(expression: str) -> None:
+    """Whatever the text, the remembered lexer gives moto's own tokens, or the same refusal, every time it is asked."""
+    from moto.dynamodb.comparisons import ConditionExpressionParser
+
+    embedded_aws.install()
+
+    def outcome(lex: Any) -> Any:
+        try:
+            return [tuple(node) for node in lex(ConditionExpressionParser(expression, {}, {}))]
+        except ValueError as refused:
+            return ("refused", str(refused))
+
+    own = outcome(embedded_aws._UNPATCHED_LEX)
+    assert outcome(ConditionExpressionParser._lex_condition_expression) == own
+    assert outcome(ConditionExpressionParser._lex_condition_expression) == own  # the second time, from the cache
