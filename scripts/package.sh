@@ -22,8 +22,11 @@
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-# chalice package imports the staged app: no __pycache__ may appear there (step 4 refuses a zip that carries one).
-export PYTHONDONTWRITEBYTECODE=1
+# The tools (chalice, cfn-lint, the SAM translator, checkov) keep their bytecode in their venvs, even where
+# PYTHONDONTWRITEBYTECODE is set (as on these machines): recompiled in memory on every build, they doubled its
+# time (23 s -> 43 s for the CloudFormation test's build). chalice package imports the staged app, where no
+# __pycache__ may appear (step 4 refuses a zip that carries one): its bytecode goes to $BUILD/pycache instead.
+unset PYTHONDONTWRITEBYTECODE
 cd "$ROOT"
 
 PY="${PY:-$ROOT/.venv/bin/python}"
@@ -65,7 +68,7 @@ cp .chalice/config.json .chalice/policy-*.json "$STAGE/.chalice/"
 
 # ---- 3. chalice package -----------------------------------------------------------------------
 rm -rf "$OUT"
-(cd "$STAGE" && "$BIN/chalice" package --stage dev --merge-template "$MERGE" "$OUT")
+(cd "$STAGE" && PYTHONPYCACHEPREFIX="$BUILD/pycache" "$BIN/chalice" package --stage dev --merge-template "$MERGE" "$OUT")
 
 # ---- 3b. the dependency layer, for the Lambda's runtime and architecture, not this machine's ----
 "$PY" infra/layer.py build requirements.txt "$OUT/layer-deployment.zip" "$BUILD/layer"
