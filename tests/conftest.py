@@ -25,7 +25,7 @@ if str(ROOT) not in sys.path:
 
 from chalicelib.config import TableNames, load_settings, reset_settings  # noqa: E402
 from local.dev_tokens import DevTokenIssuer  # noqa: E402
-from tests.support.moto import fresh_local_key, fresh_moto, share_unused_rsa_keys  # noqa: E402
+from tests.support.moto import fresh_local_key, fresh_moto, lent_client, share_unused_rsa_keys  # noqa: E402
 from tests.support.package import package  # noqa: E402, F401 - one package build per session
 from tests.support.stack import HOST_ARN, OPERATOR_ARN, WORKER_ARN, Clock, settings_env  # noqa: E402
 
@@ -124,12 +124,14 @@ def aws_credentials(monkeypatch: pytest.MonkeyPatch) -> None:
 def dynamodb(aws_credentials: None, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
     import boto3
 
-    from chalicelib.storage.retries import client_config
+    from chalicelib.storage.retries import client_config, guarded
     from local import embedded_aws
 
     embedded_aws.install()  # one lock around moto, as DynamoDB serializes (threads in tests race too)
     with fresh_moto(monkeypatch):  # the app's own client configuration: standard retries, bounded attempts
-        yield boto3.client("dynamodb", region_name="us-east-1", config=client_config())
+        make = lambda: guarded(boto3.client("dynamodb", region_name="us-east-1", config=client_config())).unguarded  # noqa: E731
+        with lent_client("dynamodb", make) as client:
+            yield client
 
 
 @pytest.fixture
@@ -140,14 +142,16 @@ def table_names() -> TableNames:
 
 
 @pytest.fixture
-def kms(dynamodb: Any) -> Any:
+def kms(dynamodb: Any) -> Iterator[Any]:
     """moto's KMS (same mock as the tables) holding the template's key under the local alias."""
     import boto3
 
+    from chalicelib.storage.retries import guarded
+
     share_unused_rsa_keys()
-    client = boto3.client("kms", region_name="us-east-1")
-    fresh_local_key(client)
-    return client
+    with lent_client("kms", lambda: guarded(boto3.client("kms", region_name="us-east-1")).unguarded) as client:
+        fresh_local_key(client)
+        yield client
 
 
 @pytest.fixture
@@ -224,7 +228,7 @@ __all__ = ["HOST_ARN", "WORKER_ARN", "OPERATOR_ARN", "os"]
 
 
 @pytest.fixture
-def stream(dynamodb: Any, tables: dict[str, str], client: Any) -> Any:
+def stream(dynamodb: Any, tables: dict[str, str], client: Any) -> Iterator[Any]:
     """moto's real DynamoDB stream of the events table, pumped into the consumer through the test client."""
     from local.event_filter import template_filter
     from local.lambda_context import invoke_consumer
@@ -233,7 +237,8 @@ def stream(dynamodb: Any, tables: dict[str, str], client: Any) -> Any:
     def deliver(payload: dict[str, Any]) -> Any:
         return invoke_consumer(payload)  # the consumer's real timeout (local/lambda_context.py)
 
-    return StreamPump(create_streams_client(), tables["events_stream"], deliver, record_filter=template_filter())
+    with lent_client("dynamodbstreams", create_streams_client) as streams:
+        yield StreamPump(streams, tables["events_stream"], deliver, record_filter=template_filter())
 
 
 @pytest.fixture
