@@ -104,7 +104,7 @@ def lent_client(name: str, make: Callable[[], Any]) -> Iterator[Any]:
     one would. What a client does keep between calls is taken back only as it was lent: a test that left a
     handler registered or unregistered on it (a fault injector, a call counter), an attribute set or replaced
     on it (a monkeypatched method, still set when this fixture ends), or any of its standard-retry quota spent
-    (a bucket that retries drain) leaves a client no later test gets; the next test gets a new one. `make`
+    (a bucket that retries drain and a success only partly refills) leaves a client no later test gets; the next test gets a new one. `make`
     returns the client as the app leaves it (the app's own hooks, which it registers once, already on).
     """
     client = _LENDABLE.pop(name, None)

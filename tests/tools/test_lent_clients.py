@@ -86,7 +86,7 @@ def test_a_client_whose_retries_ran_out_is_retired(two_lends: Any) -> None:
 
 
 def test_a_fault_that_a_retry_overcame_leaves_it_lendable(two_lends: Any) -> None:
-    """The success after a retried fault gives back the quota that retry took: nothing left to carry over."""
+    """The success after one retried fault gives back the quota that retry took: nothing left to carry over."""
 
     def overcome(client: Any) -> None:
         injector = FaultInjector(seed=1)
