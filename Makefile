@@ -11,6 +11,7 @@ STAMP := $(VENV)/.installed
 # third was no faster here and loaded the page's timing enough for a browser test to fail once in three.
 PARALLEL ?= -n 2 --dist loadgroup
 QUICK := not (server or browser or package or slow)
+TYPECHECK = $(VENV)/bin/mypy app.py chalicelib local sdk/personal_memory_sdk
 
 # The venv is filled by uv (pinned, from PyPI) rather than pip (2-4 min here), with the same pinned
 # requirements. No --compile-bytecode: compiling every installed module took 27 of the install's 28 s here,
@@ -39,8 +40,12 @@ test: $(STAMP) browser-deps
 
 # The edit-run loop (under a minute): lint, types, and every test that needs no server, browser or package
 # and takes no seconds on its own (README, "Tests"). loadgroup: a file sharing one corpus sweep runs on one worker.
-check: lint typecheck
-	$(WRITE_BYTECODE) $(PY) -m pytest -q -n 2 --dist loadgroup -m "$(QUICK)"
+# mypy runs beside pytest (its output after pytest's), in the seconds xdist spends starting its workers; either failing fails.
+check: lint
+	@$(TYPECHECK) > $(VENV)/.mypy-check.log 2>&1 & mypy=$$!; \
+	$(WRITE_BYTECODE) $(PY) -m pytest -q -n 2 --dist loadgroup -m "$(QUICK)"; tests=$$?; \
+	wait $$mypy; types=$$?; echo "mypy:"; cat $(VENV)/.mypy-check.log; \
+	test $$tests -eq 0 && test $$types -eq 0
 
 demo: $(STAMP)
 	$(PY) -m local.demo
@@ -84,7 +89,7 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff check app.py chalicelib local tests sdk bench scripts infra examples
 
 typecheck: $(STAMP)
-	$(VENV)/bin/mypy app.py chalicelib local sdk/personal_memory_sdk
+	$(TYPECHECK)
 
 # The browser tests drive Debian's Chromium (never a downloaded browser).
 browser-deps:
