@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import sys
 import threading
-from concurrent.futures import Future
+from concurrent.futures import FIRST_COMPLETED, Future, wait
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -104,6 +104,10 @@ class McpStory:
         self.story._set_enabled(a, False)  # as the main story left her
 
 
+class _SessionEnded(RuntimeError):
+    """A call the session turned away as it ended (the reason is the session's own error)."""
+
+
 _CALL_TIMEOUT_S = 60.0  # a step that hangs fails; the server's own reads time out at 30 s
 
 
@@ -147,15 +151,23 @@ class _Session:
             while not self._calls.empty():  # calls that came after the session broke fail, never hang
                 pending = self._calls.get_nowait()
                 if pending is not None:
-                    pending[2].set_exception(RuntimeError("the MCP session ended"))
+                    pending[2].set_exception(_SessionEnded("the MCP session ended"))
 
     def call(self, tool: str, arguments: dict[str, Any]) -> Any:
-        if self._task.done():
-            self._task.result()  # the session failed to start or broke: its error, for the step
-            raise RuntimeError("the MCP session ended")
+        """The tool's result, or the session's own error if it failed to start or broke, even while this call
+        was being queued: a call put after the session's last look at its queue is answered by no one, so it
+        waits on the session too, never the whole timeout."""
         answer: Future[Any] = Future()
         self._loop.call_soon_threadsafe(self._calls.put_nowait, (tool, arguments, answer))
-        return answer.result(timeout=_CALL_TIMEOUT_S)
+        wait([answer, self._task], timeout=_CALL_TIMEOUT_S, return_when=FIRST_COMPLETED)
+        if answer.done() and not isinstance(answer.exception(), _SessionEnded):
+            return answer.result()  # the tool's answer, or the error the client raised for it
+        if answer.done():
+            wait([self._task], timeout=5)  # turned away as the session ended: say why it ended
+        if self._task.done():
+            self._task.result()  # the session failed to start or broke: its error, for the step
+            raise _SessionEnded("the MCP session ended")
+        raise TimeoutError(f"{tool} gave no answer in {_CALL_TIMEOUT_S:.0f} s")
 
     def close(self) -> None:
         """Ends the session (the server exits with its stdin) and the loop thread."""
