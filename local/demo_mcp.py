@@ -148,10 +148,14 @@ class _Session:
                     except Exception as exc:  # noqa: BLE001 - handed to the step that asked, which fails
                         answer.set_exception(exc)
         finally:
-            while not self._calls.empty():  # calls that came after the session broke fail, never hang
-                pending = self._calls.get_nowait()
-                if pending is not None:
-                    pending[2].set_exception(_SessionEnded("the MCP session ended"))
+            self._turn_away_queued_calls()
+
+    def _turn_away_queued_calls(self) -> None:
+        """Calls still queued as the session ends fail with `_SessionEnded`, never hang (on the loop thread)."""
+        while not self._calls.empty():
+            pending = self._calls.get_nowait()
+            if pending is not None:
+                pending[2].set_exception(_SessionEnded("the MCP session ended"))
 
     def call(self, tool: str, arguments: dict[str, Any]) -> Any:
         """The tool's result, or the session's own error if it failed to start or broke, even while this call

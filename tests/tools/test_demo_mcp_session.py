@@ -11,14 +11,6 @@ import pytest
 from local import demo_mcp
 
 
-def _turn_away_queued_calls(session: demo_mcp._Session) -> None:
-    """What `_Session._serve` does as it ends: the calls still queued are turned away."""
-    while not session._calls.empty():
-        pending = session._calls.get_nowait()
-        if pending is not None:
-            pending[2].set_exception(demo_mcp._SessionEnded("the MCP session ended"))
-
-
 class _EndsWhileTheCallIsQueued(demo_mcp._Session):
     """Its start fails while a call is on its way in: the loop thread is held (`gate`) after the session has
     started serving, so the call looks at a live session and queues itself behind the held loop; the session
@@ -36,7 +28,7 @@ class _EndsWhileTheCallIsQueued(demo_mcp._Session):
             self.gate.wait(10)  # blocks the loop itself
             raise RuntimeError("the server cannot start")
         finally:
-            _turn_away_queued_calls(self)
+            self._turn_away_queued_calls()
 
 
 class _FailsWithACallQueued(demo_mcp._Session):
@@ -48,7 +40,7 @@ class _FailsWithACallQueued(demo_mcp._Session):
                 await asyncio.sleep(0.01)
             raise RuntimeError("the server cannot start")
         finally:
-            _turn_away_queued_calls(self)
+            self._turn_away_queued_calls()
 
 
 class _FailsAtOnce(demo_mcp._Session):
