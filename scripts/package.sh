@@ -109,6 +109,8 @@ echo "package: $OUT/sam.json and its SAM expansion pass cfn-lint"
 echo "package: the API passes API Gateway's import rules; the layer's wheels fit $("$PY" -c 'import sys; sys.path.insert(0, "infra"); import layer; print(layer.RUNTIME, "on", layer.ARCHITECTURE)')"
 
 # ---- 7. checkov and parliament, from their own venv ---------------------------------------------
+# CHECKS_PYTHON: the checks venv's interpreter (python3 on PATH); not .venv's (the Makefile's PYTHON): checkov's pins
+# ask for CPython 3.11.5 or newer (soupsieve), and Debian 12's python3.11, which .venv prefers, is 3.11.2.
 CHECKS_VENV="${CHECKS_VENV:-$ROOT/.venv-checks}"
 # Under a lock: two package builds at once (test workers) must not remove the venv the other is making.
 (
@@ -117,10 +119,10 @@ CHECKS_VENV="${CHECKS_VENV:-$ROOT/.venv-checks}"
     rm -rf "$CHECKS_VENV"
     # uv (the one `make install` put in .venv, pinned there) fills it in ~5 s; pip, where uv is missing, in ~35 s.
     if [ -x "$BIN/uv" ]; then
-      "$BIN/uv" venv -q --python "${PYTHON:-python3}" "$CHECKS_VENV"
+      "$BIN/uv" venv -q --python "${CHECKS_PYTHON:-python3}" "$CHECKS_VENV"
       "$BIN/uv" pip install -q --compile-bytecode --python "$CHECKS_VENV/bin/python" -r requirements-checks.txt
     else
-      "${PYTHON:-python3}" -m venv "$CHECKS_VENV"
+      "${CHECKS_PYTHON:-python3}" -m venv "$CHECKS_VENV"
       "$CHECKS_VENV/bin/python" -m pip install -q -r requirements-checks.txt
     fi
     cp requirements-checks.txt "$CHECKS_VENV/.installed"
