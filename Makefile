@@ -21,10 +21,15 @@ TYPECHECK = $(VENV)/bin/mypy app.py chalicelib local sdk/personal_memory_sdk
 # requirements. No --compile-bytecode: compiling every installed module took 27 of the install's 28 s here,
 # and the tests write the bytecode of what they import as they go (WRITE_BYTECODE below), once per clone.
 # Where uv cannot be had, pip does the same install.
+# uv tries --offline first: every version is pinned, so where uv's cache holds them all (any earlier install
+# on this machine) no index is asked (a slow index took 17 s of one fresh clone's install); where it lacks
+# one (a new machine) that attempt installs nothing and fails in ~0.1 s, and the same install asks PyPI.
 UV_VERSION := 0.13.8
+UV_INSTALL = $(VENV)/bin/uv pip install -q --python $(PY)
 $(STAMP): requirements.txt requirements-dev.txt requirements-package.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	($(PY) -m pip install -q uv==$(UV_VERSION) && $(VENV)/bin/uv pip install -q --python $(PY) -r requirements-dev.txt) \
+	($(PY) -m pip install -q uv==$(UV_VERSION) && \
+		($(UV_INSTALL) --offline -r requirements-dev.txt 2>/dev/null || $(UV_INSTALL) -r requirements-dev.txt)) \
 		|| $(PY) -m pip install -q -r requirements-dev.txt
 	touch $(STAMP)
 

@@ -1,4 +1,4 @@
-"""Which interpreter `make` builds .venv with, and that the packaging checks' venv never inherits it."""
+"""How `make` fills .venv: the interpreter it builds it on, the install from uv's cache first, and the checks venv apart."""
 from __future__ import annotations
 
 import os
@@ -34,3 +34,15 @@ def test_the_checks_venv_takes_its_own_interpreter_not_the_makefiles() -> None:
     venv_lines = [line for line in script.splitlines() if " venv " in line and '"$CHECKS_VENV"' in line]
     assert venv_lines, "package.sh no longer makes the checks venv"
     assert all("CHECKS_PYTHON" in line and "${PYTHON" not in line for line in venv_lines), venv_lines
+
+
+def test_the_install_asks_uvs_cache_first_and_pypi_only_when_it_lacks_a_pin() -> None:
+    """The offline attempt comes first; its failure (a new machine's empty cache) falls to the same install online."""
+    run = subprocess.run(
+        ["make", "-n", "-B", "--no-print-directory", ".venv/.installed"],
+        cwd=ROOT, env={k: v for k, v in os.environ.items() if k != "PYTHON"}, capture_output=True, text=True, timeout=30, check=True,
+    )
+    install = " ".join(run.stdout.replace("\\\n", " ").split())
+    offline = install.index("uv pip install -q --python .venv/bin/python --offline -r requirements-dev.txt")
+    online = install.index("|| .venv/bin/uv pip install -q --python .venv/bin/python -r requirements-dev.txt", offline)
+    assert offline < online
