@@ -220,8 +220,20 @@ def next_poll(page: Page) -> None:
 
 
 def settled(page: Page) -> None:
-    """The page has finished its one change in flight."""
+    """The page has finished its one change in flight (a forget sent as its undo window closes is not one: see below)."""
     expect(page.locator("body")).not_to_have_attribute("data-busy", "true")
+
+
+def close_undo_window(page: Page) -> int:
+    """Pass the undo window on the page's fake clock and wait until the forget it sends is answered; its status.
+
+    The page sends that DELETE from a timer, outside its one-change-at-a-time `data-busy` mark (undo.js), so
+    `settled` cannot wait for it: a test that read the API after `settled` raced the request (seen once in CI).
+    """
+    is_forget = lambda r: r.request.method == "DELETE" and "/v1/memory/" in r.url  # noqa: E731
+    with page.expect_response(is_forget, timeout=UNDO_CLOSED_TIMEOUT_MS) as answered:
+        page.clock.run_for(UNDO_MS)
+    return answered.value.status
 
 
 def switch_on(page: Page) -> None:
