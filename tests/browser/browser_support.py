@@ -7,6 +7,7 @@ import secrets
 import string
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -234,6 +235,16 @@ def close_undo_window(page: Page) -> int:
     with page.expect_response(is_forget, timeout=UNDO_CLOSED_TIMEOUT_MS) as answered:
         page.clock.run_for(UNDO_MS)
     return answered.value.status
+
+
+def eventually(page: Page, check: Callable[[], bool], timeout_ms: int = UNDO_CLOSED_TIMEOUT_MS) -> None:
+    """Wait until `check()` holds, for something the page does that no element shows (a request sent on
+    leaving, a route reached). Waits on the page's event loop, so Playwright's route handlers still run."""
+    deadline = time.monotonic() + timeout_ms / 1000
+    while not check():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"still not so after {timeout_ms} ms")
+        page.wait_for_timeout(100)
 
 
 def switch_on(page: Page) -> None:

@@ -22,11 +22,13 @@ from tests.browser.browser_support import (
 ENTRIES = "[data-testid=entry]"
 
 
-def test_forget_everything_inside_an_undo_window_counts_what_is_left_and_ends_the_undo(page: Page, live: Any) -> None:
+def test_forget_everything_inside_an_undo_window_counts_what_is_left_and_ends_the_undo(clocked: Page, live: Any) -> None:
+    page = clocked
     token = sign_in(page, new_user("undo-all"))
     switch_on(page)
     add_entry(page, "stays until everything goes")
     add_entry(page, "forgotten first")
+    pause_clock(page)
     page.locator(ENTRIES).filter(has_text="forgotten first").get_by_role("button", name="Forget").click()
     expect(page.locator("#undo-bar")).to_be_visible()
     page.locator("#forget-all").click()  # well inside the 5 s window
@@ -69,6 +71,7 @@ def test_when_the_undo_window_closes_focus_goes_where_enter_destroys_nothing(clo
     switch_on(page)
     add_entry(page, "keep me")
     add_entry(page, "forget me")
+    pause_clock(page)  # the window closes only inside close_undo_window, which is then waiting for its DELETE
     page.get_by_role("button", name="Forget “forget me”").focus()
     page.keyboard.press("Enter")
     expect(page.locator("#undo")).to_be_focused()
@@ -88,6 +91,7 @@ def test_undo_puts_focus_on_the_restored_entry_not_on_its_forget_button(clocked:
     token = sign_in(page, new_user("undo-back"))
     switch_on(page)
     add_entry(page, "brought back")
+    pause_clock(page)
     page.locator(ENTRIES).get_by_role("button", name="Forget").click()
     page.locator("#undo").click()
     expect(page.locator(ENTRIES)).to_have_count(1)

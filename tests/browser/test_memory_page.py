@@ -13,6 +13,7 @@ from tests.browser.browser_support import (
     github_classic_token,
     memory,
     new_user,
+    pause_clock,
     reload,
     settled,
     sign_in,
@@ -184,6 +185,7 @@ def test_forget_one_then_forget_all_behind_a_confirmation_that_counts(clocked: P
     reload(page)
     expect(page.locator(PROPOSALS)).to_have_count(1)
 
+    pause_clock(page)  # the window closes only inside close_undo_window, which is then waiting for its DELETE
     page.locator(ENTRIES).filter(has_text="second note").get_by_role("button", name="Forget").click()
     expect(page.locator("#undo-text")).to_contain_text("Forgotten: “second note”")
     expect(page.locator(ENTRIES)).to_have_count(2)
