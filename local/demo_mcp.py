@@ -124,7 +124,10 @@ class _Session:
         self._params = StdioServerParameters(
             command=sys.executable,
             args=["-m", "personal_memory_sdk.mcp_server", "--base-url", base_url,
-                  "--user", user, "--credentials-file", str(credentials_file)],
+                  "--user", user, "--credentials-file", str(credentials_file),
+                  # the longest wait allowed: the answer comes as soon as the pump has handled the suggestion,
+                  # and a loaded machine's pump can take more than the default 3 s
+                  "--outcome-wait", "30"],
             env={"PYTHONPATH": str(ROOT / "sdk")},
             cwd=str(ROOT),
         )

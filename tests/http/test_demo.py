@@ -36,7 +36,7 @@ def _answers(url: str) -> bool:
 
 def test_make_demo_runs_every_step_green_and_stops_its_stack() -> None:
     result = subprocess.run(
-        [sys.executable, "-m", "local.demo"], cwd=ROOT, capture_output=True, timeout=120, check=False
+        [sys.executable, "-m", "local.demo"], cwd=ROOT, capture_output=True, timeout=300, check=False
     )
     output = result.stdout.decode("utf-8")
     assert result.returncode == 0, output + result.stderr.decode("utf-8", errors="replace")

@@ -44,7 +44,9 @@ def parameters(args: Sequence[str], env: Mapping[str, str] | None = None) -> Std
     return StdioServerParameters(
         command=command[0],
         args=command[1:],
-        env={"PYTHONPATH": str(SDK), **(env or {})},
+        # memory_propose waits up to the allowed 30 s for the pump (not the default 3 s: a loaded machine's pump
+        # can be slower, and the answer would be "pending"); it answers as soon as the outcome is known.
+        env={"PYTHONPATH": str(SDK), "PERSONAL_MEMORY_OUTCOME_WAIT": "30", **(env or {})},
         cwd=str(ROOT),
     )
 
