@@ -66,6 +66,7 @@ async function setSwitch(input) {
     try {
       const row = await api("PUT", `v1/agents/${encodeURIComponent(agent)}`, { [name]: wanted });
       if (!still()) return;
+      loads += 1; // a GET /v1/agents still on its way may have been answered before this change: dropped
       const rows = state.agents || [];
       const at = rows.findIndex((r) => r.agent === agent);
       if (row && at >= 0) rows[at] = row;

@@ -32,8 +32,7 @@ const OPERATOR_ACTIONS = {
 /** The operator's own action: the row's "action" key already names the journal action. */
 function operatorAction(row) {
   const nested = (row.detail && row.detail.action) || (row.details && row.details.action);
-  const value = row.operator_action || row.access || row.operation || nested || "";
-  return String(value);
+  return String(row.operator_action || row.access || row.operation || nested || "");
 }
 
 /**
@@ -165,6 +164,7 @@ function journalShown() {
 }
 
 let journalSeq = 0;
+let loadingSeq = 0; // the load (a tab opened, "Load more") whose answer is still awaited; 0: none
 async function fetchPage(cursor) {
   const query = cursor ? `?cursor=${encodeURIComponent(cursor)}` : "";
   const data = await api("GET", `v1/memory/journal${query}`);
@@ -181,7 +181,7 @@ function showFooter() {
 
 export async function loadJournal(reset) {
   const list = $("journal");
-  const seq = ++journalSeq;
+  const seq = (loadingSeq = ++journalSeq);
   if (reset) {
     state.journalCursor = null;
     list.replaceChildren();
@@ -197,22 +197,21 @@ export async function loadJournal(reset) {
   } catch (err) {
     await reportError(err, "journal");
     return [];
+  } finally {
+    if (loadingSeq === seq) loadingSeq = 0; // a refresh may run again
   }
 }
 
 /**
  * While the journal is shown, each poll puts the rows written since on top (nothing moves under the
- * reader's focus, pages already loaded stay). More new rows than a page: the list starts again.
+ * reader's focus, pages already loaded stay). More new rows than a page: the list starts again. Not
+ * while a load is awaited (both would draw the same rows); a load started meanwhile drops its answer.
  */
 async function refreshJournal() {
-  if (!journalShown() || state.busy) return;
+  if (!journalShown() || state.busy || loadingSeq) return;
   const seq = journalSeq;
-  let page;
-  try {
-    page = await fetchPage(null);
-  } catch (_err) {
-    return; // the next poll tries again; a failed refresh is not the person's problem
-  }
+  const page = await fetchPage(null).catch(() => null);
+  if (!page) return; // the next poll tries again; a failed refresh is not the person's problem
   if (seq !== journalSeq || !journalShown()) return;
   const list = $("journal");
   const newest = list.firstElementChild && list.firstElementChild.dataset.key;
@@ -235,6 +234,7 @@ export async function loadMoreJournal() {
 
 function clearJournal() {
   journalSeq += 1;
+  loadingSeq = 0; // a load still awaited is the previous person's: its answer is dropped (journalSeq)
   $("journal").replaceChildren();
   $("journal-more").hidden = true;
   $("journal-empty").hidden = true;

@@ -16,6 +16,7 @@ from tests.browser.browser_support import (
     PROPOSAL_DEADLINE_S,
     Agent,
     add_entry,
+    eventually,
     memory,
     new_user,
     next_poll,
@@ -305,3 +306,38 @@ def test_accept_all_stops_at_sign_out_and_the_next_person_sees_none_of_its_sugge
     leaked = [t for t in (secret, "Plain idea", "could not be") if t in text]
     assert leaked == [], page.locator("#proposals-bulk").text_content()
     assert len(memory(live, token)["proposals"]) == 1  # the first went through; the second was not sent for anyone
+
+
+def test_a_list_answered_before_a_switch_but_arriving_after_it_does_not_undo_the_switch(page: Page, live: Any) -> None:
+    """A GET /v1/agents is on its way (the tab opened again) when the person turns an agent off; its answer, read
+    before the change, arrives last. The switch stays as the person set it and as it is stored."""
+    user = new_user("stale-list")
+    token = sign_in(page, user)
+    switch_on(page)
+    assert live.request("PUT", "/v1/agents/late-reader", token=token, body={"read": True})[0] == 200
+    _open_agents(page)
+    switch = page.locator(f"{AGENTS}[data-agent=late-reader]").get_by_role("switch", name="May read my memory")
+    expect(switch).to_be_checked()
+
+    stale: list[tuple[Any, Any]] = []  # (route, the answer it got from the stack before the switch)
+
+    def hold_one_answer(route: Any) -> None:
+        if route.request.method == "GET" and not stale:
+            stale.append((route, route.fetch()))
+        else:
+            route.continue_()
+
+    page.route("**/v1/agents", hold_one_answer)
+    page.locator("#tab-memory").click()
+    page.locator("#tab-agents").click()  # the tab asks for the list again: its answer is held
+    eventually(page, lambda: len(stale) == 1)
+    switch.uncheck()
+    settled(page)
+    expect(switch).not_to_be_checked()
+    route, answer = stale[0]
+    with page.expect_response(lambda r: r.request.method == "GET" and r.url.endswith("/v1/agents")):
+        route.fulfill(response=answer)  # the answer from before the switch arrives last
+    page.wait_for_timeout(300)  # anything the late answer would draw has been drawn
+
+    expect(switch).not_to_be_checked()
+    assert _agents(live, token)["late-reader"]["read"] is False

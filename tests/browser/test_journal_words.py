@@ -13,6 +13,7 @@ from tests.browser.browser_support import (
     POLL_TIMEOUT_MS,
     PROPOSAL_DEADLINE_S,
     Agent,
+    eventually,
     github_classic_token,
     new_user,
     next_poll,
@@ -108,6 +109,36 @@ def test_the_journal_refreshes_while_it_is_shown(clocked: Page, live: Any, agent
     next_poll(page)
     expect(page.locator(ROWS)).to_have_count(before + 1, timeout=POLL_TIMEOUT_MS)
     expect(page.locator(ROWS).first).to_contain_text("The agent “reader-agent” asked for your memory")
+
+
+def test_a_poll_while_the_journal_tab_is_loading_draws_no_row_twice(clocked: Page, live: Any, agent: Agent) -> None:
+    """The tab's first page is still on its way when a poll ends: the refresh waits for it, rather than drawing
+    the same rows once from each answer."""
+    page = clocked
+    user = new_user("journal-twice")
+    token = sign_in(page, user)
+    switch_on(page)
+    agent.context(agent.session(user, agent="reader-agent"))  # one more row
+    held: list[Any] = []
+
+    def hold_the_first(route: Any) -> None:
+        if not held:
+            held.append(route)
+        else:
+            route.continue_()
+
+    page.route("**/v1/memory/journal*", hold_the_first)
+    page.locator("#tab-journal").click()
+    eventually(page, lambda: len(held) == 1)
+    with page.expect_response(lambda r: r.request.method == "GET" and r.url.endswith("/v1/memory")):
+        next_poll(page)  # the page's own poll: it ends with "polled", and the journal is shown
+    page.wait_for_timeout(300)  # a refresh that did not wait would have drawn its rows by now
+    held[0].continue_()
+
+    _, journal, _ = live.request("GET", "/v1/memory/journal", token=token)
+    expect(page.locator(ROWS)).to_have_count(len(journal["items"]))
+    keys = page.locator(ROWS).evaluate_all("(rows) => rows.map((row) => row.dataset.key)")
+    assert len(keys) == len(set(keys)) == len(journal["items"]), keys
 
 
 def test_a_field_error_replaces_an_older_success_message(page: Page, live: Any) -> None:
