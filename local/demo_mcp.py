@@ -108,7 +108,7 @@ class _SessionEnded(RuntimeError):
     """A call the session turned away as it ended (the reason is the session's own error)."""
 
 
-_CALL_TIMEOUT_S = 60.0  # a step that hangs fails; the server's own reads time out at 30 s
+_CALL_TIMEOUT_S = 90.0  # a step that hangs fails; the client gives up reading first (60 s), a suggestion waits 30 s at most
 
 
 class _Session:
@@ -143,7 +143,7 @@ class _Session:
 
         info = Implementation(name=CLIENT_NAME, version="1.0.0")
         try:
-            async with Client(self._params, client_info=info, mode="legacy", read_timeout_seconds=30) as client:
+            async with Client(self._params, client_info=info, mode="legacy", read_timeout_seconds=60) as client:
                 while (call := await self._calls.get()) is not None:
                     tool, arguments, answer = call
                     try:

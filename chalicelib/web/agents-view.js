@@ -66,7 +66,6 @@ async function setSwitch(input) {
     try {
       const row = await api("PUT", `v1/agents/${encodeURIComponent(agent)}`, { [name]: wanted });
       if (!still()) return;
-      loads += 1; // a GET /v1/agents still on its way may have been answered before this change: dropped
       const rows = state.agents || [];
       const at = rows.findIndex((r) => r.agent === agent);
       if (row && at >= 0) rows[at] = row;
@@ -74,6 +73,10 @@ async function setSwitch(input) {
         ? (wanted ? `${quoted(agent)} may read your memory again.` : `${quoted(agent)} can no longer read your memory: its conversations get nothing from it.`)
         : (wanted ? `${quoted(agent)} may suggest entries again.` : `${quoted(agent)} can no longer suggest anything: its suggestions are refused.`), "ok");
       renderAgents();
+      // Asked again: a list still on its way may have been read before this change (it is dropped), and
+      // it may have brought other news (a new agent's row, counts) that must not be lost with it.
+      await loadAgents();
+      if (!still()) return;
       const again = document.querySelector(`#agents input[data-agent="${CSS.escape(agent)}"][data-switch="${name}"]`);
       if (again) again.focus();
     } catch (err) {

@@ -165,6 +165,7 @@ function journalShown() {
 
 let journalSeq = 0;
 let loadingSeq = 0; // the load (a tab opened, "Load more") whose answer is still awaited; 0: none
+let refreshing = false; // one refresh at a time: an older answer landing last would undo a newer one
 async function fetchPage(cursor) {
   const query = cursor ? `?cursor=${encodeURIComponent(cursor)}` : "";
   const data = await api("GET", `v1/memory/journal${query}`);
@@ -208,9 +209,10 @@ export async function loadJournal(reset) {
  * while a load is awaited (both would draw the same rows); a load started meanwhile drops its answer.
  */
 async function refreshJournal() {
-  if (!journalShown() || state.busy || loadingSeq) return;
+  if (!journalShown() || state.busy || loadingSeq || refreshing) return;
   const seq = journalSeq;
-  const page = await fetchPage(null).catch(() => null);
+  refreshing = true;
+  const page = await fetchPage(null).catch(() => null).finally(() => { refreshing = false; });
   if (!page) return; // the next poll tries again; a failed refresh is not the person's problem
   if (seq !== journalSeq || !journalShown()) return;
   const list = $("journal");

@@ -247,6 +247,11 @@ def eventually(page: Page, check: Callable[[], bool], timeout_ms: int = UNDO_CLO
         page.wait_for_timeout(100)
 
 
+def after_two_frames(page: Page) -> None:
+    """Return once the page has drawn two more frames: what an answer just delivered would draw is drawn."""
+    page.evaluate("() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))")
+
+
 def switch_on(page: Page) -> None:
     expect(page.locator("#memory-state")).to_have_text("Off")
     page.locator("#memory-enabled").check()

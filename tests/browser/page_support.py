@@ -41,7 +41,8 @@ _AXE_START = """() => {
     (results) => { window.__axeResults = results; },
     (error) => { window.__axeResults = {error: String(error)}; });
 }"""
-AXE_STEP_MS = 20  # of the page's paused clock, per step of an axe run on it
+AXE_STEP_MS = 20  # of the page's paused clock, per step of an axe run on it (one step has been enough)
+AXE_MAX_STEPS = 100  # 2 s of that clock: well inside a 5 s undo window
 
 
 def axe_violations(page: Page, *, paused_clock: bool = False) -> list[str]:
@@ -54,8 +55,12 @@ def axe_violations(page: Page, *, paused_clock: bool = False) -> list[str]:
         return _lines(_axe.run(page).response)
     page.evaluate(_axe.axe_script)
     page.evaluate(_AXE_START)
-    while (results := page.evaluate("() => window.__axeResults")) is None:
+    for _ in range(AXE_MAX_STEPS):
+        if (results := page.evaluate("() => window.__axeResults")) is not None:
+            break
         page.clock.run_for(AXE_STEP_MS)
+    else:
+        raise AssertionError(f"axe did not answer within {AXE_MAX_STEPS * AXE_STEP_MS} ms of the page's clock")
     assert "error" not in results, results
     return _lines(results)
 

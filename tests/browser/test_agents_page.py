@@ -16,6 +16,7 @@ from tests.browser.browser_support import (
     PROPOSAL_DEADLINE_S,
     Agent,
     add_entry,
+    after_two_frames,
     eventually,
     memory,
     new_user,
@@ -310,7 +311,8 @@ def test_accept_all_stops_at_sign_out_and_the_next_person_sees_none_of_its_sugge
 
 def test_a_list_answered_before_a_switch_but_arriving_after_it_does_not_undo_the_switch(page: Page, live: Any) -> None:
     """A GET /v1/agents is on its way (the tab opened again) when the person turns an agent off; its answer, read
-    before the change, arrives last. The switch stays as the person set it and as it is stored."""
+    before the change, arrives last. The switch stays as the person set it and as it is stored, and news that
+    came meanwhile (a new agent) is shown: the page asks for the list again after the switch."""
     user = new_user("stale-list")
     token = sign_in(page, user)
     switch_on(page)
@@ -331,13 +333,16 @@ def test_a_list_answered_before_a_switch_but_arriving_after_it_does_not_undo_the
     page.locator("#tab-memory").click()
     page.locator("#tab-agents").click()  # the tab asks for the list again: its answer is held
     eventually(page, lambda: len(stale) == 1)
+    assert live.request("PUT", "/v1/agents/newcomer", token=token, body={"read": True})[0] == 200  # news the held list lacks
     switch.uncheck()
     settled(page)
     expect(switch).not_to_be_checked()
+    expect(page.locator(f"{AGENTS}[data-agent=newcomer]")).to_have_count(1)  # the list was asked for again
     route, answer = stale[0]
-    with page.expect_response(lambda r: r.request.method == "GET" and r.url.endswith("/v1/agents")):
+    with page.expect_request_finished(lambda r: r.method == "GET" and r.url.endswith("/v1/agents")):
         route.fulfill(response=answer)  # the answer from before the switch arrives last
-    page.wait_for_timeout(300)  # anything the late answer would draw has been drawn
+    after_two_frames(page)  # whatever the late answer would draw has been drawn
 
     expect(switch).not_to_be_checked()
+    expect(page.locator(f"{AGENTS}[data-agent=newcomer]")).to_have_count(1)
     assert _agents(live, token)["late-reader"]["read"] is False

@@ -120,8 +120,10 @@ def test_a_poll_while_the_journal_tab_is_loading_draws_no_row_twice(clocked: Pag
     switch_on(page)
     agent.context(agent.session(user, agent="reader-agent"))  # one more row
     held: list[Any] = []
+    asked: list[str] = []  # every journal request the page sends
 
     def hold_the_first(route: Any) -> None:
+        asked.append(route.request.url)
         if not held:
             held.append(route)
         else:
@@ -132,13 +134,33 @@ def test_a_poll_while_the_journal_tab_is_loading_draws_no_row_twice(clocked: Pag
     eventually(page, lambda: len(held) == 1)
     with page.expect_response(lambda r: r.request.method == "GET" and r.url.endswith("/v1/memory")):
         next_poll(page)  # the page's own poll: it ends with "polled", and the journal is shown
-    page.wait_for_timeout(300)  # a refresh that did not wait would have drawn its rows by now
+    page.wait_for_timeout(300)  # a refresh that did not wait would have sent its request by now
+    assert len(asked) == 1, asked  # the refresh waited for the load
     held[0].continue_()
 
     _, journal, _ = live.request("GET", "/v1/memory/journal", token=token)
     expect(page.locator(ROWS)).to_have_count(len(journal["items"]))
     keys = page.locator(ROWS).evaluate_all("(rows) => rows.map((row) => row.dataset.key)")
     assert len(keys) == len(set(keys)) == len(journal["items"]), keys
+
+
+def test_one_journal_refresh_at_a_time(clocked: Page, live: Any) -> None:
+    """A refresh is still on its way when the next poll ends: no second one is sent, so an older answer can never
+    land after a newer one and put the list back."""
+    page = clocked
+    sign_in(page, new_user("journal-one-refresh"))
+    switch_on(page)
+    page.locator("#tab-journal").click()
+    expect(page.locator(ROWS).first).to_be_visible()
+    held: list[Any] = []
+    page.route("**/v1/memory/journal*", lambda route: held.append(route))
+    for _ in range(2):
+        with page.expect_response(lambda r: r.request.method == "GET" and r.url.endswith("/v1/memory")):
+            next_poll(page)  # a poll ends with "polled": the journal is shown, so it refreshes
+        eventually(page, lambda: len(held) >= 1)
+    page.wait_for_timeout(300)  # a second refresh would have sent its request by now
+    assert len(held) == 1, [r.request.url for r in held]
+    held[0].continue_()
 
 
 def test_a_field_error_replaces_an_older_success_message(page: Page, live: Any) -> None:

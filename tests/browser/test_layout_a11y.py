@@ -9,7 +9,6 @@ from playwright.sync_api import Browser, Page, expect
 
 from tests.browser.browser_support import (
     POLL_TIMEOUT_MS,
-    UNDO_MS,
     Agent,
     add_entry,
     github_classic_token,
@@ -60,9 +59,7 @@ def test_axe_finds_no_violation_in_any_state(browser: Browser, live: Any, agent:
         pause_clock(page)  # axe may take longer than the undo window: the window passes only on the test's word
         page.locator(ENTRIES).last.get_by_role("button", name="Forget", exact=False).click()
         expect(page.locator("#undo-bar")).to_be_visible()
-        started = page.evaluate("() => Date.now()")
         _clean(page, "the undo bar", paused_clock=True)
-        assert page.evaluate("() => Date.now()") - started < UNDO_MS / 2  # axe ran well inside the window
         page.locator("#undo").click()
         page.clock.resume()  # as before: the rest of the test runs on flowing time
         page.locator("#memory-enabled").uncheck()

@@ -70,7 +70,7 @@ def run_client(
 
     async def session() -> _T:
         info = Implementation(name=client_name, version="1.0.0")
-        async with Client(params, client_info=info, mode=mode, read_timeout_seconds=30) as client:  # type: ignore[arg-type]
+        async with Client(params, client_info=info, mode=mode, read_timeout_seconds=60) as client:  # type: ignore[arg-type]
             return await body(client)
 
     return run_apart(session())
