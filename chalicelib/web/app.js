@@ -72,7 +72,7 @@ import { renderProposals, wireProposals } from "./proposals-view.js";
 import { renderBulk, wireBulk } from "./review-bulk.js";
 import { completeOidc, oidcSignIn, restoreSession, showApp, showSignIn, signOut, wireSignIn } from "./session.js";
 import { clearStatus, say } from "./status.js";
-import { changed, handle, limits, on, onAction, onChange, run, state, visibleItems } from "./store.js";
+import { changed, handle, limits, on, onAction, onChange, run, signedInAsNow, state, visibleItems } from "./store.js";
 import { selectTab, wireTabs } from "./tabs.js";
 import { wireUndo } from "./undo.js";
 
@@ -110,18 +110,22 @@ async function setEnabled() {
     sw.checked = !wanted; // another change is in flight: leave the switch as the server has it
     return;
   }
+  const still = signedInAsNow(); // the answer is this person's: after sign-out it changes and says nothing
   await run(async () => {
     try {
       const data = await api("PUT", "v1/memory/settings", { enabled: wanted });
+      if (!still()) return;
       state.memory.enabled = Boolean(data && data.enabled);
       changed();
       // What GET shows has changed, and so has the server's polling advice (just turned on: an agent
       // may start soon), so ask now rather than at the end of the old, slower wait.
       await loadMemory(true);
+      if (!still()) return;
       say(wanted
         ? "Memory is on. Agents you allow can now read it and suggest additions."
         : "Memory is off. Agents get nothing and nothing can be added; your entries are kept and you can still edit or forget them.", "ok");
     } catch (err) {
+      if (!still()) return;
       sw.checked = !wanted;
       await reportError(err, "settings");
     }

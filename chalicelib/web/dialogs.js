@@ -4,13 +4,15 @@ import { api } from "./api.js";
 import { $, el, plural } from "./dom.js";
 import { loadMemory, reportError } from "./memory.js";
 import { say } from "./status.js";
-import { ask, on, run, state } from "./store.js";
+import { ask, on, run, signedInAsNow, state } from "./store.js";
 
 export async function openForgetAll() {
   // A forget still in its undo window goes now: the count below is then what the server holds, the
   // undo bar closes, and no Undo can later claim to restore what forget-all deleted.
+  const still = signedInAsNow(); // every answer below is this person's: after sign-out it says nothing
   await ask("settleForget");
   await loadMemory(true);
+  if (!still()) return;
   const mem = state.memory || { items: [], proposals: [] };
   const text = $("forget-all-text");
   text.dataset.entries = String(mem.items.length);
@@ -41,9 +43,11 @@ export function closeForgetAll() {
 }
 
 export async function confirmForgetAll() {
+  const still = signedInAsNow();
   await run(async () => {
     try {
       const data = await api("DELETE", "v1/memory");
+      if (!still()) return;
       const n = data && typeof data.deleted === "number" ? data.deleted : 0;
       closeForgetAll();
       say(`Forgot everything: ${plural(n, "item")} removed. Memory stays ${state.memory && state.memory.enabled ? "on" : "off"}.`, "ok");
@@ -51,6 +55,7 @@ export async function confirmForgetAll() {
       state.correcting.clear();
       await loadMemory(true);
     } catch (err) {
+      if (!still()) return;
       closeForgetAll();
       await reportError(err, "forget_all");
     }
@@ -60,8 +65,10 @@ export async function confirmForgetAll() {
 /* ---------- export ---------- */
 
 export async function exportAll() {
+  const still = signedInAsNow();
   try {
     const data = await api("GET", "v1/memory/export");
+    if (!still()) return; // never downloaded into the next person's session
     const blob = new Blob([JSON.stringify(data, null, 2)], { type: "application/json" });
     const url = URL.createObjectURL(blob);
     const link = el("a", { attrs: { href: url, download: `memory-export-${new Date().toISOString().slice(0, 10)}.json` } });
@@ -73,6 +80,6 @@ export async function exportAll() {
     window.setTimeout(() => URL.revokeObjectURL(url), 10000);
     say("Export downloaded.", "ok");
   } catch (err) {
-    await reportError(err, "export");
+    if (still()) await reportError(err, "export");
   }
 }

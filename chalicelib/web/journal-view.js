@@ -196,7 +196,7 @@ export async function loadJournal(reset) {
     showFooter();
     return rows;
   } catch (err) {
-    await reportError(err, "journal");
+    if (seq === journalSeq) await reportError(err, "journal"); // not a 401 of the person signed out
     return [];
   } finally {
     if (loadingSeq === seq) loadingSeq = 0; // a refresh may run again
