@@ -52,25 +52,31 @@ async function parse(response) {
   return data;
 }
 
-export async function api(method, path, body) {
-  let response;
+/** The code of an answer that came after its person signed out: it is theirs, so no caller acts on it
+ * (reportError says nothing), whatever it was — a success, a refusal, a 401. */
+export const SIGNED_OUT = "signed_out";
+
+async function send(path, init) {
+  const token = state.token;
+  let response = null, data = null, failure = null;
   try {
-    response = await fetch(apiUrl(path), request(method, path, body));
-  } catch (_err) {
-    throw new ApiError(0, "network", "", null, null);
+    response = await fetch(apiUrl(path), init);
+    data = await parse(response);
+  } catch (err) {
+    failure = err instanceof ApiError ? err : new ApiError(0, "network", "", null, null);
   }
-  return parse(response);
+  if (token !== null && state.token !== token) throw new ApiError(0, SIGNED_OUT, "", null, null);
+  if (failure) throw failure;
+  return { response, data };
+}
+
+export async function api(method, path, body) {
+  return (await send(path, request(method, path, body))).data;
 }
 
 /** GET with If-None-Match: {changed: false} on 304, else {changed: true, data, etag}. */
 export async function conditionalGet(path, etag) {
-  let response;
-  try {
-    response = await fetch(apiUrl(path), request("GET", path, undefined, etag ? { "If-None-Match": etag } : {}));
-  } catch (_err) {
-    throw new ApiError(0, "network", "", null, null);
-  }
-  const data = await parse(response);
+  const { response, data } = await send(path, request("GET", path, undefined, etag ? { "If-None-Match": etag } : {}));
   if (response.status === 304) return { changed: false };
   return { changed: true, data, etag: response.headers.get("ETag") };
 }

@@ -1,6 +1,6 @@
 /* Loading the user's memory (with its ETag) and reporting API errors that belong to no single field. */
 
-import { ApiError, conditionalGet } from "./api.js";
+import { ApiError, SIGNED_OUT, conditionalGet } from "./api.js";
 import { say } from "./status.js";
 import { DEFAULT_LIMITS, ask, changed, emit, state } from "./store.js";
 import { describeError } from "./words.js";
@@ -43,6 +43,7 @@ export async function loadMemory(quiet) {
 }
 
 export async function reportError(err, action) {
+  if (err instanceof ApiError && err.code === SIGNED_OUT) return; // the previous person's answer (api.js)
   if (!(err instanceof ApiError)) {
     say("Something went wrong on this page. Please reload it.", "error", "page");
     return;

@@ -144,12 +144,24 @@ def _start_journal(page: Page) -> None:
     page.locator("#tab-journal").click()
 
 
+def _start_add(page: Page) -> None:
+    page.locator("#add-text").fill("frank adds this as he leaves")
+    page.locator("#add-submit").click()
+
+
+def _start_pin(page: Page) -> None:
+    page.locator("[data-testid=entry]").get_by_role("button", name="Pin", exact=False).first.click()
+
+
 # What frank starts, the request it waits on (held until grace is signed in), and how that request is answered.
 LATE_ANSWERS = {
     "memory switch": (_start_settings, "PUT", "/v1/memory/settings", None),
     "forget everything": (_start_forget_all, "DELETE", "/v1/memory", None),
     "export": (_start_export, "GET", "/v1/memory/export", None),
     "journal refused as signed out": (_start_journal, "GET", "/v1/memory/journal", 401),
+    "add": (_start_add, "POST", "/v1/memory", None),
+    "pin": (_start_pin, "PATCH", "/v1/memory/*", None),
+    "pin refused as signed out": (_start_pin, "PATCH", "/v1/memory/*", 401),
 }
 
 
@@ -175,7 +187,7 @@ def test_an_answer_to_the_previous_person_changes_and_says_nothing_to_the_next(p
     grace_token = sign_in(page, grace)
     expect(page.locator("#memory-state")).to_have_text("Off")
     status_before = page.locator("#status").text_content()
-    with page.expect_request_finished(lambda r: r.method == method and r.url.endswith(path)):
+    with page.expect_request_finished(lambda r: r.method == method and r.url == held[0].request.url):
         if refuse:
             held[0].fulfill(status=refuse, json={"code": "unauthorized", "message": "Sign in again."})
         else:
