@@ -159,9 +159,10 @@ async function confirmForget() {
       say(`Forgot ${plural(n, "item")} from ${what.session ? "that conversation with " : ""}${quoted(what.agent)}.`, "ok");
       state.etag = null; // what GET /v1/memory shows has changed
       await deps.reload();
+      if (!still()) return;
       if (!$("panel-agents").hidden) {
         await loadAgents();
-        focusAgent(what.agent);
+        if (still()) focusAgent(what.agent);
       } else {
         focusNode($("entries-heading"));
       }

@@ -7,7 +7,7 @@ import {
 } from "./item.js";
 import { loadMemory, reportError } from "./memory.js";
 import { clearFieldError, fieldError, say } from "./status.js";
-import { ask, changed, filterActive, matches, run, state, visibleItems } from "./store.js";
+import { ask, changed, filterActive, matches, run, signedInAsNow, state, visibleItems } from "./store.js";
 import { describeError } from "./words.js";
 
 function entryItem(entry) {
@@ -113,12 +113,13 @@ async function saveEdit(entry, form) {
     say("Nothing changed.", "info");
     return cancelEdit(entry.id);
   }
+  const still = signedInAsNow();
   try {
     await api("PATCH", `v1/memory/${encodeURIComponent(entry.id)}`, patch);
     state.editing.delete(entry.id);
     say("Saved.", "ok");
     await loadMemory(true);
-    refocus(entry.id, "edit", 0);
+    if (still()) refocus(entry.id, "edit", 0); // signed out meanwhile: the next person's focus stays where it is
   } catch (err) {
     const field = fieldOf(err);
     if (field) fieldError(...fields[field], describeError(err, "edit"), err.code);
@@ -127,11 +128,12 @@ async function saveEdit(entry, form) {
 }
 
 async function togglePin(entry) {
+  const still = signedInAsNow();
   try {
     await api("PATCH", `v1/memory/${encodeURIComponent(entry.id)}`, { pinned: !entry.pinned });
     say(entry.pinned ? "Unpinned." : "Pinned to the top.", "ok");
     await loadMemory(true);
-    refocus(entry.id, "pin", 0);
+    if (still()) refocus(entry.id, "pin", 0);
   } catch (err) {
     await reportError(err, "edit");
   }

@@ -165,7 +165,7 @@ function journalShown() {
 
 let journalSeq = 0;
 let loadingSeq = 0; // the load (a tab opened, "Load more") whose answer is still awaited; 0: none
-let refreshing = false; // one refresh at a time: an older answer landing last would undo a newer one
+let refreshing = null; // the refresh awaited (one at a time: an older answer landing last would undo a newer one)
 async function fetchPage(cursor) {
   const query = cursor ? `?cursor=${encodeURIComponent(cursor)}` : "";
   const data = await api("GET", `v1/memory/journal${query}`);
@@ -211,10 +211,9 @@ export async function loadJournal(reset) {
 async function refreshJournal() {
   if (!journalShown() || state.busy || loadingSeq || refreshing) return;
   const seq = journalSeq;
-  refreshing = true;
-  const page = await fetchPage(null).catch(() => null).finally(() => { refreshing = false; });
-  if (!page) return; // the next poll tries again; a failed refresh is not the person's problem
-  if (seq !== journalSeq || !journalShown()) return;
+  const mine = (refreshing = {});
+  const page = await fetchPage(null).catch(() => null).finally(() => { if (refreshing === mine) refreshing = null; });
+  if (!page || seq !== journalSeq || !journalShown()) return; // failed (the next poll tries again) or superseded
   const list = $("journal");
   const newest = list.firstElementChild && list.firstElementChild.dataset.key;
   const seen = page.rows.findIndex((row) => JSON.stringify(row) === newest);
@@ -236,7 +235,8 @@ export async function loadMoreJournal() {
 
 function clearJournal() {
   journalSeq += 1;
-  loadingSeq = 0; // a load still awaited is the previous person's: its answer is dropped (journalSeq)
+  loadingSeq = 0; // a load or refresh still awaited is the previous person's: its answer is dropped (journalSeq)
+  refreshing = null;
   $("journal").replaceChildren();
   $("journal-more").hidden = true;
   $("journal-empty").hidden = true;

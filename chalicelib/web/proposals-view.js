@@ -5,7 +5,7 @@ import { $, el, focusNode, shortText } from "./dom.js";
 import { DAYS_PROBLEM, actionButton, checkText, editFields, fieldOf, itemBody, parseDays, trackDraft } from "./item.js";
 import { loadMemory, reportError } from "./memory.js";
 import { clearFieldError, fieldError, say } from "./status.js";
-import { changed, run, state, visibleItems } from "./store.js";
+import { changed, run, signedInAsNow, state, visibleItems } from "./store.js";
 import { similarEntries } from "./similar.js";
 import { describeError } from "./words.js";
 
@@ -87,6 +87,7 @@ function refocus(id, action, index) {
 }
 
 async function decide(entry, verdict, index, body) {
+  const still = signedInAsNow();
   try {
     await api("POST", `v1/memory/${encodeURIComponent(entry.id)}/${verdict}`, body);
     state.correcting.delete(entry.id);
@@ -94,7 +95,7 @@ async function decide(entry, verdict, index, body) {
       : body && body.replaces ? "Accepted: it is now in your memory, in place of the entry it replaces."
       : body ? "Accepted with your changes: it is now in your memory." : "Accepted: it is now in your memory.", "ok");
     await loadMemory(true);
-    refocus(null, verdict, index);
+    if (still()) refocus(null, verdict, index); // signed out meanwhile: the next person's focus stays
     return null;
   } catch (err) {
     return err;

@@ -4,11 +4,12 @@ import { ApiError, api } from "./api.js";
 import { $ } from "./dom.js";
 import { loadMemory } from "./memory.js";
 import { clearFieldError, fieldError, say } from "./status.js";
-import { changed, emit, state } from "./store.js";
+import { changed, emit, notBusy, state } from "./store.js";
 
 export const TOKEN_KEY = "memory.token";
 const USER_KEY = "memory.user";
 const PKCE_KEY = "memory.pkce";
+let signIns = 0; // the latest sign-in asked for: an older one answered late is dropped
 
 export function restoreSession() {
   state.token = sessionStorage.getItem(TOKEN_KEY);
@@ -55,6 +56,7 @@ export function signOut(redirect) {
   state.correcting.clear();
   state.editing.clear();
   state.changes += 1; // a load still in flight for this person is dropped when it lands
+  notBusy(); // a change still in flight is this person's: it draws nothing when it lands (api.js)
   sessionStorage.removeItem(TOKEN_KEY);
   sessionStorage.removeItem(USER_KEY);
   $("account-user").textContent = "";
@@ -99,14 +101,17 @@ async function devSignIn(event) {
     say(problem, "error", "signin");
     return;
   }
+  const attempt = ++signIns;
   try {
     const data = await api("POST", "dev/token", { user_id: user });
+    if (attempt !== signIns) return; // signed in as someone else meanwhile
     if (!data || typeof data.token !== "string") throw new ApiError(500, "bad_token", "", null);
     storeSession(data.token, user);
     say(`Signed in as ${user}.`, "ok");
     await showApp();
     $("memory-enabled").focus();
   } catch (err) {
+    if (attempt !== signIns) return;
     if (err instanceof ApiError && err.status && err.status < 500) {
       const problem = "Sign-in was refused. Check the user name and try again.";
       fieldError(...field, problem, err.code);

@@ -91,16 +91,22 @@ export function signedInAsNow() {
 }
 
 export async function run(task) {
-  // One change at a time: a double click must not send the same request twice.
+  // One change at a time: a double click must not send the same request twice. The mark is this change's
+  // own: sign-out clears it (the next person may act at once), and this change ending clears no later one.
   if (state.busy) return;
   emit("action");
-  state.busy = true;
+  const mine = {};
+  state.busy = mine;
   state.changes += 1;
   document.body.dataset.busy = "true"; // a hook for tests; aria-busy would mute the status line
   try {
     await task();
   } finally {
-    state.busy = false;
-    delete document.body.dataset.busy;
+    if (state.busy === mine) notBusy();
   }
+}
+
+export function notBusy() {
+  state.busy = false;
+  delete document.body.dataset.busy;
 }

@@ -5,10 +5,9 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-import pytest
 from playwright.sync_api import Page, Route, expect
 
-from tests.browser.browser_support import add_entry, after_two_frames, eventually, memory, new_user, sign_in, switch_on
+from tests.browser.browser_support import add_entry, eventually, memory, new_user, sign_in, switch_on
 
 # Sampled on every DOM mutation (before the browser can paint it) and on every animation frame (which
 # also sees property changes such as a checkbox's `checked`, which mutations do not report).
@@ -123,83 +122,3 @@ def test_an_agent_switch_answered_after_sign_out_says_nothing_to_the_next_person
     assert secret_agent not in page.evaluate("() => document.body.textContent"), page.locator("#status").text_content()
     status, stored, _ = live.request("GET", "/v1/agents", token=token)
     assert [r["read"] for r in stored["agents"] if r["agent"] == secret_agent] == [False]  # frank's switch did land
-
-
-def _start_settings(page: Page) -> None:
-    page.locator("#memory-enabled").check()  # frank turns memory on
-
-
-def _start_forget_all(page: Page) -> None:
-    page.locator("#forget-all").click()
-    expect(page.locator("#forget-all-dialog")).to_be_visible()
-    page.locator("#forget-all-confirm").click()
-    page.keyboard.press("Escape")  # the dialog closes while the forget is on its way; then he signs out
-
-
-def _start_export(page: Page) -> None:
-    page.locator("#export").click()
-
-
-def _start_journal(page: Page) -> None:
-    page.locator("#tab-journal").click()
-
-
-def _start_add(page: Page) -> None:
-    page.locator("#add-text").fill("frank adds this as he leaves")
-    page.locator("#add-submit").click()
-
-
-def _start_pin(page: Page) -> None:
-    page.locator("[data-testid=entry]").get_by_role("button", name="Pin", exact=False).first.click()
-
-
-# What frank starts, the request it waits on (held until grace is signed in), and how that request is answered.
-LATE_ANSWERS = {
-    "memory switch": (_start_settings, "PUT", "/v1/memory/settings", None),
-    "forget everything": (_start_forget_all, "DELETE", "/v1/memory", None),
-    "export": (_start_export, "GET", "/v1/memory/export", None),
-    "journal refused as signed out": (_start_journal, "GET", "/v1/memory/journal", 401),
-    "add": (_start_add, "POST", "/v1/memory", None),
-    "pin": (_start_pin, "PATCH", "/v1/memory/*", None),
-    "pin refused as signed out": (_start_pin, "PATCH", "/v1/memory/*", 401),
-}
-
-
-@pytest.mark.parametrize("case", LATE_ANSWERS.keys())
-def test_an_answer_to_the_previous_person_changes_and_says_nothing_to_the_next(page: Page, live: Any, case: str) -> None:
-    """Frank starts something and signs out before it is answered; grace signs in. The late answer is frank's:
-    it must not change grace's page, speak on her status line, download into her session, or sign her out."""
-    start, method, path, refuse = LATE_ANSWERS[case]
-    frank, grace = new_user("frank"), new_user("grace")
-    frank_token = sign_in(page, frank)
-    if case != "memory switch":
-        switch_on(page)
-        add_entry(page, f"frank-note-{uuid.uuid4().hex[:8]}")
-    held: list[Route] = []
-    page.route(f"**{path}", lambda route: held.append(route) if route.request.method == method and not held else route.continue_())
-    downloads: list[Any] = []
-    page.on("download", lambda download: downloads.append(download))
-    start(page)
-    eventually(page, lambda: len(held) == 1)
-
-    page.locator("#signout").click()
-    expect(page.locator("#signin-user")).to_be_visible()
-    grace_token = sign_in(page, grace)
-    expect(page.locator("#memory-state")).to_have_text("Off")
-    status_before = page.locator("#status").text_content()
-    with page.expect_request_finished(lambda r: r.method == method and r.url == held[0].request.url):
-        if refuse:
-            held[0].fulfill(status=refuse, json={"code": "unauthorized", "message": "Sign in again."})
-        else:
-            held[0].continue_()  # frank's answer lands while grace is signed in
-    after_two_frames(page)
-    page.wait_for_timeout(200)  # and anything it would await after that (a reload of memory) has been drawn
-
-    expect(page.locator("#account-user")).to_have_text(grace)  # still signed in
-    expect(page.locator("#signin")).to_be_hidden()
-    expect(page.locator("#memory-state")).to_have_text("Off")  # her memory, as stored
-    assert page.locator("#status").text_content() == status_before
-    assert downloads == []
-    assert memory(live, grace_token)["enabled"] is False
-    if case == "memory switch":
-        assert memory(live, frank_token)["enabled"] is True  # frank's change did land, for frank
