@@ -110,11 +110,10 @@ async function setEnabled() {
     sw.checked = !wanted; // another change is in flight: leave the switch as the server has it
     return;
   }
-  const still = signedInAsNow(); // the answer is this person's: after sign-out it changes and says nothing
+  const still = signedInAsNow(); // signed out after the answer (api.js drops one that lands after): say nothing
   await run(async () => {
     try {
       const data = await api("PUT", "v1/memory/settings", { enabled: wanted });
-      if (!still()) return;
       state.memory.enabled = Boolean(data && data.enabled);
       changed();
       // What GET shows has changed, and so has the server's polling advice (just turned on: an agent

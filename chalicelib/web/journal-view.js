@@ -196,7 +196,7 @@ export async function loadJournal(reset) {
     showFooter();
     return rows;
   } catch (err) {
-    if (seq === journalSeq) await reportError(err, "journal"); // not a 401 of the person signed out
+    if (seq === journalSeq) await reportError(err, "journal"); // a superseded load's failure is old news
     return [];
   } finally {
     if (loadingSeq === seq) loadingSeq = 0; // a refresh may run again

@@ -37,7 +37,7 @@ export async function loadMemory(quiet) {
     changed();
     return true;
   } catch (err) {
-    if (!quiet && state.token === token) await reportError(err, "load"); // another person's failure is not theirs
+    if (!quiet) await reportError(err, "load");
     return false;
   }
 }

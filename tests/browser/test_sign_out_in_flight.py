@@ -23,6 +23,18 @@ from tests.browser.browser_support import (
 )
 
 
+def _hold_next(page: Page, glob: str, method: str) -> list[Route]:
+    """From now on, the first `method` request to `glob` waits (in the list) until the test lets it go."""
+    held: list[Route] = []
+    page.route(glob, lambda route: held.append(route) if route.request.method == method and not held else route.continue_())
+    return held
+
+
+def _sign_out(page: Page) -> None:
+    page.locator("#signout").click()
+    expect(page.locator("#signin-user")).to_be_visible()
+
+
 def _start_settings(page: Page) -> None:
     page.locator("#memory-enabled").check()  # frank turns memory on
 
@@ -73,15 +85,13 @@ def test_an_answer_to_the_previous_person_changes_and_says_nothing_to_the_next(p
     if case != "memory switch":
         switch_on(page)
         add_entry(page, f"frank-note-{uuid.uuid4().hex[:8]}")
-    held: list[Route] = []
-    page.route(f"**{path}", lambda route: held.append(route) if route.request.method == method and not held else route.continue_())
+    held = _hold_next(page, f"**{path}", method)
     downloads: list[Any] = []
     page.on("download", lambda download: downloads.append(download))
     start(page)
     eventually(page, lambda: len(held) == 1)
 
-    page.locator("#signout").click()
-    expect(page.locator("#signin-user")).to_be_visible()
+    _sign_out(page)
     grace_token = sign_in(page, grace)
     expect(page.locator("#memory-state")).to_have_text("Off")
     status_before = page.locator("#status").text_content()
@@ -98,21 +108,20 @@ def test_an_answer_to_the_previous_person_changes_and_says_nothing_to_the_next(p
     expect(page.locator("#memory-state")).to_have_text("Off")  # her memory, as stored
     assert page.locator("#status").text_content() == status_before
     assert downloads == []
-    assert memory(live, grace_token)["enabled"] is False
+    grace_stored, frank_stored = memory(live, grace_token), memory(live, frank_token)
+    assert grace_stored["enabled"] is False and grace_stored["items"] == []  # nothing of frank's went to her
+    # What frank asked for did land, for frank (a refused one changed nothing).
+    frank_texts = [i["text"] for i in frank_stored["items"]]
     if case == "memory switch":
-        assert memory(live, frank_token)["enabled"] is True  # frank's change did land, for frank
-
-
-def _hold_next(page: Page, glob: str, method: str) -> list[Route]:
-    """From now on, the first `method` request to `glob` waits (in the list) until the test lets it go."""
-    held: list[Route] = []
-    page.route(glob, lambda route: held.append(route) if route.request.method == method and not held else route.continue_())
-    return held
-
-
-def _sign_out(page: Page) -> None:
-    page.locator("#signout").click()
-    expect(page.locator("#signin-user")).to_be_visible()
+        assert frank_stored["enabled"] is True
+    elif case == "forget everything":
+        assert frank_texts == []
+    elif case == "add":
+        assert "frank adds this as he leaves" in frank_texts and len(frank_texts) == 2
+    elif case == "pin":
+        assert [i["pinned"] for i in frank_stored["items"]] == [True]
+    elif case == "pin refused as signed out":
+        assert [i["pinned"] for i in frank_stored["items"]] == [False]
 
 
 def test_the_next_person_may_act_while_the_previous_persons_change_is_on_its_way(page: Page, live: Any) -> None:
