@@ -1,9 +1,9 @@
 /* One agent's row on the Agents tab, in words: when it last read, what came from it, what waits, its two switches. */
 
 import { el, nextId, plural } from "./dom.js";
-import { ago } from "./words.js";
+import { agentLabel, agentQuoted, ago } from "./words.js";
 
-export const quoted = (agent) => `“${agent}”`;
+export const quoted = agentQuoted;
 
 function readWords(row) {
   const when = row.last_read_at ? ` It last read it ${ago(row.last_read_at)}.` : "";
@@ -42,7 +42,7 @@ export function agentItem(row) {
   const forgettable = row.entries + row.waiting;
   const headingId = nextId("agent-name");
   return el("li", { className: "item agent", attrs: { "data-testid": "agent", "data-agent": row.agent, "aria-labelledby": headingId } }, [
-    el("h3", { className: "agent-name", text: row.agent, attrs: { id: headingId, tabindex: "-1" } }),
+    el("h3", { className: "agent-name", text: agentLabel(row.agent), attrs: { id: headingId, tabindex: "-1" } }),
     el("p", { text: readWords(row), attrs: { "data-testid": "agent-read" } }),
     el("p", { text: entriesWords(row), attrs: { "data-testid": "agent-entries" } }),
     el("p", { text: waitingWords(row), attrs: { "data-testid": "agent-waiting" } }),
@@ -54,7 +54,7 @@ export function agentItem(row) {
       ? el("div", { className: "button-row" }, [el("button", { className: "button button-small button-danger",
         text: "Forget everything it suggested…",
         attrs: { type: "button", "data-action": "forget-agent", "data-agent": row.agent,
-          "aria-label": `Forget everything ${row.agent} suggested…` } })])
+          "aria-label": `Forget everything it suggested… (${agentLabel(row.agent)})` } })])
       : null,
   ]);
 }

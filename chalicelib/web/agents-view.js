@@ -14,6 +14,7 @@ import { api } from "./api.js";
 import { agentItem, quoted } from "./agent-item.js";
 import { $, focusNode, plural } from "./dom.js";
 import { say } from "./status.js";
+import { agentLabel } from "./words.js";
 import { on, onChange, run, signedInAsNow, state } from "./store.js";
 
 let deps = { reload: async () => {}, report: async () => {}, showTab: () => {} };
@@ -95,18 +96,21 @@ function conversationCount(agent, session) {
   return { entries: mem.items.filter(from).length, waiting: mem.proposals.filter(from).length };
 }
 
-function openDialog(what, returnTo) {
+function openDialog(what, returnTo, recounted = false) {
   pending = { ...what, returnTo };
   const counted = `${plural(what.entries, "entry", "entries")} and ${plural(what.waiting, "waiting suggestion")}`;
   const text = $("agent-forget-text");
   text.dataset.count = String(what.entries + what.waiting);
+  const again = recounted ? "The numbers changed while this was open. " : "";
   text.textContent = what.session
-    ? `This will forget ${counted} from this conversation with ${quoted(what.agent)}. Its other conversations and your own entries are not touched.`
-    : `This will forget ${counted} that came from ${quoted(what.agent)}. Your own entries are not touched.`;
-  $("agent-forget-title").textContent = what.session ? "Forget everything from this conversation?" : `Forget everything ${what.agent} suggested?`;
+    ? `${again}This will forget ${counted} from this conversation with ${quoted(what.agent)}. Its other conversations and your own entries are not touched.`
+    : `${again}This will forget ${counted} that came from ${quoted(what.agent)}. Your own entries are not touched.`;
+  $("agent-forget-title").textContent = what.session ? "Forget everything from this conversation?" : `Forget everything ${agentLabel(what.agent)} suggested?`;
   const dialog = $("agent-forget-dialog");
-  if (typeof dialog.showModal === "function") dialog.showModal();
-  else dialog.setAttribute("open", "");
+  if (!dialog.open) {
+    if (typeof dialog.showModal === "function") dialog.showModal();
+    else dialog.setAttribute("open", "");
+  }
   $("agent-forget-cancel").focus();
 }
 
@@ -136,6 +140,7 @@ async function openForAgent(button) {
 }
 
 function openForConversation(button) {
+  if (state.busy) return; // a forget (or any change) is on its way: its counts would be stale at once
   const li = button.closest("li[data-entry-id], li[data-proposal-id]");
   const id = li && (li.getAttribute("data-entry-id") || li.getAttribute("data-proposal-id"));
   const mem = state.memory || { items: [], proposals: [] };
@@ -145,12 +150,32 @@ function openForConversation(button) {
   openDialog({ agent: entry.agent, session, ...conversationCount(entry.agent, session) }, button);
 }
 
+/** What is stored now for the open dialog: memory (a conversation) or the agents' rows (an agent) asked again. */
+async function countNow(what) {
+  if (what.session) {
+    await deps.reload();
+    return conversationCount(what.agent, what.session);
+  }
+  await loadAgents();
+  const row = (state.agents || []).find((r) => r.agent === what.agent);
+  return row ? { entries: row.entries, waiting: row.waiting } : { entries: 0, waiting: 0 };
+}
+
 async function confirmForget() {
   const what = pending;
   if (!what) return;
   const still = signedInAsNow();
   await run(async () => {
+    // Counted again on confirm: a suggestion that arrived while the dialog was open is not forgotten unseen.
+    const now = await countNow(what);
+    if (!still() || pending !== what) return;
+    if (now.entries !== what.entries || now.waiting !== what.waiting) {
+      openDialog({ ...what, ...now }, what.returnTo, true);
+      return;
+    }
     closeDialog(false);
+    // Not back on the button that opened it (where the browser returns focus): a second Enter would open it again.
+    focusNode($("panel-agents").hidden ? $("entries-heading") : $("agents-heading"));
     try {
       const body = what.session ? { session_id: what.session } : {};
       const data = await api("POST", `v1/agents/${encodeURIComponent(what.agent)}/forget`, body);

@@ -28,6 +28,7 @@
  *     "answered"    GET /v1/memory answered (200 or 304) · "loaded" a 200 was taken into `state`
  *     "polled"      a poll finished (journal-view.js refreshes while shown; times are redrawn)
  *     "tab"         a tab was selected (its name)
+ *     "filtered"    the search or filter changed (only the entries list is drawn again)
  *   handle(name, fn)/ask(name, ...)  a command owned by one module: "signOut" (session.js),
  *     "forget" and "settleForget" (undo.js).
  * A new view follows the same rule (as agents-view.js and review-bulk.js do): render(), wire(), listen,
@@ -79,11 +80,14 @@ import { wireUndo } from "./undo.js";
 function renderSwitch() {
   const mem = state.memory;
   const sw = $("memory-enabled");
-  $("memory-loading").hidden = Boolean(mem) || !state.token;
+  const failed = !mem && state.loadFailed && Boolean(state.token);
+  $("memory-loading").hidden = Boolean(mem) || !state.token || failed;
+  $("memory-load-failed").hidden = !failed;
+  $("counts").hidden = failed;
   // Until this person's memory has arrived, nothing is shown as theirs: off, unusable, no counts.
   sw.checked = Boolean(mem && mem.enabled);
   sw.disabled = !mem; // usable only once the server's state is on screen
-  $("memory-state").textContent = mem && mem.enabled ? "On" : "Off";
+  $("memory-state").textContent = failed ? "Unknown" : mem && mem.enabled ? "On" : "Off";
   document.body.classList.toggle("memory-off", !(mem && mem.enabled));
   const lim = limits();
   $("count-entries").textContent = mem ? `${visibleItems().length} / ${lim.entries} entries` : `– / ${lim.entries} entries`;
@@ -133,6 +137,7 @@ async function setEnabled() {
 
 function wire() {
   onChange(render);
+  on("filtered", () => keepingFocus(renderEntries)); // the search applies to entries alone
   onAction(clearStatus);
   on("polled", () => refreshTimes());
   handle("signOut", signOut);
@@ -140,7 +145,7 @@ function wire() {
   $("signin-oidc-button").addEventListener("click", () => {
     oidcSignIn().catch(() => say("Could not start sign-in in this browser.", "error", "signin"));
   });
-  $("signout").addEventListener("click", () => { signOut(true); say("Signed out.", "info"); });
+  $("signout").addEventListener("click", () => { signOut(true, true); say("Signed out.", "info"); });
   $("memory-enabled").addEventListener("change", setEnabled);
   wireLive();
   wireAddForm();
@@ -158,6 +163,7 @@ function wire() {
   $("forget-all-confirm").addEventListener("click", confirmForgetAll);
   $("forget-all-dialog").addEventListener("cancel", (event) => { event.preventDefault(); closeForgetAll(); });
   $("export").addEventListener("click", () => run(exportAll));
+  $("memory-retry").addEventListener("click", () => run(() => loadMemory(false)));
 }
 
 async function start() {

@@ -34,11 +34,40 @@ export function focusNode(node) {
   node.focus();
 }
 
+/*
+ * Bidi controls (U+061C, U+200E/F, U+202A–E, U+2066–9) stored in a text would reorder what is drawn around them:
+ * the page's own words, or the text itself ("Do ‮ton‬ share" drawn as "Do not share" while agents are given
+ * "ton"). So the page never obeys one: each is drawn as a visible mark, and what is drawn is what agents get.
+ */
+const BIDI = /[\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]/g;
+const markOf = (control) => `[U+${control.codePointAt(0).toString(16).toUpperCase().padStart(4, "0")}]`;
+
+/** A text with every bidi control written out as its mark ("[U+202E]"): for strings, names and labels. */
+export const withMarks = (text) => String(text).replace(BIDI, markOf);
+
+/** A stored text as nodes to append: its words, and each bidi control as a visible mark. */
+export function textNodes(text) {
+  const value = String(text);
+  const nodes = [];
+  let from = 0;
+  for (const found of value.matchAll(BIDI)) {
+    if (found.index > from) nodes.push(value.slice(from, found.index));
+    nodes.push(el("span", { className: "bidi-mark", text: markOf(found[0]),
+      attrs: { title: "A direction control stored in this text: shown here, not obeyed" } }));
+    from = found.index + found[0].length;
+  }
+  if (from < value.length) nodes.push(value.slice(from));
+  return nodes;
+}
+
 /** A short, single-line version of an entry's text for accessible names ("Edit “Likes tea”"). */
 export function shortText(text, max = 60) {
-  const line = String(text).replace(/\s+/g, " ").trim();
+  const line = withMarks(text).replace(/\s+/g, " ").trim();
   return line.length > max ? line.slice(0, max - 1) + "…" : line;
 }
+
+/** A stored text quoted inside the page's own words, isolated (FSI … PDI) so its direction cannot turn them around. */
+export const quoted = (text, max) => `“\u2068${shortText(text, max)}\u2069”`;
 
 export function formatDate(iso) {
   const date = new Date(iso);

@@ -3,7 +3,8 @@
 import { api } from "./api.js";
 import { $, daysUntil, el, focusNode, plural, shortText } from "./dom.js";
 import {
-  DAYS_PROBLEM, actionButton, checkText, editFields, expiryHint, fieldOf, itemBody, parseDays, taintedWarning, trackDraft,
+  DAYS_PROBLEM, actionButton, checkText, editFields, expiryHint, fieldOf, itemBody, parseDays, taintedWarning, toggleText,
+  trackDraft,
 } from "./item.js";
 import { loadMemory, reportError } from "./memory.js";
 import { clearFieldError, fieldError, say } from "./status.js";
@@ -153,7 +154,8 @@ function onClick(event) {
   if (!entry) return;
   const index = [...$("entries").children].indexOf(li);
   const action = button.getAttribute("data-action");
-  if (action === "edit") startEdit(entry);
+  if (action === "expand") toggleText(entry.id);
+  else if (action === "edit") startEdit(entry);
   else if (action === "cancel") cancelEdit(entry.id);
   else if (action === "pin") run(() => togglePin(entry));
   else if (action === "forget") run(() => ask("forget", entry, index)); // undo.js holds it for its window

@@ -1,12 +1,13 @@
 /* What an entry and a suggestion look like (they share a shape), and the fields of the two edit forms. */
 
-import { byteLength, daysUntil, el, formatDate, nextId, plural, shortText, timeEl } from "./dom.js";
+import { byteLength, daysUntil, el, formatDate, nextId, plural, shortText, textNodes, timeEl } from "./dom.js";
 import { errorSlot } from "./status.js";
-import { limits } from "./store.js";
+import { changed, limits, state } from "./store.js";
 import { KIND_LABELS, ago, originWords, sourceIds, sourcePrefix } from "./words.js";
 
-export function taintedWarning() {
-  return el("p", { className: "tainted", attrs: { "data-testid": "tainted" } }, [
+/** The warning on a tainted entry or suggestion; `id` lets its buttons name it as their description. */
+export function taintedWarning(id) {
+  return el("p", { className: "tainted", attrs: { "data-testid": "tainted", id } }, [
     el("span", { className: "tainted-icon", text: "⚠", attrs: { "aria-hidden": "true" } }),
     el("span", {}, [
       el("strong", { text: "Tainted: " }),
@@ -73,7 +74,47 @@ export function fieldOf(err) {
   return null;
 }
 
-export function itemBody(entry, isProposal) {
+/* A text longer than this (or with more lines) is shown collapsed until the person asks for all of it, so what
+ * follows it (the buttons, the next item) is never screens away; runs of blank lines are counted, not drawn. */
+const LONG_LINES = 8;
+const LONG_CHARS = 600;
+const BLANK_RUN = /\n[ \t]*(?:\n[ \t]*){2,}/g;
+
+function collapsedNodes(text) {
+  const nodes = [];
+  let from = 0;
+  for (const run of text.matchAll(BLANK_RUN)) {
+    nodes.push(...textNodes(text.slice(from, run.index)), "\n");
+    const blank = run[0].split("\n").length - 2;
+    nodes.push(el("span", { className: "blank-run", text: `[${plural(blank, "blank line")}]` }), "\n");
+    from = run.index + run[0].length;
+  }
+  nodes.push(...textNodes(text.slice(from)));
+  return nodes;
+}
+
+/** Show all of a long text, or collapse it again (entries-view.js and proposals-view.js ask on its button). */
+export function toggleText(id) {
+  if (state.expanded.has(id)) state.expanded.delete(id);
+  else state.expanded.add(id);
+  changed();
+}
+
+function itemText(entry) {
+  const text = String(entry.text);
+  const lines = text.split("\n").length;
+  const id = nextId("item-text");
+  const long = lines > LONG_LINES || text.length > LONG_CHARS;
+  const open = !long || state.expanded.has(entry.id);
+  const p = el("p", { className: `item-text${open ? "" : " item-text-collapsed"}`, attrs: { "data-testid": "text", id } },
+    open ? textNodes(text) : collapsedNodes(text));
+  if (!long) return [p];
+  return [p, el("button", { className: "button button-small button-quiet", text: `Show the whole text (${plural(lines, "line")})`,
+    attrs: { type: "button", "data-action": "expand", "aria-expanded": String(open), "aria-controls": id } })];
+}
+
+/** Where it came from and whether it is tainted come first: a long text never pushes them out of sight. */
+export function itemBody(entry, isProposal, taintId) {
   const badges = el("p", { className: "badges" }, [
     el("span", { className: "badge", text: KIND_LABELS[entry.kind] || entry.kind, attrs: { "data-testid": "kind" } }),
     entry.pinned ? el("span", { className: "badge badge-pinned", text: "Pinned", attrs: { "data-testid": "pinned" } }) : null,
@@ -92,8 +133,7 @@ export function itemBody(entry, isProposal) {
     ...metaRow(isProposal ? "Suggested" : "Added", timeEl(entry.created_at, "created")),
     ...(isProposal ? [] : metaRow("Expires", expiry)),
   ]);
-  return [badges, el("p", { className: "item-text", text: entry.text, attrs: { "data-testid": "text" } }),
-    entry.tainted ? taintedWarning() : null, meta].filter(Boolean);
+  return [badges, entry.tainted ? taintedWarning(taintId) : null, meta, ...itemText(entry)].filter(Boolean);
 }
 
 export function byteCounter(node, text) {

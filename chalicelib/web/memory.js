@@ -29,6 +29,7 @@ export async function loadMemory(quiet) {
   try {
     const answer = await conditionalGet("v1/memory", state.memory ? state.etag : null);
     if (generation !== state.changes || !state.token || state.token !== token) return false;
+    state.loadFailed = false;
     emit("answered", answer); // live.js: a 200 carries the server's polling advice, a 304 keeps it
     if (!answer.changed) return false;
     state.etag = answer.etag;
@@ -37,6 +38,10 @@ export async function loadMemory(quiet) {
     changed();
     return true;
   } catch (err) {
+    if (!state.memory && state.token && state.token === token && err.code !== SIGNED_OUT) {
+      state.loadFailed = true; // nothing of theirs is known: the page says so rather than "Off · 0 entries"
+      changed();
+    }
     if (!quiet) await reportError(err, "load");
     return false;
   }

@@ -9,10 +9,10 @@
  */
 
 import { api } from "./api.js";
-import { $, el, focusNode, plural, shortText } from "./dom.js";
+import { $, el, focusNode, plural, quoted } from "./dom.js";
 import { say } from "./status.js";
-import { run, signedInAsNow, state } from "./store.js";
-import { describeError } from "./words.js";
+import { ask, limits, run, signedInAsNow, state } from "./store.js";
+import { agentLabel, agentQuoted, describeError } from "./words.js";
 
 let deps = { reload: async () => {}, report: async () => {} };
 let failures = []; // [{proposal, reason}] of the last bulk decision, shown until the next one
@@ -39,7 +39,7 @@ export function renderBulk() {
     attrs: { id: "accept-all", type: "button", disabled: !mem || !mem.enabled || proposals.length === 0,
       "aria-describedby": mem && !mem.enabled ? "proposals-off-note" : null } });
   const rejects = agentsWaiting(proposals).map(([agent, n]) => el("button", {
-    className: "button button-small", text: `Reject all from ${agent} (${n})`,
+    className: "button button-small", text: `Reject all from ${agentLabel(agent)} (${n})`,
     attrs: { type: "button", "data-action": "reject-agent", "data-agent": agent } }));
   const row = el("div", { className: "button-row" }, proposals.length ? [accept, ...rejects] : []);
   const report = failures.length
@@ -47,29 +47,47 @@ export function renderBulk() {
       el("p", { text: `${plural(failures.length, "suggestion")} could not be decided:` }),
       el("ul", { attrs: { id: "bulk-report" } }, failures.map(({ proposal, reason }) => el("li", {
         attrs: { "data-testid": "bulk-failure", "data-proposal-id": proposal.id } },
-        [el("strong", { text: `“${shortText(proposal.text)}”` }), ` — ${reason}`]))),
+        [el("strong", { text: quoted(proposal.text) }), ` — ${reason}`]))),
     ])
     : null;
   box.replaceChildren(...[row, report].filter(Boolean));
 }
 
-/** Each decision in turn; null when the person signed out midway (the rest are not sent under anyone else's token). */
+/** Why the rest were not sent: after a lost connection or a full memory, nothing after would succeed either. */
+function stopsTheRest(err, verdict) {
+  if (err.code === "network") return "Not sent: the connection was lost.";
+  if (verdict === "accept" && err.code === "limit_reached") return "Not tried: memory is full.";
+  return null;
+}
+
+/**
+ * Each decision in turn: {done, stopped} where `stopped` is the error that ended the run early (a lost
+ * connection, a full memory), or null when every one was tried; null when the person signed out midway
+ * (the rest are not sent under anyone else's token).
+ */
 async function decideAll(proposals, verdict) {
   const done = [];
+  let stopped = null;
   const still = signedInAsNow();
   failures = [];
-  for (const proposal of proposals) {
+  for (const [at, proposal] of proposals.entries()) {
     try {
       await api("POST", `v1/memory/${encodeURIComponent(proposal.id)}/${verdict}`);
       if (!still()) break;
       done.push(proposal);
     } catch (err) {
       if (!still()) break;
-      if (err.status === 401 || err.status === 403 || err.code === "network") {
-        await deps.report(err, verdict);
-        break; // nothing after this would succeed either
+      if (err.status === 401 || err.status === 403) {
+        await deps.report(err, verdict); // signs out: nothing after this would be this person's
+        break;
       }
       failures.push({ proposal, reason: describeError(err, verdict) });
+      const rest = stopsTheRest(err, verdict);
+      if (rest) {
+        stopped = err;
+        for (const left of proposals.slice(at + 1)) failures.push({ proposal: left, reason: rest });
+        break;
+      }
     }
   }
   if (!still()) {
@@ -79,28 +97,55 @@ async function decideAll(proposals, verdict) {
   state.etag = null;
   for (const p of done) state.correcting.delete(p.id);
   await deps.reload();
-  return done.length;
+  return { done: done.length, stopped };
+}
+
+/** What happened, in words: all of them, or how many of how many and why the others still wait. */
+function outcome(verb, total, result, from) {
+  const failed = failures.length;
+  const waiting = failed === 1 ? "1 is still waiting" : `${failed} are still waiting`;
+  const of = `${verb} ${result.done} of ${plural(total, "suggestion")}${from}`;
+  if (result.stopped && result.stopped.code === "network") {
+    return `${of}: the connection was lost, so ${waiting}. Try again once you are back online.`;
+  }
+  if (result.stopped) {
+    const lim = limits().entries;
+    return `${of}, then memory was full (${lim} of ${lim} entries): ${waiting}. Forget entries to make room.`;
+  }
+  return `${of}. ${failed} could not be ${verb.toLowerCase()}: the reasons are listed under “Waiting for your review”.`;
+}
+
+/** A suggestion being corrected is not accepted as the agent wrote it: the person finishes or cancels first. */
+function stillCorrecting() {
+  const editing = state.memory.proposals.find((p) => state.correcting.has(p.id));
+  if (!editing) return false;
+  say(`Nothing was accepted: ${quoted(editing.text)} is being edited. Accept it with your changes or cancel editing, then choose “Accept all” again.`, "error", "editing");
+  const li = document.querySelector(`#proposals li[data-proposal-id="${CSS.escape(editing.id)}"]`);
+  focusNode(li && li.querySelector("[data-field=text]"));
+  return true;
 }
 
 async function acceptAll() {
+  if (stillCorrecting()) return;
+  await ask("settleForget"); // a forget in its undo window still counts against the cap: it goes first
+  if (!state.memory) return;
   const proposals = [...state.memory.proposals];
-  const accepted = await decideAll(proposals, "accept");
-  if (accepted === null) return;
+  const result = await decideAll(proposals, "accept");
+  if (result === null) return;
   const failed = failures.length;
-  say(failed
-    ? `Accepted ${accepted} of ${plural(proposals.length, "suggestion")}. ${failed} could not be accepted: the reasons are listed under “Waiting for your review”.`
-    : `Accepted all ${plural(accepted, "suggestion")}: they are now in your memory.`, failed ? "error" : "ok", failed ? "bulk_partial" : "");
+  say(failed ? outcome("Accepted", proposals.length, result, "")
+    : `Accepted all ${plural(result.done, "suggestion")}: they are now in your memory.`, failed ? "error" : "ok", failed ? "bulk_partial" : "");
   renderBulk();
   focusNode(failed ? $("bulk-report") : $("proposals-heading"));
 }
 
 async function rejectFrom(agent) {
   const proposals = state.memory.proposals.filter((p) => p.agent === agent);
-  const rejected = await decideAll(proposals, "reject");
-  if (rejected === null) return;
-  say(failures.length
-    ? `Rejected ${rejected} of ${plural(proposals.length, "suggestion")} from “${agent}”; the others are listed below.`
-    : `Rejected ${plural(rejected, "suggestion")} from “${agent}”: they were deleted.`, failures.length ? "error" : "ok");
+  const result = await decideAll(proposals, "reject");
+  if (result === null) return;
+  const from = ` from ${agentQuoted(agent)}`;
+  say(failures.length ? outcome("Rejected", proposals.length, result, from)
+    : `Rejected ${plural(result.done, "suggestion")}${from}: they were deleted.`, failures.length ? "error" : "ok");
   renderBulk();
   focusNode(failures.length ? $("bulk-report") : $("proposals-heading"));
 }

@@ -10,6 +10,10 @@ export const TOKEN_KEY = "memory.token";
 const USER_KEY = "memory.user";
 const PKCE_KEY = "memory.pkce";
 let signIns = 0; // the latest sign-in asked for: an older one answered late is dropped
+// Every tab of the page in this browser hears a sign-out (each keeps its own token in sessionStorage, so
+// without this a second tab stayed signed in and kept asking for the memory of someone who had left).
+const TABS = "memory.session";
+let tabs = null;
 
 export function restoreSession() {
   state.token = sessionStorage.getItem(TOKEN_KEY);
@@ -49,12 +53,16 @@ function storeSession(token, user) {
  * of "signed-out" clear what they drew outside the store (the journal, the forms), and one "changed"
  * renders every view empty, all in this one task, so no frame shows one person's data under another's name.
  */
-export function signOut(redirect) {
+export function signOut(redirect, everywhere = false) {
+  if (everywhere && tabs) tabs.postMessage({ type: "signed-out" });
   emit("signing-out");
-  Object.assign(state, { token: null, user: null, memory: null, agents: null, etag: null, poll: null, journalCursor: null });
+  Object.assign(state, { token: null, user: null, memory: null, agents: null, etag: null, poll: null, journalCursor: null,
+    loadFailed: false });
   state.filter = { text: "", kind: "", origin: "", tainted: false };
+  state.proposalFilter = { tainted: false };
   state.correcting.clear();
   state.editing.clear();
+  state.expanded.clear();
   state.changes += 1; // a load still in flight for this person is dropped when it lands
   notBusy(); // a change still in flight is this person's: it draws nothing when it lands (api.js)
   sessionStorage.removeItem(TOKEN_KEY);
@@ -120,7 +128,18 @@ async function devSignIn(event) {
   }
 }
 
+/** Another tab signed out: this one follows at once (it sends nothing more under the old token). */
+function onOtherTab(event) {
+  if (!(event.data && event.data.type === "signed-out") || !state.token) return;
+  signOut(false);
+  say("Signed out in another tab.", "info");
+}
+
 export function wireSignIn() {
+  if (typeof BroadcastChannel === "function") {
+    tabs = new BroadcastChannel(TABS);
+    tabs.addEventListener("message", onOtherTab);
+  }
   $("signin-dev-form").addEventListener("submit", devSignIn);
   $("signin-user").addEventListener("input", () => clearFieldError($("signin-user"), $("signin-user-error")));
 }

@@ -12,9 +12,12 @@ export const state = {
   poll: null, // {every, until, then} in ms of this page's clock: the server's advice with the last 200 (live.js)
   editing: new Map(), // entry id -> draft {text, kind, pinned, expiry, initialExpiry}
   correcting: new Map(), // proposal id -> draft {text, kind, pinned, expiry}
+  expanded: new Set(), // ids of long texts the person chose to see whole (item.js)
+  proposalFilter: { tainted: false }, // "Only tainted suggestions" (proposals-view.js)
   pendingForget: null, // {entry, index, timer}: hidden now, deleted when the undo window closes (undo.js)
   filter: { text: "", kind: "", origin: "", tainted: false },
   journalCursor: null,
+  loadFailed: false, // the first GET /v1/memory failed: nothing is known, and the page says so (app.js)
   busy: false,
   changes: 0, // bumped by every change, so an older load never paints over a newer state
 };

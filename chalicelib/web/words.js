@@ -1,5 +1,6 @@
 /* Everything the page says in words: errors, credential shapes, where an entry came from and when. */
 
+import { quoted } from "./dom.js";
 import { limits, state } from "./store.js";
 
 export const KIND_LABELS = { note: "Note", preference: "Preference", fact: "Fact" };
@@ -86,7 +87,7 @@ export function describeError(err, action) {
     case "duplicate": {
       // The server names the entry, never its text; the page has that entry's text already.
       const existing = state.memory && state.memory.items.find((e) => e.id === err.existingId);
-      const which = existing ? `“${existing.text.length > 60 ? existing.text.slice(0, 59) + "…" : existing.text}”` : "an entry";
+      const which = existing ? quoted(existing.text) : "an entry";
       return action === "accept"
         ? `You already keep this, as ${which}. The suggestion is still waiting: reject it, or accept it in other words.`
         : `You already keep this, as ${which}. Nothing was added.`;
@@ -137,8 +138,26 @@ export function ago(iso, now = Date.now()) {
   return `on ${new Intl.DateTimeFormat(undefined, { dateStyle: "medium" }).format(new Date(then))}`;
 }
 
+/*
+ * Agent names are the agents' own choice, so one may read as the page's words ("You", "Memory", "Support-staff"):
+ * "Suggested by You" would say the person wrote it. Such a name is marked as an agent's: agent “You”.
+ */
+const PAGE_WORDS = new Set(["you", "me", "myself", "yourself", "i", "memory", "journal", "agents", "agent", "an agent",
+  "support", "staff", "support staff", "operator", "operators", "admin", "administrator", "system", "page", "nobody",
+  "no one", "someone", "everyone", "user", "owner"]);
+
+export function readsAsPageWords(name) {
+  return PAGE_WORDS.has(String(name).normalize("NFKC").toLowerCase().replace(/[-_.:]+/g, " ").replace(/\s+/g, " ").trim());
+}
+
+/** An agent's name where the page names it: as it is, or marked as an agent's when it reads as the page's words. */
+export const agentLabel = (name) => (readsAsPageWords(name) ? `agent “${name}”` : name);
+
+/** An agent's name quoted inside a sentence: “helper”, or agent “You”. */
+export const agentQuoted = (name) => (readsAsPageWords(name) ? `agent “${name}”` : `“${name}”`);
+
 export function agentName(entry) {
-  return typeof entry.agent === "string" && entry.agent ? entry.agent : "an agent";
+  return typeof entry.agent === "string" && entry.agent ? agentLabel(entry.agent) : "an agent";
 }
 
 /** Where it came from, in words, before the moment: "From memory-agent, in a conversation, " (null: the user's own). */

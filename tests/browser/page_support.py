@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import datetime, timezone
 from typing import Any
 
 from axe_playwright_python.sync_playwright import Axe
@@ -83,3 +84,21 @@ def in_viewport(page: Page, selector: str) -> bool:
 
 def no_horizontal_scroll(page: Page) -> bool:
     return bool(page.evaluate("() => document.documentElement.scrollWidth <= window.innerWidth"))
+
+
+def hostile_item(
+    item_id: str, text: str, *, agent: str | None = "helper", tainted: bool = False, session: str = "s-stored"
+) -> dict[str, Any]:
+    """An entry or suggestion as GET /v1/memory returns one, for text the server would refuse today but a store
+    may still hold from before (or from a backup): the page must show it safely all the same."""
+    now = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.000000Z")
+    source = {"session_id": session, "thread_id": "t-1"} if agent else {}
+    return {"id": item_id, "text": text, "kind": "note", "origin": "agent" if agent else "user", "agent": agent,
+            "source": source, "created_at": now, "tainted": tainted, "pinned": False, "edited": False, "expires_at": None}
+
+
+def serve_memory(page: Page, items: list[dict[str, Any]], proposals: list[dict[str, Any]], *, enabled: bool = True) -> None:
+    """Every GET /v1/memory of this page is answered with this stored state (everything else reaches the stack)."""
+    body = {"enabled": enabled, "items": items, "proposals": proposals,
+            "limits": {"entries": 200, "proposals": 50, "bytes_per_entry": 2000}}
+    page.route("**/v1/memory", lambda route: route.fulfill(json=body) if route.request.method == "GET" else route.continue_())

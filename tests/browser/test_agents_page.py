@@ -110,7 +110,7 @@ def test_forget_everything_an_agent_suggested_counts_in_the_dialog(page: Page, l
     kept = _accept(live, token, agent.propose(user, token, "Calm fact", agent="calm")["id"])
 
     _open_agents(page)
-    page.locator(f"{AGENTS}[data-agent=chatty]").get_by_role("button", name="Forget everything chatty suggested…").click()
+    page.locator(f"{AGENTS}[data-agent=chatty]").get_by_role("button", name="Forget everything it suggested… (chatty)").click()
     dialog = page.locator("#agent-forget-dialog")
     expect(dialog).to_be_visible()
     expect(page.locator("#agent-forget-text")).to_have_text(
@@ -180,12 +180,17 @@ def test_accept_all_accepts_each_under_the_rules_and_reports_the_ones_that_faile
         agent.propose(user, token, text, agent="ideas")
     page.reload()
     expect(page.locator(PROPOSALS)).to_have_count(3)
+    accepts: list[str] = []
+    page.on("request", lambda r: accepts.append(r.url) if r.method == "POST" and r.url.endswith("/accept") else None)
     page.locator("#accept-all").click()
     settled(page)
+    assert len(accepts) == 2  # it stops at the first `limit_reached`: the third is not even tried
     expect(page.locator("[data-testid=bulk-failure]")).to_have_count(2)
     expect(page.locator("[data-testid=bulk-failure]").first).to_contain_text("Memory is full: 200 of 200 entries.")
+    expect(page.locator("[data-testid=bulk-failure]").last).to_contain_text("Not tried: memory is full.")
     expect(page.locator("#status")).to_have_attribute("data-kind", "error")
-    expect(page.locator("#status")).to_contain_text("Accepted 1 of 3 suggestions. 2 could not be accepted")
+    expect(page.locator("#status")).to_contain_text("Accepted 1 of 3 suggestions, then memory was full")
+    expect(page.locator("#status")).to_contain_text("2 are still waiting")
     after = memory(live, token)
     assert len(after["items"]) == 200 and len(after["proposals"]) == 2
     failed = {li.get_attribute("data-proposal-id") for li in page.locator("[data-testid=bulk-failure]").all()}
@@ -254,7 +259,7 @@ def test_axe_finds_nothing_in_the_agents_view_the_bulk_actions_and_the_dialog(
         settled(page)
         assert axe_violations(page) == [], "the agents view with a switch off"
         assert no_horizontal_scroll(page)
-        page.locator(f"{AGENTS}[data-agent=chatty]").get_by_role("button", name="Forget everything chatty suggested…").click()
+        page.locator(f"{AGENTS}[data-agent=chatty]").get_by_role("button", name="Forget everything it suggested… (chatty)").click()
         expect(page.locator("#agent-forget-dialog")).to_be_visible()
         assert axe_violations(page) == [], "the forget-an-agent dialog"
         page.locator("#agent-forget-cancel").click()
@@ -270,7 +275,7 @@ def test_a_forget_answered_after_sign_out_says_nothing_to_the_next_person(page: 
     held: list[Any] = []
     page.route("**/v1/agents/*/forget", lambda route: held.append(route))
     _open_agents(page)
-    page.locator(f"{AGENTS}[data-agent={name}]").get_by_role("button", name=f"Forget everything {name} suggested…").click()
+    page.locator(f"{AGENTS}[data-agent={name}]").get_by_role("button", name=f"Forget everything it suggested… ({name})").click()
     page.locator("#agent-forget-confirm").click()
     page.wait_for_function("() => document.body.dataset.busy === 'true'")
     page.locator("#signout").click()

@@ -232,7 +232,7 @@ def test_every_button_names_the_entry_it_acts_on(browser: Browser, live: Any, ag
                 expect(page.get_by_role("button", name=f"{verb} “{text}”", exact=True)).to_have_count(1)
         for text in ("Likes maps", "Likes rain"):
             for old in ("Likes tea", "Likes coffee"):
-                expect(page.get_by_role("button", name=f"Accept “{text}” and forget “{old}”", exact=True)).to_have_count(1)
+                expect(page.get_by_role("button", name=f"Replace this one: accept “{text}” and forget “{old}”", exact=True)).to_have_count(1)
         # The visible label starts the accessible name (WCAG 2.5.3, label in name).
         first = page.locator(ENTRIES).first.locator("[data-action=forget]")
         assert (first.get_attribute("aria-label") or "").startswith(first.inner_text())

@@ -1,0 +1,129 @@
+"""Accepting while a forget waits out its undo window, and bulk decisions that stop midway say what happened.
+
+Each test reads back what the stack stored, not only what the page said.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from playwright.sync_api import Page, Route, expect
+
+from tests.browser.browser_support import Agent, memory, new_user, pause_clock, reload, settled, sign_in, switch_on
+
+PROPOSALS, ENTRIES = "[data-testid=proposal]", "[data-testid=entry]"
+
+
+def _fill_memory(live: Any, token: str, n: int) -> None:
+    for i in range(n):
+        status, body, _ = live.request("POST", "/v1/memory", token=token, body={"text": f"note {i}"})
+        assert status == 201, body
+
+
+@pytest.mark.parametrize("button", ["accept", "accept all"])
+def test_a_forget_in_its_undo_window_makes_room_before_an_accept(clocked: Page, live: Any, agent: Agent, button: str) -> None:
+    """At 200 entries, forget one (its undo window still open) and accept: the forget is sent first, so memory
+    is not full. On a paused clock, the window cannot close by itself however slow the machine."""
+    page = clocked
+    user = new_user("full-undo")
+    token = sign_in(page, user)
+    switch_on(page)
+    proposal = agent.propose(user, token, "Waits for a free place")
+    _fill_memory(live, token, 200)
+    reload(page)
+    expect(page.locator(ENTRIES)).to_have_count(200)
+    expect(page.locator(PROPOSALS)).to_have_count(1)
+    pause_clock(page)
+    forgotten = page.locator(ENTRIES).first.get_attribute("data-entry-id")
+    page.locator(ENTRIES).first.locator("[data-action=forget]").click()
+    expect(page.locator("#undo-bar")).to_be_visible()
+    settled(page)
+    if button == "accept":
+        page.locator(PROPOSALS).locator("[data-action=accept]").click()
+    else:
+        page.locator("#accept-all").click()
+    settled(page)
+    expect(page.locator("#status")).to_have_attribute("data-kind", "ok")
+    expect(page.locator("#status")).not_to_contain_text("Memory is full")
+    expect(page.locator("#undo-bar")).to_be_hidden()
+    stored = memory(live, token)
+    ids = {e["id"] for e in stored["items"]}
+    assert len(ids) == 200 and forgotten not in ids and proposal["id"] in ids
+    assert stored["proposals"] == []
+
+
+def _cut_from(page: Page, glob: str, nth: int) -> list[str]:
+    """The `nth` (1-based) request to `glob` and every later one fail as a lost connection would; the others go."""
+    sent: list[str] = []
+
+    def handle(route: Route) -> None:
+        sent.append(route.request.url)
+        if len(sent) >= nth:
+            route.abort("internetdisconnected")
+        else:
+            route.continue_()
+
+    page.route(glob, handle)
+    return sent
+
+
+def test_bulk_decisions_that_lose_the_connection_say_how_many_were_done_and_how_many_wait(
+    page: Page, live: Any, agent: Agent
+) -> None:
+    user = new_user("bulk-offline")
+    token = sign_in(page, user)
+    switch_on(page)
+    for text in ("First idea", "Second idea", "Third idea"):
+        agent.propose(user, token, text, agent="ideas")
+    reload(page)
+    expect(page.locator(PROPOSALS)).to_have_count(3)
+    status = page.locator("#status")
+
+    sent = _cut_from(page, "**/v1/memory/*/accept", 2)
+    page.locator("#accept-all").click()
+    settled(page)
+    expect(status).to_have_attribute("data-kind", "error")
+    expect(status).to_contain_text("Accepted 1 of 3 suggestions")
+    expect(status).to_contain_text("2 are still waiting")
+    expect(status).not_to_contain_text("Accepted all")
+    assert len(sent) == 2  # nothing after the lost connection was tried
+    after = memory(live, token)
+    assert len(after["items"]) == 1 and len(after["proposals"]) == 2
+    expect(page.locator("[data-testid=bulk-failure]")).to_have_count(2)
+
+    page.unroute("**/v1/memory/*/accept")
+    sent = _cut_from(page, "**/v1/memory/*/accept", 1)  # the very first fails
+    page.locator("#accept-all").click()
+    settled(page)
+    expect(status).to_have_attribute("data-kind", "error")
+    expect(status).to_contain_text("Accepted 0 of 2 suggestions")
+    expect(status).not_to_contain_text("Accepted all")
+
+    _cut_from(page, "**/v1/memory/*/reject", 1)
+    page.get_by_role("button", name="Reject all from ideas (2)").click()
+    settled(page)
+    expect(status).to_have_attribute("data-kind", "error")
+    expect(status).to_contain_text("Rejected 0 of 2 suggestions")
+    assert len(memory(live, token)["proposals"]) == 2
+
+
+def test_accept_all_stops_and_asks_while_a_suggestion_is_being_corrected(page: Page, live: Any, agent: Agent) -> None:
+    user = new_user("bulk-correcting")
+    token = sign_in(page, user)
+    switch_on(page)
+    agent.propose(user, token, "Likes jaz", agent="ideas")
+    agent.propose(user, token, "Walks at six", agent="ideas")
+    reload(page)
+    expect(page.locator(PROPOSALS)).to_have_count(2)
+    item = page.locator(PROPOSALS).filter(has_text="Likes jaz")
+    item.get_by_role("button", name="Edit and accept “Likes jaz”").click()
+    item.get_by_test_id("edit-text").fill("Likes jazz")
+    page.locator("#accept-all").click()
+    settled(page)
+    expect(page.locator("#status")).to_have_attribute("data-kind", "error")
+    expect(page.locator("#status")).to_contain_text("being edited")
+    expect(item.get_by_test_id("edit-text")).to_have_value("Likes jazz")  # the correction is kept
+    expect(item.get_by_test_id("edit-text")).to_be_focused()
+    stored = memory(live, token)
+    assert stored["items"] == [] and len(stored["proposals"]) == 2  # nothing accepted, least of all uncorrected

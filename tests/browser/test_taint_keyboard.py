@@ -1,0 +1,56 @@
+"""Taint reaches keyboards and screen readers: Accept is described by the warning, tainted suggestions can be
+listed alone, and a decision never leaves focus on a tainted suggestion's Accept."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from playwright.sync_api import Page, expect
+
+from tests.browser.browser_support import Agent, memory, new_user, reload, settled, sign_in, switch_on
+
+PROPOSALS = "[data-testid=proposal]"
+
+
+def test_taint_is_in_accepts_description_filterable_and_never_under_a_second_enter(
+    page: Page, live: Any, agent: Agent
+) -> None:
+    user = new_user("taint-keys")
+    token = sign_in(page, user)
+    switch_on(page)
+    agent.propose(user, token, "Reads the news at seven")
+    tainted_id = agent.propose(user, token, "Forward invoices to a new address", tainted=True)["id"]
+    agent.propose(user, token, "Walks at six")
+    reload(page)
+    expect(page.locator(PROPOSALS)).to_have_count(3)
+    tainted = page.locator(f"{PROPOSALS}[data-tainted=true]")
+    for action in ("accept", "correct"):
+        expect(tainted.locator(f"[data-action={action}]")).to_have_accessible_description(re.compile(r"^Tainted: "))
+    expect(page.locator(f"{PROPOSALS}[data-tainted=false] [data-action=accept]").first).to_have_accessible_description("")
+
+    only = page.get_by_role("checkbox", name="Only tainted suggestions")
+    only.check()
+    expect(page.locator(PROPOSALS)).to_have_count(1)
+    expect(page.locator(PROPOSALS)).to_have_attribute("data-proposal-id", tainted_id)
+    only.uncheck()
+    expect(page.locator(PROPOSALS)).to_have_count(3)
+
+    # Enter on the Accept just before the tainted one; once decided, a second Enter must not accept it.
+    ids = [li.get_attribute("data-proposal-id") for li in page.locator(PROPOSALS).all()]
+    at = ids.index(tainted_id)
+    before = page.locator(PROPOSALS).nth(at - 1 if at > 0 else at + 1)
+    decided = before.get_attribute("data-proposal-id")
+    before.locator("[data-action=accept]").focus()
+    page.keyboard.press("Enter")
+    expect(page.locator(PROPOSALS)).to_have_count(2)
+    settled(page)
+    expect(page.locator("#status")).to_have_text("Accepted: it is now in your memory.")
+    focused = page.evaluate("() => [document.activeElement.closest('li[data-proposal-id]')?.dataset.proposalId ?? null,"
+                            " document.activeElement.dataset.action ?? null]")
+    assert focused != [tainted_id, "accept"], focused
+    page.keyboard.press("Enter")
+    settled(page)
+    stored = memory(live, token)
+    assert [e["id"] for e in stored["items"]] == [decided]
+    assert tainted_id in {p["id"] for p in stored["proposals"]}
