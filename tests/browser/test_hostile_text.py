@@ -17,7 +17,8 @@ REVERSED = f"Do {RLO}ton{PDF} share my passwords"
 UNCLOSED = f"Keep this {RLO}quiet"  # an override never closed: everything after it on the line would turn around
 CONTROLS = "[\u061c\u200e\u200f\u202a-\u202e\u2066\u2067]"
 
-_LEFT_OF = """([selector, first, second]) => {
+# Are these words (each found first in `selector`'s text) drawn in this reading order: a later line, or further right?
+_DRAWN_IN_ORDER = """([selector, words]) => {
   const where = (word) => {
     for (const root of document.querySelectorAll(selector)) {
       const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
@@ -27,12 +28,17 @@ _LEFT_OF = """([selector, first, second]) => {
         const range = document.createRange();
         range.setStart(node, at);
         range.setEnd(node, at + 1);
-        return range.getBoundingClientRect().left;
+        return range.getBoundingClientRect();
       }
     }
     throw new Error(`no "${word}" in ${selector}`);
   };
-  return where(first) < where(second);
+  const boxes = words.map(where);
+  return boxes.slice(1).every((b, i) => {
+    const a = boxes[i];
+    const sameLine = a.top < b.bottom && b.top < a.bottom;
+    return sameLine ? a.left < b.left : a.top < b.top;
+  });
 }"""
 
 _RAW_CONTROLS = """(pattern) => {
@@ -51,7 +57,7 @@ def test_bidi_controls_are_shown_as_marks_and_never_turn_the_pages_words_around(
     sign_in(page, new_user("bidi"))
     proposal = page.locator(PROPOSALS)
     # What is drawn is what agents are given: "ton" reads t, o, n from left to right, its controls shown as marks.
-    assert page.evaluate(_LEFT_OF, [f"{PROPOSALS} [data-testid=text]", "t", "n"])
+    assert page.evaluate(_DRAWN_IN_ORDER, [f"{PROPOSALS} [data-testid=text]", ["t", "n"]])
     expect(proposal.get_by_test_id("text")).to_contain_text("[U+202E]")
     expect(proposal.get_by_test_id("text")).to_contain_text("[U+202C]")
     expect(proposal.locator(".bidi-mark").first).to_be_visible()
@@ -59,14 +65,14 @@ def test_bidi_controls_are_shown_as_marks_and_never_turn_the_pages_words_around(
     pause_clock(page)  # the undo window stays open until the test is done
     page.locator(ENTRIES).locator("[data-action=forget]").click()
     expect(page.locator("#undo-bar")).to_be_visible()
-    assert page.evaluate(_LEFT_OF, ["#undo-text", "You", "seconds"])  # the page's own words keep their order
+    assert page.evaluate(_DRAWN_IN_ORDER, ["#undo-text", ["You", "can", "undo", "for", "seconds"]])  # the page's own words keep their order
     page.locator("#undo").click()
     expect(page.locator(ENTRIES)).to_have_count(1)
 
     page.locator("#accept-all").click()  # the stored suggestion is gone from the stack: the report quotes it
     settled(page)
     expect(page.locator("[data-testid=bulk-failure]")).to_have_count(1)
-    assert page.evaluate(_LEFT_OF, ["#bulk-report", "t", "n"])
+    assert page.evaluate(_DRAWN_IN_ORDER, ["#bulk-report", ["t", "n"]])
     assert page.evaluate(_RAW_CONTROLS, CONTROLS) == []  # no control left to act anywhere on the page
 
 
