@@ -66,8 +66,21 @@ export function shortText(text, max = 60) {
   return line.length > max ? line.slice(0, max - 1) + "…" : line;
 }
 
-/** A stored text quoted inside the page's own words, isolated (FSI … PDI) so its direction cannot turn them around. */
+/**
+ * A stored text quoted inside the page's own words: marked FSI … PDI in the message, so that `setText` draws
+ * it in a <bdi> and its direction cannot turn the words around it (the marks themselves are never drawn).
+ */
 export const quoted = (text, max) => `“\u2068${shortText(text, max)}\u2069”`;
+
+/** Set a node's text from a message: each text `quoted` marked becomes a <bdi>, the rest plain text. */
+export function setText(node, message) {
+  // Stored texts carry no FSI/PDI of their own (shortText shows them as marks), so every pair here is quoted's.
+  const parts = String(message).split(/[\u2068\u2069]/);
+  node.replaceChildren(...parts.map((part, at) => (at % 2 ? el("bdi", { text: part }) : part)).filter((part) => part !== ""));
+}
+
+/** A message as it reads, without quoted's isolation marks. */
+export const plainText = (message) => String(message).replace(/[\u2068\u2069]/g, "");
 
 export function formatDate(iso) {
   const date = new Date(iso);

@@ -9,7 +9,7 @@
  */
 
 import { api } from "./api.js";
-import { $, el, focusNode, plural, quoted } from "./dom.js";
+import { $, el, focusNode, plural, quoted, setText } from "./dom.js";
 import { say } from "./status.js";
 import { ask, limits, run, signedInAsNow, state } from "./store.js";
 import { agentLabel, agentQuoted, describeError } from "./words.js";
@@ -24,6 +24,11 @@ function agentsWaiting(proposals) {
     if (p.agent) counts.set(p.agent, (counts.get(p.agent) || 0) + 1);
   }
   return [...counts.entries()];
+}
+
+function withText(node, message) {
+  setText(node, message);
+  return node;
 }
 
 export function renderBulk() {
@@ -47,7 +52,7 @@ export function renderBulk() {
       el("p", { text: `${plural(failures.length, "suggestion")} could not be decided:` }),
       el("ul", { attrs: { id: "bulk-report" } }, failures.map(({ proposal, reason }) => el("li", {
         attrs: { "data-testid": "bulk-failure", "data-proposal-id": proposal.id } },
-        [el("strong", { text: quoted(proposal.text) }), ` — ${reason}`]))),
+        [withText(el("strong"), quoted(proposal.text)), withText(el("span"), ` — ${reason}`)]))),
     ])
     : null;
   box.replaceChildren(...[row, report].filter(Boolean));

@@ -1,6 +1,6 @@
 /* Telling the person what happened: the status line (cleared on their next action) and errors at their field. */
 
-import { $ } from "./dom.js";
+import { $, plainText, setText } from "./dom.js";
 
 let statusTimer = 0;
 
@@ -10,11 +10,11 @@ export function say(text, kind, code) {
   status.dataset.kind = kind || "info";
   status.dataset.code = code || "";
   // The same sentence twice would not be announced again: blank it first, then set it.
-  if (status.textContent === text) {
+  if (status.textContent === plainText(text)) {
     status.textContent = "";
-    statusTimer = window.setTimeout(() => { status.textContent = text; }, 60);
+    statusTimer = window.setTimeout(() => setText(status, text), 60);
   } else {
-    status.textContent = text;
+    setText(status, text);
   }
 }
 
@@ -33,7 +33,7 @@ function describedBy(input) {
 /** Show `message` under `input`: aria-invalid, described by the message, scrolled into view, focused. */
 export function fieldError(input, slot, message, code) {
   clearStatus(); // an older "Added to memory." beside a new error would say the opposite of what happened
-  slot.textContent = message;
+  setText(slot, message);
   slot.dataset.code = code || "";
   slot.hidden = false;
   input.setAttribute("aria-invalid", "true");

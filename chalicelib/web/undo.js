@@ -1,7 +1,7 @@
 /* Forgetting one entry with a few seconds to undo: nothing is sent until the undo window closes. */
 
 import { api, sendOnExit } from "./api.js";
-import { $, focusNode, quoted, shortText } from "./dom.js";
+import { $, focusNode, quoted, setText, shortText } from "./dom.js";
 import { loadMemory, reportError } from "./memory.js";
 import { say } from "./status.js";
 import { changed, handle, on, state } from "./store.js";
@@ -52,7 +52,7 @@ async function forgetOne(entry, index) {
   state.editing.delete(entry.id);
   state.pendingForget = { entry, index, timer: window.setTimeout(commitForget, UNDO_MS) };
   changed();
-  $("undo-text").textContent = `Forgotten: ${quoted(entry.text, 40)}. You can undo this for ${UNDO_MS / 1000} seconds.`;
+  setText($("undo-text"), `Forgotten: ${quoted(entry.text, 40)}. You can undo this for ${UNDO_MS / 1000} seconds.`);
   $("undo").setAttribute("aria-label", `Undo forgetting “${shortText(entry.text)}”`);
   $("undo-bar").hidden = false;
   $("undo").focus();

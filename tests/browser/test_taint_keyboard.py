@@ -29,7 +29,7 @@ def test_taint_is_in_accepts_description_filterable_and_never_under_a_second_ent
         expect(tainted.locator(f"[data-action={action}]")).to_have_accessible_description(re.compile(r"^Tainted: "))
     expect(page.locator(f"{PROPOSALS}[data-tainted=false] [data-action=accept]").first).to_have_accessible_description("")
 
-    only = page.get_by_role("checkbox", name="Only tainted suggestions")
+    only = page.get_by_role("checkbox", name="Tainted suggestions only")
     only.check()
     expect(page.locator(PROPOSALS)).to_have_count(1)
     expect(page.locator(PROPOSALS)).to_have_attribute("data-proposal-id", tainted_id)
