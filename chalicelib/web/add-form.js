@@ -5,7 +5,7 @@ import { $ } from "./dom.js";
 import { DAYS_PROBLEM, byteCounter, checkText, fieldOf, parseDays } from "./item.js";
 import { loadMemory, reportError } from "./memory.js";
 import { clearFieldError, fieldError, say } from "./status.js";
-import { on, run, state } from "./store.js";
+import { ask, on, run, state } from "./store.js";
 import { describeError } from "./words.js";
 
 const FIELDS = {
@@ -30,6 +30,7 @@ async function addEntry(event) {
   if (days !== null) body.expires_in_days = days;
   await run(async () => {
     try {
+      await ask("settleForget"); // a forget in its undo window still counts against the cap: it goes first
       await api("POST", "v1/memory", body);
       $("add-form").reset();
       say("Added to memory.", "ok");

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from axe_playwright_python.sync_playwright import Axe
-from playwright.sync_api import Browser, Page
+from playwright.sync_api import Browser, Page, Route
 
 from tests.browser.browser_support import open_page, watch
 
@@ -91,14 +91,26 @@ def hostile_item(
 ) -> dict[str, Any]:
     """An entry or suggestion as GET /v1/memory returns one, for text the server would refuse today but a store
     may still hold from before (or from a backup): the page must show it safely all the same."""
-    now = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.000000Z")
+    now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.000000Z")
     source = {"session_id": session, "thread_id": "t-1"} if agent else {}
     return {"id": item_id, "text": text, "kind": "note", "origin": "agent" if agent else "user", "agent": agent,
             "source": source, "created_at": now, "tainted": tainted, "pinned": False, "edited": False, "expires_at": None}
 
 
 def serve_memory(page: Page, items: list[dict[str, Any]], proposals: list[dict[str, Any]], *, enabled: bool = True) -> None:
-    """Every GET /v1/memory of this page is answered with this stored state (everything else reaches the stack)."""
+    """Every GET /v1/memory of this page is answered with this stored state (everything else reaches the stack).
+
+    With an ETag, as the stack answers: a poll is a 304, so nothing is drawn again behind the test's back."""
     body = {"enabled": enabled, "items": items, "proposals": proposals,
             "limits": {"entries": 200, "proposals": 50, "bytes_per_entry": 2000}}
-    page.route("**/v1/memory", lambda route: route.fulfill(json=body) if route.request.method == "GET" else route.continue_())
+    etag = '"served-by-the-test"'
+
+    def answer(route: Route) -> None:
+        if route.request.method != "GET":
+            route.continue_()
+        elif route.request.headers.get("if-none-match") == etag:
+            route.fulfill(status=304, headers={"ETag": etag})
+        else:
+            route.fulfill(json=body, headers={"ETag": etag})
+
+    page.route("**/v1/memory", answer)

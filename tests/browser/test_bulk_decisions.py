@@ -21,7 +21,7 @@ def _fill_memory(live: Any, token: str, n: int) -> None:
         assert status == 201, body
 
 
-@pytest.mark.parametrize("button", ["accept", "accept all"])
+@pytest.mark.parametrize("button", ["accept", "accept all", "add"])
 def test_a_forget_in_its_undo_window_makes_room_before_an_accept(clocked: Page, live: Any, agent: Agent, button: str) -> None:
     """At 200 entries, forget one (its undo window still open) and accept: the forget is sent first, so memory
     is not full. On a paused clock, the window cannot close by itself however slow the machine."""
@@ -41,16 +41,22 @@ def test_a_forget_in_its_undo_window_makes_room_before_an_accept(clocked: Page, 
     settled(page)
     if button == "accept":
         page.locator(PROPOSALS).locator("[data-action=accept]").click()
-    else:
+    elif button == "accept all":
         page.locator("#accept-all").click()
+    else:
+        page.locator("#add-text").fill("Added in the forgotten one's place")
+        page.locator("#add-submit").click()
     settled(page)
     expect(page.locator("#status")).to_have_attribute("data-kind", "ok")
     expect(page.locator("#status")).not_to_contain_text("Memory is full")
     expect(page.locator("#undo-bar")).to_be_hidden()
     stored = memory(live, token)
     ids = {e["id"] for e in stored["items"]}
-    assert len(ids) == 200 and forgotten not in ids and proposal["id"] in ids
-    assert stored["proposals"] == []
+    assert len(ids) == 200 and forgotten not in ids
+    if button == "add":
+        assert "Added in the forgotten one's place" in {e["text"] for e in stored["items"]}
+    else:
+        assert proposal["id"] in ids and stored["proposals"] == []
 
 
 def _cut_from(page: Page, glob: str, nth: int) -> list[str]:
