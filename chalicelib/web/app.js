@@ -44,17 +44,19 @@
  *   Status: #status (data-kind, data-code; cleared on the next action, a field error or a tab change); #live-note
  *   Tabs: #tab-memory (with #tab-badge: suggestions waiting), #tab-journal, #tab-agents, #panel-memory,
  *         #panel-journal, #panel-agents (its hooks: agents-view.js; bulk review's: review-bulk.js)
- *   Switch and counts: #memory-enabled, #memory-state, #counts, #count-entries, #count-proposals, #memory-loading
+ *   Switch and counts: #memory-enabled, #memory-state, #counts, #count-entries, #count-proposals, #memory-loading,
+ *            #memory-load-failed and #memory-retry (the first load failed: nothing about the memory is shown)
  *   Add: #add-form, #add-fieldset (disabled while off), #add-text, #add-text-error, #add-bytes, #add-kind,
  *        #add-pinned, #add-expiry, #add-expiry-error, #add-submit, #add-error, #add-off-note
  *   Lists: #entries, #entries-empty, #filter-form, #filter-text, #filter-kind, #filter-origin,
- *          #filter-tainted, #filter-summary, #entries-no-match, #proposals, #proposals-empty, #proposals-off-note
+ *          #filter-tainted, #filter-summary, #entries-no-match, #proposals, #proposals-empty, #proposals-off-note,
+ *          #proposals-only-tainted (in #proposals-filter), #proposals-none-tainted
  *   Undo: #undo-bar, #undo-text, #undo · Data: #export, #forget-all, #forget-all-dialog, #forget-all-text,
  *         #forget-all-confirm, #forget-all-cancel · Journal: #journal, #journal-more, #journal-empty,
  *         [data-testid=journal-text], details.ids-details (an operator's ARN and request id)
  * Entries: li[data-testid=entry][data-entry-id], proposals
  * li[data-testid=proposal][data-proposal-id], buttons [data-action=edit|pin|forget|save|cancel|accept|
- * correct|accept-changes|reject], field errors .field-error, relative times [data-ago];
+ * correct|accept-changes|reject|expand], stored bidi controls drawn as .bidi-mark, field errors .field-error, relative times [data-ago];
  * <body data-busy="true"> while a change is in flight.
  */
 
