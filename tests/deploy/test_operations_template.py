@@ -18,6 +18,7 @@ from tests.support.package import Package
 ROOT = Path(__file__).resolve().parents[2]
 FUNCTIONS = ("APIHandler", "UserToken", "HandleEventsStream")
 TABLES = ("EntriesTable", "ProposalsTable", "JournalTable", "SessionsTable", "EventsTable")
+ALL_TABLES = (*TABLES, "KeysTable")
 EXPECTED_ALARMS = {
     "DeadLetterQueueNotEmptyAlarm", "EventsStreamIteratorAgeAlarm", "Api5xxRateAlarm", "UserTokenErrorsAlarm",
     "APIHandlerErrorsAlarm", "HandleEventsStreamErrorsAlarm",
@@ -171,8 +172,10 @@ def test_the_account_logging_role_is_set_by_default_and_outlives_the_stack(packa
     assert stage["RestApiId"] == {"Ref": "RestAPI"}
 
 
-@pytest.mark.parametrize("table", TABLES)
-def test_every_data_table_refuses_deletion(package: Package, table: str) -> None:
+@pytest.mark.parametrize("table", ALL_TABLES)
+def test_every_table_refuses_deletion(package: Package, table: str) -> None:
+    """All six, the keys table above all: it holds the only copy of every wrapped data key (no backups by
+    design), so a DeleteTable there would unreadably shred every user's memory at once."""
     assert package.props(table)["DeletionProtectionEnabled"] is True
 
 
