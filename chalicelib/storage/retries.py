@@ -96,12 +96,21 @@ def seconds_left() -> float | None:
 
 
 def _bound_attempt(request: Any, **_: Any) -> None:
-    """botocore `before-send`: this attempt waits at most READ_TIMEOUT, and never past the deadline."""
+    """botocore `before-send`: this attempt waits at most READ_TIMEOUT, and never past the deadline.
+
+    botocore reads a per-request `read_timeout` from `request.context` only from 1.43.68 on (earlier
+    versions' AWSPreparedRequest has no `context` at all; docs/deploy.md, "The AWS SDK"). On those, an
+    attempt waits the client's whole READ_TIMEOUT, so it starts only while that still fits before the deadline.
+    """
     left = seconds_left()
     read_timeout = READ_TIMEOUT if left is None else min(READ_TIMEOUT, left - CONNECT_TIMEOUT)
     if read_timeout < MIN_ATTEMPT_SECONDS:
         raise OutOfTime()
-    request.context["read_timeout"] = read_timeout
+    context = getattr(request, "context", None)
+    if isinstance(context, dict):
+        context["read_timeout"] = read_timeout
+    elif read_timeout < READ_TIMEOUT:
+        raise OutOfTime()  # no per-attempt timeout to cut: a full one would end past the deadline
 
 
 def _failure(response: Any, caught_exception: Any) -> str | None:
