@@ -39,15 +39,16 @@ ENDPOINT = "https://abc123.execute-api.eu-west-1.amazonaws.com/api/"
 class FakeAws:
     """Answers the few read commands as a fresh account would; records every command."""
 
-    def __init__(self) -> None:
+    def __init__(self, profile_region: str = "eu-west-1") -> None:
         self.commands: list[list[str]] = []
+        self.profile_region = profile_region
 
     def __call__(self, command: list[str]) -> str:
         self.commands.append(command)
         if command[1:3] == ["sts", "get-caller-identity"]:
             return "111122223333"
-        if command[1:3] == ["configure", "get"]:
-            return "eu-west-1"
+        if command[0] == "sh" and "configure get region" in command[2]:
+            return self.profile_region
         if command[1:3] == ["sns", "create-topic"]:
             return "arn:aws:sns:eu-west-1:111122223333:personal-memory-alarms"
         if command[1:3] == ["cloudformation", "describe-stacks"]:
@@ -89,8 +90,9 @@ def test_a_fresh_account_gets_a_bucket_a_topic_and_the_template_through_s3() -> 
     url = deploy.run(deploy.Plan(env={**IDP, **PAGE, "OIDC_REDIRECT_URI": ENDPOINT}, aws="aws"), aws)
     assert url == ENDPOINT
     verbs = [" ".join(c[:2] if c[0] == "sh" else c[1:3]) for c in aws.commands]
-    assert verbs == ["sts get-caller-identity", "configure get", "sh -c", "sns create-topic", "cloudformation package",
+    assert verbs == ["sh -c", "sts get-caller-identity", "sh -c", "sns create-topic", "cloudformation package",
                      "cloudformation deploy", "cloudformation describe-stacks"]
+    assert "configure get region" in aws.commands[0][2]
     bucket = "personal-memory-artifacts-111122223333-eu-west-1"
     assert "create-bucket" in aws.commands[2][2] and "LocationConstraint=eu-west-1" in aws.commands[2][2]
     assert "put-public-access-block" in aws.commands[2][2]
@@ -107,7 +109,9 @@ def test_a_given_bucket_and_topic_are_used_and_nothing_is_created() -> None:
     env = {**IDP, "ARTIFACT_BUCKET": "my-artifacts", "ALARM_TOPIC_ARN": "arn:aws:sns:eu-west-1:1:t", "PAGE_SIGN_IN": "off",
            "AWS_REGION": "eu-west-1", "STACK_NAME": "memory-prod"}
     deploy.run(deploy.Plan(env=env), aws)
-    assert not any(c[1] in ("sns", "-c") for c in aws.commands)
+    assert not any(c[1] == "sns" for c in aws.commands)
+    [check] = [c[2] for c in aws.commands if c[0] == "sh"]  # the given bucket is checked, never created
+    assert "head-bucket" in check and "--expected-bucket-owner 111122223333" in check and "create-bucket" not in check
     [deployed] = [c for c in aws.commands if c[1:3] == ["cloudformation", "deploy"]]
     assert deployed[deployed.index("--stack-name") + 1] == "memory-prod"
     assert deployed[deployed.index("--s3-bucket") + 1] == "my-artifacts"
