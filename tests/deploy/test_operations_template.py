@@ -22,7 +22,7 @@ ALL_TABLES = (*TABLES, "KeysTable")
 EXPECTED_ALARMS = {
     "DeadLetterQueueNotEmptyAlarm", "EventsStreamIteratorAgeAlarm", "Api5xxRateAlarm", "UserTokenErrorsAlarm",
     "APIHandlerErrorsAlarm", "HandleEventsStreamErrorsAlarm",
-    "APIHandlerThrottlesAlarm", "UserTokenThrottlesAlarm", "HandleEventsStreamThrottlesAlarm",
+    "APIHandlerThrottlesAlarm", "UserTokenThrottlesAlarm", "HandleEventsStreamThrottlesAlarm", "KmsKeyStateAlarm",
 }
 
 
