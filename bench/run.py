@@ -221,7 +221,7 @@ def direct_call(
     """The API function as API Gateway invokes it once the authorizer (or SigV4) has let the caller in."""
     event = stack.converter.create_lambda_event(method=method, path=path, headers={"content-type": "application/json"})
     if user is not None:
-        event["requestContext"]["authorizer"] = {"principalId": user}
+        event["requestContext"]["authorizer"] = {"principalId": user, "tokenExpires": "4102444800"}  # 2100: the cached answer still holds
     if arn is not None:
         event["requestContext"]["identity"]["userArn"] = arn
 

@@ -46,7 +46,10 @@ PARAMETERS = {
     "ConfigureApiGatewayLoggingRole": "CONFIGURE_API_GATEWAY_LOGGING_ROLE",
     "ApiReservedConcurrency": "API_RESERVED_CONCURRENCY", "AuthorizerReservedConcurrency": "AUTHORIZER_RESERVED_CONCURRENCY",
     "StreamReservedConcurrency": "STREAM_RESERVED_CONCURRENCY",
+    "PerTokenRateLimit": "PER_TOKEN_RATE_LIMIT", "PerIpRateLimit": "PER_IP_RATE_LIMIT",
 }
+STREAM_RESERVED_DEFAULT = 5  # the template's default for StreamReservedConcurrency
+MIN_UNRESERVED = 100  # Lambda keeps at least this much of an account's concurrency unreserved
 REQUIRED = ("JWT_ISSUER", "JWT_AUDIENCE", "JWT_JWKS_URL")
 PAGE_OIDC = ("OIDC_AUTHORIZE_URL", "OIDC_TOKEN_URL", "OIDC_CLIENT_ID")
 
@@ -109,6 +112,10 @@ def run(plan: Plan, execute: Callable[[list[str]], str]) -> str:
         [plan.aws, "sns", "create-topic", "--region", plan.region, "--name", f"{plan.stack}-alarms", "--query", "TopicArn", "--output", "text"])
     execute(plan.package_command(bucket))
     overrides = {"AlarmTopicArn": topic}
+    if not env.get("STREAM_RESERVED_CONCURRENCY") and not can_reserve(plan, execute, STREAM_RESERVED_DEFAULT):
+        plan.log.append(f"WARNING: the account's unreserved concurrency cannot spare {STREAM_RESERVED_DEFAULT} for the consumer "
+                        "(a new account's quota): deploying with StreamReservedConcurrency=0; ask for a higher quota")
+        overrides["StreamReservedConcurrency"] = "0"
     page = [env.get(name) for name in PAGE_OIDC]
     two_passes = all(page) and not env.get("OIDC_REDIRECT_URI") and not env.get("PAGE_SIGN_IN")
     if not any(page) and not env.get("PAGE_SIGN_IN"):
@@ -121,6 +128,17 @@ def run(plan: Plan, execute: Callable[[list[str]], str]) -> str:
         overrides.update(OidcRedirectUri=endpoint, PageSignIn="oidc")
     execute(plan.deploy_command(bucket, plan.parameters(**overrides)))
     return endpoint_url(execute(plan.outputs_command()))
+
+
+def can_reserve(plan: Plan, execute: Callable[[list[str]], str], wanted: int) -> bool:
+    """Whether reserving `wanted` leaves the MIN_UNRESERVED Lambda requires (Lambda guide, "Configuring reserved
+    concurrency"); a stack already reserving it counts it as unreserved again on update, so this errs on "no"."""
+    answer = execute([plan.aws, "lambda", "get-account-settings", "--region", plan.region,
+                      "--query", "AccountLimit.UnreservedConcurrentExecutions", "--output", "text"])
+    try:
+        return int(answer) - wanted >= MIN_UNRESERVED
+    except ValueError:
+        return True  # --dry-run's placeholder: print the plan as a normal account would get it
 
 
 def resolve_region(plan: Plan, execute: Callable[[list[str]], str]) -> str:

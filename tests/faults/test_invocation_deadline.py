@@ -147,7 +147,7 @@ def _proxy_event(user: str, path: str) -> dict[str, Any]:
         "queryStringParameters": None, "multiValueQueryStringParameters": None,
         "pathParameters": None, "stageVariables": None,
         "requestContext": {"resourcePath": path, "httpMethod": "GET", "path": "/api" + path, "stage": "api",
-                           "requestId": "req-deadline", "authorizer": {"principalId": user},
+                           "requestId": "req-deadline", "authorizer": {"principalId": user, "tokenExpires": "4102444800"},
                            "identity": {"sourceIp": "127.0.0.1"}},
     }
 
