@@ -60,16 +60,24 @@ app.register_middleware(within_the_invocation, "dynamodb")
 EVENTS_STREAM_ARN = "arn:aws:dynamodb:us-east-1:000000000000:table/personal-memory-events/stream/placeholder"
 
 
-@app.authorizer(ttl_seconds=0)
+# API Gateway caches the authorizer's answer per token (the Authorization header) for this long: a user's
+# requests within it skip the authorizer. The answer carries the token's expiry and every user route checks it
+# (web_api.user_id_of), so a cached answer never outlives its token (docs/deploy.md, "Authorizer cache").
+AUTHORIZER_TTL_SECONDS = 300
+
+
+@app.authorizer(ttl_seconds=AUTHORIZER_TTL_SECONDS)
 def user_token(auth_request):  # type: ignore[no-untyped-def]
     """Chalice built-in authorizer: a valid OIDC JWT lets its `sub` through; anything else is 401."""
     try:
-        user_id = tokens.get_verifier(get_settings().jwt).user_id(auth_request.token)
+        user_id, expires = tokens.get_verifier(get_settings().jwt).user_and_expiry(auth_request.token)
     except Unauthorized as exc:
         count("TokenRefused")  # Lambda counts the refusal below in Errors; the alarm subtracts these
         refuse_token(exc)
     # The context reaches the access log ($context.authorizer.*): a caller kind and a pseudonym, no id.
-    return AuthResponse(routes=["*"], principal_id=user_id, context={"callerKind": "user", "userHash": user_hash(user_id) or ""})
+    # routes=["*"]: one cached answer serves all of the user's routes (a per-route policy would 403 the next route).
+    context = {"callerKind": "user", "userHash": user_hash(user_id) or "", "tokenExpires": str(expires)}
+    return AuthResponse(routes=["*"], principal_id=user_id, context=context)
 
 
 def _request() -> Request:

@@ -34,6 +34,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from bench import agents_bench, local_stack_bench  # noqa: E402
+from infra import layer  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results" / "bench.json"
 PACKAGE_DIR = ROOT / "build" / "package"
@@ -221,7 +222,7 @@ def direct_call(
     """The API function as API Gateway invokes it once the authorizer (or SigV4) has let the caller in."""
     event = stack.converter.create_lambda_event(method=method, path=path, headers={"content-type": "application/json"})
     if user is not None:
-        event["requestContext"]["authorizer"] = {"principalId": user}
+        event["requestContext"]["authorizer"] = {"principalId": user, "tokenExpires": "4102444800"}  # 2100: the cached answer still holds
     if arn is not None:
         event["requestContext"]["identity"]["userArn"] = arn
 
@@ -695,7 +696,9 @@ def imports_of_app(top: int = 10) -> dict[str, float]:
     return dict(sorted(children.items(), key=lambda kv: -kv[1])[:top])
 
 
-PACKAGE_LIMIT_MB = 10  # issue 12: cryptography (AES-GCM) joins the Lambda package
+# issue 12: cryptography (AES-GCM) joined the Lambda package (7.7 MB, target 10); issue 37: the layer carries the
+# AWS SDK the tests run with (boto3/botocore, +17.7 MB), never the runtime's: 25.6 MB measured.
+PACKAGE_LIMIT_MB = 30
 
 
 def crypto_cold_start(reps: int = 7) -> list[Figure]:
@@ -713,21 +716,23 @@ def crypto_cold_start(reps: int = 7) -> list[Figure]:
 
 
 def package_size() -> list[Figure]:
-    """The zips `make package` builds (function code + dependency layer), and whether boto3 slipped in."""
+    """The zips `make package` builds (function code + dependency layer); the SDK in the layer, not in the app zip."""
     zip_path = PACKAGE_DIR / "deployment.zip"
     if not zip_path.exists() and (ROOT / "scripts" / "package.sh").exists():
         subprocess.run(["bash", "scripts/package.sh"], cwd=ROOT, capture_output=True, timeout=900, check=False)
     if not zip_path.exists():
-        return [Figure("package", "not built", f"<= {PACKAGE_LIMIT_MB:g} MB without boto3")]
-    parts = [p for p in (zip_path, PACKAGE_DIR / "layer-deployment.zip") if p.exists()]
-    names = [n for p in parts for n in zipfile.ZipFile(p).namelist()]
-    has_boto = any(re.search(r"(^|/)(boto3|botocore)/", n) for n in names)
+        return [Figure("package", "not built", f"<= {PACKAGE_LIMIT_MB:g} MB, the SDK in the layer")]
+    layer_zip = PACKAGE_DIR / "layer-deployment.zip"
+    parts = [p for p in (zip_path, layer_zip) if p.exists()]
+    app_has_boto = any(re.search(r"^(boto3|botocore)/", n) for n in zipfile.ZipFile(zip_path).namelist())
+    layer_has_sdk = layer_zip.exists() and not layer.sdk_problems(layer_zip, ROOT / "requirements.txt")
     sizes = {p.name: p.stat().st_size / MB for p in parts}
     total = sum(sizes.values())
-    figure = at_most("Lambda package MB (function zip + dependency layer)", total, PACKAGE_LIMIT_MB, **sizes, contains_boto3=has_boto)
-    figure.met = bool(figure.met) and not has_boto
+    figure = at_most("Lambda package MB (function zip + dependency layer)", total, PACKAGE_LIMIT_MB, **sizes)
+    figure.met = bool(figure.met) and not app_has_boto and layer_has_sdk
     return [figure, *(Figure(f"  {name} MB", size) for name, size in sizes.items()),
-            Figure("  boto3/botocore in the package", has_boto, "False", not has_boto)]
+            Figure("  boto3/botocore in the app zip", app_has_boto, "False", not app_has_boto),
+            Figure("  the pinned boto3/botocore in the layer", layer_has_sdk, "True", layer_has_sdk)]
 
 
 CREDENTIALS_SUMMARY = ("recall.overall", "fpr.overall", "time_us.typical_note", "time_us.long_benign_note",

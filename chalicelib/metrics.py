@@ -16,8 +16,13 @@ import time
 NAMESPACE = "PersonalMemory"
 SERVICE = "personal-memory"
 # The only metric names and dimension keys this service emits (the template's alarms and the runbook use them).
-NAMES = frozenset({"ProposalsCreated", "ProposalsRefused", "CapRefusals", "ContextFetches", "OperatorAccesses", "TokenRefused"})
-DIMENSIONS = frozenset({"Reason", "Cap", "Operation"})
+# ServerErrors / Unavailable: every 500 / 503 the API answers (handled or not: Lambda's Errors never sees them);
+# RecordFailures: stream records the consumer reported failed; Throttled: AWS answers "slow down" (per Api).
+NAMES = frozenset({
+    "ProposalsCreated", "ProposalsRefused", "CapRefusals", "ContextFetches", "OperatorAccesses", "TokenRefused",
+    "ServerErrors", "Unavailable", "RecordFailures", "Throttled",
+})
+DIMENSIONS = frozenset({"Reason", "Cap", "Operation", "Api"})
 _CODE = re.compile(r"[a-z0-9_:]{1,64}")  # a reason like `credential:aws_access_key`, never free text
 
 

@@ -74,9 +74,21 @@ def user_id_of(request: Any) -> str:
     """The user id the authorizer verified (the token's `sub`); `?user_id=` is never consulted."""
     authorizer = (request.context or {}).get("authorizer") or {}
     user_id = authorizer.get("principalId")
-    if not user_id:
+    if not user_id or not token_unexpired(authorizer.get("tokenExpires")):
         raise Unauthorized()
     return str(user_id)
+
+
+def token_unexpired(expires: Any, now: float | None = None) -> bool:
+    """The authorizer's answer is cached per token (app.py): its `tokenExpires` (the token's `exp`) still holds.
+
+    API Gateway passes authorizer context values as strings; anything but a whole number of seconds is refused.
+    """
+    try:
+        seconds = int(str(expires))
+    except ValueError:
+        return False
+    return seconds > (time.time() if now is None else now)
 
 
 def refuse_token(exc: Unauthorized) -> None:
@@ -151,6 +163,10 @@ def log_requests(event: Any, get_response: Callable[[Any], Any]) -> Any:
     """Chalice HTTP middleware: one JSON line per request — route, status, caller kind, hashed user, latency."""
     started = time.perf_counter()
     response = get_response(event)
+    if response.status_code >= 500:  # handled or not, Lambda's Errors never counts these: the alarms read this
+        from chalicelib.metrics import count
+
+        count("Unavailable" if response.status_code == 503 else "ServerErrors")
     context = event.context or {}
     try:
         kind, user = _caller_kind(context)

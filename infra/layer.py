@@ -24,6 +24,12 @@ PIP_PLATFORM = "manylinux2014_aarch64"
 MAX_GLIBC = (2, 34)
 ELF_MACHINE_AARCH64 = 183
 SITE = f"python/lib/{RUNTIME}/site-packages/"
+# The oldest botocore (and boto3) the code supports, run by tests/deploy/test_runtime_sdk.py: the first release
+# that declares Python 3.13 (its wheel's classifiers), so no python3.13 runtime carries an older one. The layer
+# ships the pinned SDK (requirements.txt); this floor covers a function that imports the runtime's copy anyway.
+OLDEST_BOTOCORE = "1.35.36"
+# The SDK the layer must carry: boto3 and botocore, at the versions requirements.txt pins (the tests' versions).
+SDK = ("boto3", "botocore")
 # A fixed timestamp: the same requirements give the same zip, so CloudFormation sees no change.
 ZIP_TIME = (2020, 1, 1, 0, 0, 0)
 
@@ -134,17 +140,45 @@ def wheel_problems(layer_zip: Path) -> list[str]:
     return problems
 
 
+def pinned_versions(requirements: Path, names: tuple[str, ...] = SDK) -> dict[str, str]:
+    """`name==version` pins of `names` in a requirements file (comments and other lines skipped)."""
+    pins: dict[str, str] = {}
+    for line in requirements.read_text().splitlines():
+        name, sep, version = line.split("#")[0].strip().partition("==")
+        if sep and name.strip().lower() in names:
+            pins[name.strip().lower()] = version.strip()
+    return pins
+
+
+def sdk_problems(layer_zip: Path, requirements: Path) -> list[str]:
+    """The layer must carry boto3 and botocore at requirements.txt's pins: the runtime's copy is never used."""
+    pins = pinned_versions(requirements)
+    problems = [f"{name} is not pinned in {requirements.name}" for name in SDK if name not in pins]
+    with zipfile.ZipFile(layer_zip) as archive:
+        names = set(archive.namelist())
+    for name, version in pins.items():
+        if f"{SITE}{name}-{version}.dist-info/METADATA" not in names or f"{SITE}{name}/__init__.py" not in names:
+            problems.append(f"the layer does not carry {name} {version} (requirements.txt's pin)")
+    return problems
+
+
 def main(argv: list[str]) -> int:
     if len(argv) == 5 and argv[1] == "build":
         count = build(Path(argv[2]), Path(argv[3]), Path(argv[4]))
         print(f"layer: {count} files for {RUNTIME} on {ARCHITECTURE}")
         argv = [argv[0], "check", argv[3]]
+    if len(argv) == 4 and argv[1] == "check-sdk":
+        problems = sdk_problems(Path(argv[2]), Path(argv[3]))
+        for problem in problems:
+            print(problem, file=sys.stderr)
+        return 1 if problems else 0
     if len(argv) == 3 and argv[1] == "check":
         problems = wheel_problems(Path(argv[2]))
         for problem in problems:
             print(problem, file=sys.stderr)
         return 1 if problems else 0
-    print("usage: layer.py build REQUIREMENTS OUT.zip WORKDIR | layer.py check LAYER.zip", file=sys.stderr)
+    print("usage: layer.py build REQUIREMENTS OUT.zip WORKDIR | layer.py check LAYER.zip | layer.py check-sdk LAYER.zip REQUIREMENTS",
+          file=sys.stderr)
     return 2
 
 

@@ -582,6 +582,28 @@ MUTATIONS: tuple[Mutation, ...] = (
         (ENCRYPTION,),
         (Edit("chalicelib/services/memory.py", "        guarded = stores.keyring.guard(actions)\n", "        guarded = actions\n"),),
     ),
+    Mutation(
+        "deadline_hook_assumes_request_context",
+        "the deadline hook writes request.context on any botocore: before 1.43.68 every DynamoDB and KMS call raises",
+        ("tests/faults/test_invocation_deadline.py",),
+        (Edit("chalicelib/storage/retries.py",
+              '    context = getattr(request, "context", None)\n    if isinstance(context, dict):\n        context["read_timeout"] = read_timeout\n',
+              '    request.context["read_timeout"] = read_timeout\n    if True:\n        pass\n'),),
+    ),
+    Mutation(
+        "cached_authorizer_outlives_its_token",
+        "a user route believes a cached authorizer answer after the token's exp",
+        ("tests/routes/test_authorizer_cache.py",),
+        (Edit("chalicelib/web_api.py", '    if not user_id or not token_unexpired(authorizer.get("tokenExpires")):\n',
+              "    if not user_id:\n"),),
+    ),
+    Mutation(
+        "handled_500s_uncounted",
+        "a 500 the contract's handler answered is never counted: the ServerErrors alarm stays silent",
+        ("tests/faults/test_alarm_metrics.py",),
+        (Edit("chalicelib/web_api.py", '        count("Unavailable" if response.status_code == 503 else "ServerErrors")\n',
+              '        count("Unavailable") if response.status_code == 503 else None\n'),),
+    ),
 )
 
 # The test that caught each mutation in the last full run (`make mutate --show` prints them). A mutation
@@ -589,6 +611,12 @@ MUTATIONS: tuple[Mutation, ...] = (
 # catches it) all its test files run, as they always did. Keeps every mutation judged by its files while
 # `make mutate` costs one test each instead of the files up to the first failure.
 CATCHERS: dict[str, str] = {
+    "deadline_hook_assumes_request_context":
+        "tests/faults/test_invocation_deadline.py::test_on_a_botocore_without_a_request_context_the_hook_lets_calls_through_and_still_keeps_the_deadline",
+    "cached_authorizer_outlives_its_token":
+        "tests/routes/test_authorizer_cache.py::test_a_cached_answer_works_until_the_token_expires_and_then_is_a_401_that_changes_nothing",
+    "handled_500s_uncounted":
+        "tests/faults/test_alarm_metrics.py::test_every_500_the_api_answers_is_counted_with_no_text",
     "user_token_honors_user_id_query":
         "tests/routes/test_tenancy.py::test_user_id_query_is_ignored_for_user_tokens[GET-/v1/memory?user_id=alice-None]",
     "drop_manifest_gate":

@@ -8,7 +8,8 @@
 #    deployment.zip with the app; chalice gets no requirements.txt, so it packages no dependency);
 # 3b. builds layer-deployment.zip from requirements.txt with uv (pip where uv is missing) for the Lambda
 #    target (python3.13 on arm64, infra/layer.py) and fails if any compiled file in it does not fit that target;
-# 4. refuses a package that carries boto3/botocore or chalice's local server, prints the zip sizes;
+# 4. refuses an app zip that carries boto3/botocore or chalice's local server, prints the zip sizes (the layer
+#    carries boto3/botocore at requirements.txt's pins, checked in step 6: the runtime's own copy is never used);
 # 5. runs cfn-lint on sam.json, expands it with AWS's SAM translator (as CloudFormation will) into
 #    build/lint/cloudformation.json and runs cfn-lint on that too: any error, warning or informational
 #    finding fails;
@@ -80,11 +81,13 @@ import zipfile
 from pathlib import Path
 
 out = Path(sys.argv[1])
-forbidden = ("boto3/", "botocore/", "s3transfer/", "chalice/local.py", "chalice/cli/")
+# The app zip carries the app alone; the SDK lives in the layer (checked in step 6), at requirements.txt's pins.
+forbidden = {"deployment.zip": ("boto3/", "botocore/", "s3transfer/", "chalice/local.py", "chalice/cli/")}
 total = 0
 for archive in sorted(out.glob("*.zip")):
     names = zipfile.ZipFile(archive).namelist()
-    bad = sorted({n.split("/")[0] for n in names if n.startswith(forbidden)} | {n for n in names if "__pycache__" in n})
+    banned = forbidden.get(archive.name, ())
+    bad = sorted({n.split("/")[0] for n in names if banned and n.startswith(banned)} | {n for n in names if "__pycache__" in n})
     if bad:
         sys.exit(f"{archive.name} must not carry: {', '.join(bad[:10])}")
     size = archive.stat().st_size
@@ -106,6 +109,7 @@ echo "package: $OUT/sam.json and its SAM expansion pass cfn-lint"
 # that breaks one deploys nothing. infra/apigateway_rules.py checks them, from AWS's documentation.
 "$PY" infra/apigateway_rules.py "$OUT/sam.json" "$LINT/cloudformation.json"
 "$PY" infra/layer.py check "$OUT/layer-deployment.zip"
+"$PY" infra/layer.py check-sdk "$OUT/layer-deployment.zip" requirements.txt
 echo "package: the API passes API Gateway's import rules; the layer's wheels fit $("$PY" -c 'import sys; sys.path.insert(0, "infra"); import layer; print(layer.RUNTIME, "on", layer.ARCHITECTURE)')"
 
 # ---- 7. checkov and parliament, from their own venv ---------------------------------------------

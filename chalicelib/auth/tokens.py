@@ -51,6 +51,10 @@ class TokenVerifier:
 
     def user_id(self, authorization: str | None) -> str:
         """The `sub` of a valid `Bearer <JWT>` header; Unauthorized for anything else."""
+        return self.user_and_expiry(authorization)[0]
+
+    def user_and_expiry(self, authorization: str | None) -> tuple[str, int]:
+        """The `sub` and `exp` (seconds since the epoch) of a valid `Bearer <JWT>` header; Unauthorized for anything else."""
         if not authorization:
             raise Unauthorized()
         scheme, _, token = authorization.strip().partition(" ")
@@ -62,7 +66,10 @@ class TokenVerifier:
         subject = claims.get("sub")
         if not isinstance(subject, str) or not subject or len(subject) > MAX_SUBJECT_LENGTH:
             raise Unauthorized()
-        return subject
+        expires = claims.get("exp")
+        if isinstance(expires, bool) or not isinstance(expires, int | float):
+            raise Unauthorized()
+        return subject, int(expires)
 
     def _claims(self, token: str) -> dict[str, Any]:
         import jwt

@@ -42,6 +42,10 @@ def handle_batch(stores: Stores, records: list[Mapping[str, Any]]) -> dict[str, 
             logger.error("record failed", extra={"error_type": type(exc).__name__, "sequence": sequence})
             failures.append({"itemIdentifier": sequence})
     logger.info("batch", extra={"records": len(records), "failures": len(failures)})
+    if failures:  # reported, not raised: Lambda's Errors never counts them, the RecordFailures alarm does
+        from chalicelib.metrics import count
+
+        count("RecordFailures", value=len(failures))
     return {"batchItemFailures": failures}
 
 

@@ -96,12 +96,21 @@ def seconds_left() -> float | None:
 
 
 def _bound_attempt(request: Any, **_: Any) -> None:
-    """botocore `before-send`: this attempt waits at most READ_TIMEOUT, and never past the deadline."""
+    """botocore `before-send`: this attempt waits at most READ_TIMEOUT, and never past the deadline.
+
+    botocore reads a per-request `read_timeout` from `request.context` only from 1.43.68 on (earlier
+    versions' AWSPreparedRequest has no `context` at all; docs/deploy.md, "The AWS SDK"). On those, an
+    attempt waits the client's whole READ_TIMEOUT, so it starts only while that still fits before the deadline.
+    """
     left = seconds_left()
     read_timeout = READ_TIMEOUT if left is None else min(READ_TIMEOUT, left - CONNECT_TIMEOUT)
     if read_timeout < MIN_ATTEMPT_SECONDS:
         raise OutOfTime()
-    request.context["read_timeout"] = read_timeout
+    context = getattr(request, "context", None)
+    if isinstance(context, dict):
+        context["read_timeout"] = read_timeout
+    elif read_timeout < READ_TIMEOUT:
+        raise OutOfTime()  # no per-attempt timeout to cut: a full one would end past the deadline
 
 
 def _failure(response: Any, caught_exception: Any) -> str | None:
@@ -118,15 +127,27 @@ def _failure(response: Any, caught_exception: Any) -> str | None:
     return "transient" if status >= 500 or code in RETRYABLE_CODES else None
 
 
-def _no_retry_past_deadline(attempts: int, response: Any = None, caught_exception: Any = None, **_: Any) -> None:
+def _api_of(event_name: str) -> str:
+    """`needs-retry.dynamodb.PutItem` -> `dynamodb` (a fixed service name of botocore's, never data)."""
+    parts = event_name.split(".")
+    return parts[1] if len(parts) > 2 and parts[1] in ("dynamodb", "kms") else "other"
+
+
+def _no_retry_past_deadline(
+    attempts: int, response: Any = None, caught_exception: Any = None, event_name: str = "", **_: Any
+) -> None:
     """botocore `needs-retry` (run before the retry handler): give up rather than sleep into the deadline.
 
     Standard mode sleeps up to min(base·2^(attempt-1), 20) s before the next attempt, base 1 s after
     throttling and 50 ms otherwise (botocore's ExponentialBackoff; up to 5 s more when the answer
     carries `x-amz-retry-after`); then the attempt needs its connect timeout and a little time.
     """
+    failure = _failure(response, caught_exception)
+    if failure == "throttled":  # every throttled attempt, retried or not: the AwsThrottlingAlarm reads these
+        from chalicelib.metrics import count
+
+        count("Throttled", ("Api", _api_of(event_name)))
     left = seconds_left()
-    failure = None if left is None else _failure(response, caught_exception)
     if left is None or failure is None:
         return None
     longest_sleep = min((1.0 if failure == "throttled" else 0.05) * 2.0 ** (attempts - 1), 20.0)

@@ -39,15 +39,19 @@ ENDPOINT = "https://abc123.execute-api.eu-west-1.amazonaws.com/api/"
 class FakeAws:
     """Answers the few read commands as a fresh account would; records every command."""
 
-    def __init__(self) -> None:
+    def __init__(self, profile_region: str = "eu-west-1", unreserved: str = "1000") -> None:
         self.commands: list[list[str]] = []
+        self.profile_region = profile_region
+        self.unreserved = unreserved
 
     def __call__(self, command: list[str]) -> str:
         self.commands.append(command)
         if command[1:3] == ["sts", "get-caller-identity"]:
             return "111122223333"
-        if command[1:3] == ["configure", "get"]:
-            return "eu-west-1"
+        if command[0] == "sh" and "configure get region" in command[2]:
+            return self.profile_region
+        if command[1:3] == ["lambda", "get-account-settings"]:
+            return self.unreserved
         if command[1:3] == ["sns", "create-topic"]:
             return "arn:aws:sns:eu-west-1:111122223333:personal-memory-alarms"
         if command[1:3] == ["cloudformation", "describe-stacks"]:
@@ -89,8 +93,9 @@ def test_a_fresh_account_gets_a_bucket_a_topic_and_the_template_through_s3() -> 
     url = deploy.run(deploy.Plan(env={**IDP, **PAGE, "OIDC_REDIRECT_URI": ENDPOINT}, aws="aws"), aws)
     assert url == ENDPOINT
     verbs = [" ".join(c[:2] if c[0] == "sh" else c[1:3]) for c in aws.commands]
-    assert verbs == ["sts get-caller-identity", "configure get", "sh -c", "sns create-topic", "cloudformation package",
-                     "cloudformation deploy", "cloudformation describe-stacks"]
+    assert verbs == ["sh -c", "sts get-caller-identity", "sh -c", "sns create-topic", "cloudformation package",
+                     "lambda get-account-settings", "cloudformation deploy", "cloudformation describe-stacks"]
+    assert "configure get region" in aws.commands[0][2]
     bucket = "personal-memory-artifacts-111122223333-eu-west-1"
     assert "create-bucket" in aws.commands[2][2] and "LocationConstraint=eu-west-1" in aws.commands[2][2]
     assert "put-public-access-block" in aws.commands[2][2]
@@ -100,6 +105,21 @@ def test_a_fresh_account_gets_a_bucket_a_topic_and_the_template_through_s3() -> 
     assert {"CAPABILITY_NAMED_IAM", "CAPABILITY_AUTO_EXPAND"} <= set(deployed)
     [parameters] = aws.deploys()
     assert parameters["AlarmTopicArn"] == "arn:aws:sns:eu-west-1:111122223333:personal-memory-alarms"
+    assert "StreamReservedConcurrency" not in parameters  # the template's 5: the account can spare them
+
+
+def test_an_account_that_cannot_spare_the_consumers_reservation_deploys_without_it() -> None:
+    """Lambda guide, "Configuring reserved concurrency": Lambda keeps 100 of the account's concurrency unreserved;
+    a new account's quota can be lower than that, and reserving any then fails the deploy."""
+    aws = FakeAws(unreserved="10")
+    plan = deploy.Plan(env={**IDP, "PAGE_SIGN_IN": "off", "AWS_REGION": "eu-west-1"})
+    deploy.run(plan, aws)
+    [parameters] = aws.deploys()
+    assert parameters["StreamReservedConcurrency"] == "0"
+    assert any("StreamReservedConcurrency=0" in line for line in plan.log)
+    given = FakeAws(unreserved="10")
+    deploy.run(deploy.Plan(env={**IDP, "PAGE_SIGN_IN": "off", "AWS_REGION": "eu-west-1", "STREAM_RESERVED_CONCURRENCY": "2"}), given)
+    assert given.deploys()[0]["StreamReservedConcurrency"] == "2"  # what the operator says goes
 
 
 def test_a_given_bucket_and_topic_are_used_and_nothing_is_created() -> None:
@@ -107,7 +127,9 @@ def test_a_given_bucket_and_topic_are_used_and_nothing_is_created() -> None:
     env = {**IDP, "ARTIFACT_BUCKET": "my-artifacts", "ALARM_TOPIC_ARN": "arn:aws:sns:eu-west-1:1:t", "PAGE_SIGN_IN": "off",
            "AWS_REGION": "eu-west-1", "STACK_NAME": "memory-prod"}
     deploy.run(deploy.Plan(env=env), aws)
-    assert not any(c[1] in ("sns", "-c") for c in aws.commands)
+    assert not any(c[1] == "sns" for c in aws.commands)
+    [check] = [c[2] for c in aws.commands if c[0] == "sh"]  # the given bucket is checked, never created
+    assert "head-bucket" in check and "--expected-bucket-owner 111122223333" in check and "create-bucket" not in check
     [deployed] = [c for c in aws.commands if c[1:3] == ["cloudformation", "deploy"]]
     assert deployed[deployed.index("--stack-name") + 1] == "memory-prod"
     assert deployed[deployed.index("--s3-bucket") + 1] == "my-artifacts"
@@ -148,14 +170,15 @@ def test_without_the_identity_provider_it_stops_before_any_aws_call() -> None:
 @pytest.mark.parametrize(("function", "parameter"), [("APIHandler", "ApiReservedConcurrency"),
                                                      ("UserToken", "AuthorizerReservedConcurrency"),
                                                      ("HandleEventsStream", "StreamReservedConcurrency")])
-def test_each_function_reserves_the_concurrency_its_parameter_says_and_none_by_default(function: str, parameter: str) -> None:
+def test_each_function_reserves_the_concurrency_its_parameter_says(function: str, parameter: str) -> None:
     template = compose_template.compose()
     reserved = template["Resources"][function]["Properties"]["ReservedConcurrentExecutions"]
     condition, value, otherwise = reserved["Fn::If"]
     assert value == {"Ref": parameter} and otherwise == {"Ref": "AWS::NoValue"}
     # A Number parameter's Ref is a string: compared with "0", as CloudFormation compares.
     assert template["Conditions"][condition] == {"Fn::Not": [{"Fn::Equals": [{"Ref": parameter}, "0"]}]}
-    assert template["Parameters"][parameter]["Default"] == 0
+    # The consumer reserves a few by default (make deploy passes 0 where the account cannot spare them); the others none.
+    assert template["Parameters"][parameter]["Default"] == (5 if parameter == "StreamReservedConcurrency" else 0)
 
 
 def test_the_dry_run_prints_the_commands_and_runs_none(tmp_path: Path) -> None:

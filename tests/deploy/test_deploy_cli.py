@@ -51,7 +51,7 @@ def test_the_pinned_cli_packages_to_s3_and_deploys_the_template_only_through_the
 ) -> None:
     assert Path(AWS_CLI).exists(), f"{AWS_CLI}: the AWS CLI of requirements-dev.txt is not installed (make install)"
     run = _cli(moto_endpoint)
-    plan = deploy.Plan(env={"STACK_NAME": "personal-memory"}, aws=AWS_CLI, template=package.out / "sam.json",
+    plan = deploy.Plan(env={"STACK_NAME": "personal-memory"}, aws=AWS_CLI, template=package.out / "sam.json", region="eu-west-1",
                        packaged=tmp_path / "packaged.json")
     made = run([AWS_CLI, "s3api", "create-bucket", "--bucket", "artifacts",
                 "--create-bucket-configuration", "LocationConstraint=eu-west-1"])

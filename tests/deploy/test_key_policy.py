@@ -1,4 +1,8 @@
-"""The memory key's policy, evaluated the way AWS's documentation says IAM evaluates it, against the calls it must let through.
+"""The two keys' policies, evaluated the way AWS's documentation says IAM evaluates them, against the calls they must let through.
+
+MemoryKey wraps the users' data keys and nothing else; AtRestKey encrypts the five data tables and the log
+groups (DynamoDB and CloudWatch Logs use it, nobody calls it directly). The keys table uses neither: see
+test_the_keys_table_is_under_no_key_of_ours below for why (DynamoDB archives a table whose key is unusable).
 
 moto's KMS does not evaluate key policies, so these tests hold the template to AWS's rules, quoted:
 
@@ -21,6 +25,7 @@ moto's KMS does not evaluate key policies, so these tests hold the template to A
 from __future__ import annotations
 
 import fnmatch
+import json
 import re
 from typing import Any
 
@@ -84,8 +89,8 @@ def _principal_matches(statement: dict[str, Any], context: dict[str, Any]) -> bo
     return context.get("aws:PrincipalAccount") == ACCOUNT  # the account root: IAM policies in the account decide
 
 
-def decide(action: str, context: dict[str, Any]) -> str:
-    statements = compose_template.compose()["Resources"]["MemoryKey"]["Properties"]["KeyPolicy"]["Statement"]
+def decide(action: str, context: dict[str, Any], key: str = "MemoryKey") -> str:
+    statements = compose_template.compose()["Resources"][key]["Properties"]["KeyPolicy"]["Statement"]
     matching = [s for s in statements if _principal_matches(s, context) and _applies(s, action, context)]
     if any(s["Effect"] == "Deny" for s in matching):
         return "denied:" + ",".join(s["Sid"] for s in matching if s["Effect"] == "Deny")
@@ -103,24 +108,37 @@ def _role(arn: str, **context: Any) -> dict[str, Any]:
 
 @pytest.mark.parametrize("action", ["kms:Decrypt", "kms:GenerateDataKey", "kms:Encrypt", "kms:ReEncryptFrom"])
 def test_dynamodbs_own_calls_through_its_grant_are_not_denied(action: str) -> None:
-    """The table key's background calls come from the service principal, with no kms:ViaService and no role ARN."""
+    """The at-rest key's background calls come from the service principal, with no kms:ViaService and no role ARN."""
     context = _service(f"dynamodb.{REGION}.amazonaws.com")
-    assert not decide(action, context).startswith("denied"), decide(action, context)
+    assert not decide(action, context, "AtRestKey").startswith("denied"), decide(action, context, "AtRestKey")
     with_arn = {**context, "aws:PrincipalArn": "dynamodb.amazonaws.com"}
-    assert not decide(action, with_arn).startswith("denied"), decide(action, with_arn)
+    assert not decide(action, with_arn, "AtRestKey").startswith("denied"), decide(action, with_arn, "AtRestKey")
 
 
-def test_a_role_using_the_table_through_dynamodb_is_allowed() -> None:
+def test_a_role_using_a_table_through_dynamodb_is_allowed_the_at_rest_key_and_nothing_else() -> None:
     context = _role(OTHER_ROLE, **{"kms:ViaService": f"dynamodb.{REGION}.amazonaws.com"})
-    assert decide("kms:Decrypt", context) == "allowed"
+    assert decide("kms:Decrypt", context, "AtRestKey") == "allowed"
+    assert decide("kms:Decrypt", _role(OTHER_ROLE), "AtRestKey").startswith("denied:OnlyDynamoDBAndCloudWatchLogsUseIt")
+    assert decide("kms:Decrypt", _role(API_ROLE), "AtRestKey").startswith("denied")  # not even the app's roles, directly
+
+
+def test_the_wrapping_key_serves_no_table_and_no_log_group() -> None:
+    """No AWS service uses the wrapping key on the stack's behalf: nothing can be archived because of it."""
+    through_dynamodb = _role(OTHER_ROLE, **{"kms:ViaService": f"dynamodb.{REGION}.amazonaws.com",
+                                            "kms:EncryptionContext:user_id": "alice", "kms:EncryptionContextKeys": ["user_id"]})
+    assert decide("kms:Decrypt", through_dynamodb).startswith("denied:NobodyElse")
+    for action in ("kms:Decrypt", "kms:GenerateDataKey", "kms:CreateGrant"):
+        assert decide(action, _service(f"dynamodb.{REGION}.amazonaws.com")) == "not allowed", action
+        logs = _service(f"logs.{REGION}.amazonaws.com", **{"kms:EncryptionContext:aws:logs:arn": LOG_GROUP})
+        assert decide(action, logs) == "not allowed", action
 
 
 @pytest.mark.parametrize("action", ["kms:GenerateDataKey", "kms:Decrypt", "kms:Encrypt"])
 def test_cloudwatch_logs_encrypts_this_stacks_log_groups_and_no_other(action: str) -> None:
     logs = _service(f"logs.{REGION}.amazonaws.com", **{"kms:EncryptionContext:aws:logs:arn": LOG_GROUP})
-    assert decide(action, logs) == "allowed"
+    assert decide(action, logs, "AtRestKey") == "allowed"
     elsewhere = {**logs, "kms:EncryptionContext:aws:logs:arn": f"arn:aws:logs:{REGION}:{ACCOUNT}:log-group:someone-else"}
-    assert decide(action, elsewhere) == "not allowed"
+    assert decide(action, elsewhere, "AtRestKey") == "not allowed"
 
 
 def test_the_exemption_is_for_aws_services_only_every_other_caller_is_still_denied() -> None:
@@ -137,7 +155,7 @@ def test_the_exemption_is_for_aws_services_only_every_other_caller_is_still_deni
 
 
 @pytest.mark.parametrize("log_group", ["ApiHandlerLogGroup", "UserTokenLogGroup", "HandleEventsStreamLogGroup", "ApiAccessLogGroup"])
-def test_every_log_group_is_encrypted_with_the_stacks_key(log_group: str) -> None:
+def test_every_log_group_is_encrypted_with_the_at_rest_key(log_group: str) -> None:
     """The access log holds identity.userArn (staff names in role session names); the functions' logs ids.
 
     CloudWatch Logs guide, "Encrypt log data in CloudWatch Logs using AWS KMS": a log group's
@@ -146,5 +164,33 @@ def test_every_log_group_is_encrypted_with_the_stacks_key(log_group: str) -> Non
     unnamed log group `<stack>-<logical id>-<suffix>`, which the key policy's pattern covers.
     """
     resource = compose_template.compose()["Resources"][log_group]
-    assert resource["Properties"]["KmsKeyId"] == {"Fn::GetAtt": ["MemoryKey", "Arn"]}
+    assert resource["Properties"]["KmsKeyId"] == {"Fn::GetAtt": ["AtRestKey", "Arn"]}
     assert "LogGroupName" not in resource["Properties"]
+
+
+def test_the_keys_table_is_under_no_key_of_ours_and_the_data_tables_under_the_at_rest_key() -> None:
+    """DynamoDB API Reference, ArchivalSummary, ArchivalReason: "INACCESSIBLE_ENCRYPTION_CREDENTIALS - The table
+    was archived due to the table's AWS KMS key being inaccessible for more than seven days. An On-Demand backup
+    was created at the archival time." (and SSEDescription, InaccessibleEncryptionDateTime: "DynamoDB will initiate
+    the table archival process when table's AWS KMS key remains inaccessible for more than seven days").
+
+    With one key for both jobs, a wrapping key left disabled for a week would have made DynamoDB back up the keys
+    table, the one table that must have no copy (a forgotten user's wrapped key would live on in that backup).
+    So the keys table is encrypted with AWS's own key (SSEEnabled false: no customer key, nothing to archive it
+    for; its items are wrapped keys, already ciphertext under MemoryKey), and the five data tables with AtRestKey,
+    which wraps nothing: archiving them keeps only ciphertext of text whose keys stay in the keys table.
+    """
+    template = compose_template.compose()
+    resources = template["Resources"]
+    tables = {k: r["Properties"] for k, r in resources.items() if r.get("Type") == "AWS::DynamoDB::Table"}
+    assert tables["KeysTable"]["SSESpecification"] == {"SSEEnabled": False}
+    for name, props in tables.items():
+        if name != "KeysTable":
+            assert props["SSESpecification"] == {"SSEEnabled": True, "SSEType": "KMS", "KMSMasterKeyId": {"Ref": "AtRestKey"}}, name
+    assert "MemoryKey" not in json.dumps(tables)
+    # The wrapping key is what the functions name; the at-rest key is never given to them.
+    for function in ("APIHandler", "UserToken", "HandleEventsStream"):
+        assert resources[function]["Properties"]["Environment"]["Variables"]["KMS_KEY_ID"] == {"Ref": "MemoryKey"}
+    assert "AtRestKey" not in json.dumps([resources[f] for f in ("APIHandler", "UserToken", "HandleEventsStream")])
+    for key in ("MemoryKey", "AtRestKey"):
+        assert resources[key]["DeletionPolicy"] == "Retain" and resources[key]["Properties"]["EnableKeyRotation"] is True

@@ -18,10 +18,13 @@ from tests.support.package import Package
 ROOT = Path(__file__).resolve().parents[2]
 FUNCTIONS = ("APIHandler", "UserToken", "HandleEventsStream")
 TABLES = ("EntriesTable", "ProposalsTable", "JournalTable", "SessionsTable", "EventsTable")
+ALL_TABLES = (*TABLES, "KeysTable")
 EXPECTED_ALARMS = {
     "DeadLetterQueueNotEmptyAlarm", "EventsStreamIteratorAgeAlarm", "Api5xxRateAlarm", "UserTokenErrorsAlarm",
     "APIHandlerErrorsAlarm", "HandleEventsStreamErrorsAlarm",
-    "APIHandlerThrottlesAlarm", "UserTokenThrottlesAlarm", "HandleEventsStreamThrottlesAlarm",
+    "APIHandlerThrottlesAlarm", "UserTokenThrottlesAlarm", "HandleEventsStreamThrottlesAlarm", "KmsKeyStateAlarm",
+    "APIHandlerServerErrorsAlarm", "APIHandlerUnavailableAlarm", "HandleEventsStreamRecordFailuresAlarm", "AwsThrottlingAlarm",
+    "APIHandlerDurationAlarm", "UserTokenDurationAlarm", "HandleEventsStreamDurationAlarm",
 }
 
 
@@ -121,6 +124,8 @@ def test_the_authorizer_puts_a_caller_kind_and_a_pseudonym_in_the_context(api: A
              "methodArn": "arn:aws:execute-api:us-east-1:123456789012:abcdef/api/GET/v1/memory"}
     answer = client.lambda_.invoke("user_token", event).payload
     assert answer["principalId"] == "alice"
+    expires = answer["context"].pop("tokenExpires")  # the token's exp: a cached answer never outlives it (app.py)
+    assert int(expires) > 0
     assert answer["context"] == {"callerKind": "user", "userHash": user_hash("alice")} and user_hash("alice") != "alice"
 
 
@@ -171,8 +176,10 @@ def test_the_account_logging_role_is_set_by_default_and_outlives_the_stack(packa
     assert stage["RestApiId"] == {"Ref": "RestAPI"}
 
 
-@pytest.mark.parametrize("table", TABLES)
-def test_every_data_table_refuses_deletion(package: Package, table: str) -> None:
+@pytest.mark.parametrize("table", ALL_TABLES)
+def test_every_table_refuses_deletion(package: Package, table: str) -> None:
+    """All six, the keys table above all: it holds the only copy of every wrapped data key (no backups by
+    design), so a DeleteTable there would unreadably shred every user's memory at once."""
     assert package.props(table)["DeletionProtectionEnabled"] is True
 
 
@@ -212,3 +219,75 @@ def test_the_dead_letter_queue_says_what_a_deleted_stack_does_with_it(package: P
     shard ids and sequence numbers of failed batches (never record data), which expire with the stream."""
     queue = package.resource("EventsStreamDeadLetterQueue")
     assert queue["DeletionPolicy"] == queue["UpdateReplacePolicy"] == "Delete"
+
+
+def _emitted(name: str, dimension: tuple[str, str] | None = None) -> tuple[str, str, list[dict[str, Any]]]:
+    """The metric (namespace, name, dimensions) CloudWatch makes of the EMF line the code writes."""
+    emitted = json.loads(metrics.emf_line(name, dimension))
+    directive = emitted["_aws"]["CloudWatchMetrics"][0]
+    return directive["Namespace"], name, [{"Name": k, "Value": emitted[k]} for k in directive["Dimensions"][0]]
+
+
+def test_500s_503s_and_failed_records_alarm_on_what_the_code_emits(package: Package) -> None:
+    """Handled errors never reach Lambda's Errors: these alarms read the app's own counts (tests/faults/test_alarm_metrics.py)."""
+    alarms = _alarms(package)
+    for alarm, name in (("APIHandlerServerErrorsAlarm", "ServerErrors"), ("APIHandlerUnavailableAlarm", "Unavailable"),
+                        ("HandleEventsStreamRecordFailuresAlarm", "RecordFailures")):
+        props = alarms[alarm]
+        assert _metric_of(props) == _emitted(name), alarm
+        assert props["Statistic"] == "Sum" and props["Threshold"] == 0, alarm
+    assert alarms["APIHandlerServerErrorsAlarm"]["EvaluationPeriods"] == 1  # one 500 is a bug: at once
+
+
+def test_dynamodb_and_kms_throttling_alarm_together(package: Package) -> None:
+    props = _alarms(package)["AwsThrottlingAlarm"]
+    assert _metric_of(props, "dynamodb") == _emitted("Throttled", ("Api", "dynamodb"))
+    assert _metric_of(props, "kms") == _emitted("Throttled", ("Api", "kms"))
+    [returned] = [m for m in props["Metrics"] if m.get("ReturnData", True)]
+    assert returned["Expression"] == "FILL(dynamodb, 0) + FILL(kms, 0)" and props["Threshold"] == 0
+
+
+def test_each_function_alarms_before_its_timeout(package: Package) -> None:
+    config = json.loads((ROOT / ".chalice" / "config.json").read_text())["stages"]["dev"]
+    timeouts = {"APIHandler": "api_handler", "UserToken": "user_token", "HandleEventsStream": "handle_events_stream"}
+    for function, name in timeouts.items():
+        seconds = config["lambda_functions"][name].get("lambda_timeout", config["lambda_timeout"])
+        props = _alarms(package)[f"{function}DurationAlarm"]
+        assert _metric_of(props) == ("AWS/Lambda", "Duration", [{"Name": "FunctionName", "Value": {"Ref": function}}])
+        assert props["Statistic"] == "Maximum"
+        assert 0.6 * seconds * 1000 <= props["Threshold"] < seconds * 1000, function  # milliseconds, below the timeout
+
+
+def test_each_caller_is_rate_limited_by_token_and_by_ip_on_this_stage(package: Package) -> None:
+    """AWS WAF developer guide, "Rate-based rule statement": a rate-based rule counts requests per aggregation key
+    (here the Authorization header; and the source IP) over the evaluation window and applies its action to a
+    key over the limit. "If a web request doesn't contain the custom key, AWS WAF doesn't apply the rule" — so
+    the per-IP rule covers requests without a token, and IAM-signed ones (their SigV4 header differs each time)."""
+    acl = package.props("ApiWebAcl")
+    assert acl["Scope"] == "REGIONAL" and acl["DefaultAction"] == {"Allow": {}}
+    rules = {r["Name"]: r for r in acl["Rules"]}
+    token = rules["PerToken"]["Statement"]["RateBasedStatement"]
+    assert token["AggregateKeyType"] == "CUSTOM_KEYS" and token["Limit"] == {"Ref": "PerTokenRateLimit"}
+    assert [k["Header"]["Name"].lower() for k in token["CustomKeys"]] == ["authorization"]
+    ip = rules["PerIp"]["Statement"]["RateBasedStatement"]
+    assert ip["AggregateKeyType"] == "IP" and ip["Limit"] == {"Ref": "PerIpRateLimit"}
+    for rule in rules.values():
+        assert rule["Action"]["Block"]["CustomResponse"]["ResponseCode"] == 429
+        assert rule["VisibilityConfig"]["SampledRequestsEnabled"] is False  # sampled requests keep headers: tokens
+    body = json.loads(acl["CustomResponseBodies"]["rate-limited"]["Content"])
+    assert set(body) == {"code", "message"} and body["code"] == "rate_limited"
+    assert acl["VisibilityConfig"]["SampledRequestsEnabled"] is False
+    params = package.template["Parameters"]
+    assert 10 <= params["PerTokenRateLimit"]["Default"] <= params["PerIpRateLimit"]["Default"]
+    # The association names this API's one stage (the SAM expansion resolves the stage reference).
+    association = next(r["Properties"] for r in package.expanded["Resources"].values() if r["Type"] == "AWS::WAFv2::WebACLAssociation")
+    (stage_id,) = [k for k, r in package.expanded["Resources"].items() if r["Type"] == "AWS::ApiGateway::Stage"]
+    arn = json.dumps(association["ResourceArn"])
+    assert "${RestAPI}" in arn and (f"${{{stage_id}}}" in arn or stage_id in arn), arn
+    assert association["WebACLArn"] == {"Fn::GetAtt": ["ApiWebAcl", "Arn"]}
+
+
+def test_the_consumer_reserves_concurrency_by_default_so_api_traffic_cannot_starve_it(package: Package) -> None:
+    assert package.template["Parameters"]["StreamReservedConcurrency"]["Default"] > 0
+    reserved = package.props("HandleEventsStream")["ReservedConcurrentExecutions"]["Fn::If"]
+    assert reserved[1] == {"Ref": "StreamReservedConcurrency"}

@@ -147,7 +147,7 @@ def _proxy_event(user: str, path: str) -> dict[str, Any]:
         "queryStringParameters": None, "multiValueQueryStringParameters": None,
         "pathParameters": None, "stageVariables": None,
         "requestContext": {"resourcePath": path, "httpMethod": "GET", "path": "/api" + path, "stage": "api",
-                           "requestId": "req-deadline", "authorizer": {"principalId": user},
+                           "requestId": "req-deadline", "authorizer": {"principalId": user, "tokenExpires": "4102444800"},
                            "identity": {"sourceIp": "127.0.0.1"}},
     }
 
@@ -201,6 +201,33 @@ def test_outside_an_invocation_each_attempt_keeps_the_configured_timeouts() -> N
     retries._bound_attempt(request)
     assert request.context["read_timeout"] == retries.READ_TIMEOUT
     assert retries._no_retry_past_deadline(5, caught_exception=TimeoutError()) is None
+
+
+def test_on_a_botocore_without_a_request_context_the_hook_lets_calls_through_and_still_keeps_the_deadline() -> None:
+    """botocore before 1.43.68 (read in its source: AWSPreparedRequest gained `context` and URLLib3Session
+    `_get_request_timeout` in 1.43.68) hands `before-send` a request with no `context`. The hook must not
+    raise AttributeError there (every DynamoDB and KMS call would fail); an attempt then waits the client's
+    whole READ_TIMEOUT, so it is started only while that fits before the deadline."""
+    from types import SimpleNamespace
+
+    from chalicelib.storage import retries
+
+    class OldPreparedRequest:  # botocore 1.43.67's AWSPreparedRequest: method, url, headers, body, stream_output
+        def __init__(self) -> None:
+            self.method, self.url, self.headers, self.body, self.stream_output = "POST", "http://127.0.0.1", {}, b"", False
+
+    request = OldPreparedRequest()
+    retries._bound_attempt(request)  # outside an invocation (scripts, make redrive): nothing to bound
+    assert not hasattr(request, "context")
+    roomy = (retries.READ_TIMEOUT + retries.CONNECT_TIMEOUT + retries.RESERVE_SECONDS + 1) * 1000
+    with retries.invocation_deadline(SimpleNamespace(get_remaining_time_in_millis=lambda: roomy)):
+        retries._bound_attempt(request)  # a whole attempt fits: it goes
+    with retries.invocation_deadline(SimpleNamespace(get_remaining_time_in_millis=lambda: 5000)):
+        with pytest.raises(retries.OutOfTime):
+            retries._bound_attempt(request)  # 10 s more could outlive the invocation: 503, not Lambda's timeout
+        modern = SimpleNamespace(context={})
+        retries._bound_attempt(modern)  # where botocore can cut the attempt, it is cut instead
+        assert modern.context["read_timeout"] < retries.READ_TIMEOUT
 
 
 def test_with_seconds_left_a_timed_out_attempt_is_retried_but_a_throttled_one_is_not_slept_into_the_deadline() -> None:

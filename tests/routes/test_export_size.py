@@ -75,7 +75,7 @@ def _proxy_event(user: str, path: str, query: dict[str, str] | None = None) -> d
         "queryStringParameters": query, "multiValueQueryStringParameters": {k: [v] for k, v in (query or {}).items()} or None,
         "pathParameters": None, "stageVariables": None,
         "requestContext": {"resourcePath": path, "httpMethod": "GET", "path": "/api" + path, "stage": "api",
-                           "requestId": "req-1", "authorizer": {"principalId": user}, "identity": {"sourceIp": "127.0.0.1"}},
+                           "requestId": "req-1", "authorizer": {"principalId": user, "tokenExpires": "4102444800"}, "identity": {"sourceIp": "127.0.0.1"}},
     }
 
 
