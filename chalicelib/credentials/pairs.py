@@ -1,0 +1,62 @@
+"""A username and a password written as a pair in a note, with no keyword: "my bank login is maria / Tr0ub4dor&3".
+
+People keep logins as '<account>: <user> / <password>'. A strong value (three kinds of character, a
+typed password not a code or a path) counts when a user name or e-mail address stands just before it,
+parted by '/', ':', '|', ',', 'and', a space or a line break, and an account word (bank, login, gmail,
+netflix, router...) is a few words before the pair or just after it. Without the account word, or with
+a weak value ('maria / Tuesday'), it is a note.
+"""
+
+from __future__ import annotations
+
+import re
+
+from chalicelib.credentials.checks import password_kinds, password_value
+
+_CANDIDATE = re.compile(r"[^\s'\"<>]{7,128}+")
+_USER = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+\-]{1,63}(?:@[A-Za-z0-9.\-]{1,100})?")
+_EMAIL = re.compile(r"[^@\s]{1,64}@[A-Za-z0-9\-]{1,63}(?:\.[A-Za-z0-9\-]{1,63})+")
+_HEX_ID = re.compile(r"[0-9A-Fa-f\-]+")  # a UUID or an order number, not a typed password
+_USER_BEFORE = re.compile(
+    r"(?<![^\s:：,;(\[])(?P<u>[A-Za-z0-9][A-Za-z0-9._+\-]{1,63}(?:@[A-Za-z0-9.\-]{1,100})?)"
+    r"(?:[ \t]{0,3}[/|:,][ \t]{0,3}|[ \t]{1,3}(?:(?:and|pass|pw|pwd|password):?[ \t]{1,3})?|[ \t]{0,3}\r?\n[ \t]{0,3})\Z"
+)
+_ACCOUNT = re.compile(
+    r"(?<![a-z])(?:log-?in|logon|sign-?in|account|acct|user(?:name)?|bank(?:ing)?|e-?mail|gmail|outlook|hotmail|yahoo|"
+    r"icloud|apple id|netflix|hulu|spotify|disney|paypal|venmo|amazon|ebay|facebook|instagram|twitter|linkedin|"
+    r"tiktok|steam|psn|xbox|nintendo|chase|wells fargo|barclays|hsbc|router|wi-?fi|portal|website|site|app|"
+    r"insurance|school|gym|uber|airbnb|dropbox|github|gitlab|slack|zoom)(?![a-z])"
+)
+_NOT_USERS = frozenset(
+    "is was and the my for to at on in of login username user pass password pw pwd email mail account".split()
+)
+
+
+def _strong(v: str) -> bool:
+    return (7 <= len(v) <= 64 and password_kinds(v) >= 3 and any(c.isalpha() for c in v) and "/" not in v
+            and not _EMAIL.fullmatch(v) and not _HEX_ID.fullmatch(v) and password_value(v))
+
+
+def _in_context(low: str, u: int, end: int) -> bool:
+    return bool(_ACCOUNT.search(low, max(0, u - 60), u) or _ACCOUNT.search(low, end, end + 40))
+
+
+def find_username_password(text: str, low: str) -> str | None:
+    """``username_password`` for '<user> / <strong password>' beside an account word."""
+    if not _ACCOUNT.search(low):
+        return None
+    for m in _CANDIDATE.finditer(text):
+        a = m.start()
+        v = m.group(0).rstrip(".,;:)]}")  # "!" and "?" end passwords more often than notes
+        user, _, after = v.partition(":")  # 'maria:Tr0ub4dor&3', one token
+        if after and _USER.fullmatch(user) and user.lower() not in _NOT_USERS and _strong(after):
+            if _in_context(low, a, a + len(v)):
+                return "username_password"
+        if not a or not _strong(v):
+            continue
+        left = _USER_BEFORE.search(text, max(0, a - 120), a)
+        if left is None or left.group("u").lower() in _NOT_USERS or left.group("u") == v:
+            continue
+        if _in_context(low, left.start("u"), a + len(v)):
+            return "username_password"
+    return None
