@@ -35,8 +35,16 @@ _SECRET_KEYS = (
     "api schlüssel", "geheimschlüssel", "clave api", "clave de api", "clave secreta", "chave de api",
     "chave api", "chiave api", "токен", "ключ api", "api ключ", "api-ключ", "секретный ключ",
     "apiキー", "api キー", "トークン", "シークレット", "アクセスキー", "密钥", "令牌", "api 키", "토큰",
-    "application key", "application_key", "application-key", "app-key",
+    "application key", "application_key", "application-key", "app-key", "key",
 )
+# 'key' alone names a secret only where the word before it does not make it another kind of key
+_OTHER_KEYS = frozenset(
+    "primary foreign partition sort hash range object cache s3 row composite unique index lookup registry public pub "
+    "host gpg pgp ssh license licence product activation serial idempotency house car door front back spare music "
+    "musical minor major dict map sorting join shard routing search only".split()
+)
+_WORD_BEFORE = re.compile(r"([A-Za-z0-9]+)[ \t]{1,4}$")
+_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 # Words that name a password without saying so ("login for the bank: hunter2Xy!9"): a value
 # counts only when it is strong (three kinds of character) and not an address.
 _LOGIN_KEYS = ("login", "log-in", "logon", "sign-in", "signin", "credentials", "creds")
@@ -44,7 +52,7 @@ _KINDS = (("password_assignment", _PASSWORD_KEYS), ("secret_assignment", _SECRET
 _KEY_RIGHT = re.compile(r"[A-Za-z0-9_.\-а-яё]{0,40}+")
 _KEY_WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+|[а-яё]+")
 _VERBS = r"is|was|est|ist|es|era|é|è|är|er|lautet|jest|equals|sind|—|–|-"
-_SEP = re.compile(rf"[\"'\])]?[ \t]{{0,4}}(?:=>|->|→|[:=：]{{1,2}}|(?<=[ \t])(?:{_VERBS})[ \t]|は|是|为|為|는|은)[ \t]{{0,4}}")
+_SEP = re.compile(rf"(?:[ \t]{{1,4}}\([^()\n]{{1,24}}\))?[\"'\])]?[ \t]{{0,4}}(?:=>|->|→|[:=：]{{1,2}}|(?<=[ \t])(?:{_VERBS})[ \t]|は|是|为|為|는|은)[ \t]{{0,4}}")
 _SEP_FOR = re.compile(  # "password for the NAS: ...", "mot de passe du wifi est ..."
     r"[ \t]{1,4}(?:for|to|of|on|at|in|de|du|des|del|della|da|do|für|vom|von|zum|zur|от|для|на)[ \t]{1,4}"
     rf"(?:[^\s:=：,;!?]{{1,24}}[ \t]{{1,4}}){{0,4}}?[^\s:=：,;!?]{{1,24}}"
@@ -131,12 +139,17 @@ def _assignment_at(
     while left > 0 and start - left < 40 and _key_char(text[left - 1]):
         left -= 1
     strict = False
-    if sep is None and (text.startswith("-", left) or (kind == "password_assignment" and len(kw) > 4)):
+    bare_key = kw.lower() == "key" and left == start
+    named = _KEY_WORDS.findall(text, left, start) + _WORD_BEFORE.findall(text, max(0, start - 30), start)
+    if kw.lower() == "key" and _OTHER_KEYS.intersection(w.lower() for w in named):
+        return None  # 'primary key: …', 'GPG key …', 'house key'
+    if sep is None and (text.startswith("-", left) or kind == "secret_assignment" or (kind == "password_assignment" and len(kw) > 4)):
+        # 'API key 8f2b…', 'access token Xk9m…': a generated value after the words, with no separator
         # `--password VALUE`, `WITH PASSWORD 'VALUE'`, .netrc's `password VALUE`: only a strong value counts
         sep, strict = _SEP_CLI.match(text, right), not text.startswith("-", left)
     value = _VALUE.match(text, sep.end()) if sep else None
-    if value is None or len(value.group(1)) < 6:
-        return None
+    if value is None or len(value.group(1)) < 6 or (bare_key and _UUID.fullmatch(value.group(1).rstrip(".,;:)"))):
+        return None  # after 'key' alone a UUID is an id (cache, idempotency, object), not a secret
     if _KEYS_IN_VALUE.search(low, value.start(1), value.end(1)) or not _key_names_a_secret(text[left:right]):
         return None
     if before in "?&" and _MEETING.search(text, max(0, start - 200), start):

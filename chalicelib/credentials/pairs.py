@@ -2,7 +2,7 @@
 
 People keep logins as '<account>: <user> / <password>'. A strong value (three kinds of character, a
 typed password not a code or a path) counts when a user name or e-mail address stands just before it,
-parted by '/', ':', '|', ',', 'and', a space or a line break, and an account word (bank, login, gmail,
+parted by '/', '|', ',', 'and', 'pass', a space or a line break (or 'user:password'), and an account word (bank, login, gmail,
 netflix, router...) is a few words before the pair or just after it. Without the account word, or with
 a weak value ('maria / Tuesday'), it is a note.
 """
@@ -19,12 +19,12 @@ _EMAIL = re.compile(r"[^@\s]{1,64}@[A-Za-z0-9\-]{1,63}(?:\.[A-Za-z0-9\-]{1,63})+
 _HEX_ID = re.compile(r"[0-9A-Fa-f\-]+")  # a UUID or an order number, not a typed password
 _USER_BEFORE = re.compile(
     r"(?<![^\s:：,;(\[])(?P<u>[A-Za-z0-9][A-Za-z0-9._+\-]{1,63}(?:@[A-Za-z0-9.\-]{1,100})?)"
-    r"(?:[ \t]{0,3}[/|:,][ \t]{0,3}|[ \t]{1,3}(?:(?:and|pass|pw|pwd|password):?[ \t]{1,3})?|[ \t]{0,3}\r?\n[ \t]{0,3})\Z"
+    r"(?:[ \t]{0,3}[/|,][ \t]{0,3}|[ \t]{1,3}(?:(?:and|pass|pw|pwd|password):?[ \t]{1,3})?|[ \t]{0,3}\r?\n[ \t]{0,3})\Z"
 )
 _ACCOUNT = re.compile(
-    r"(?<![a-z])(?:log-?in|logon|sign-?in|account|acct|user(?:name)?|bank(?:ing)?|e-?mail|gmail|outlook|hotmail|yahoo|"
+    r"(?<![a-z])(?:log-?in|logon|sign-?in|account|acct|username|bank(?:ing)?|e-?mail|gmail|outlook|hotmail|yahoo|"
     r"icloud|apple id|netflix|hulu|spotify|disney|paypal|venmo|amazon|ebay|facebook|instagram|twitter|linkedin|"
-    r"tiktok|steam|psn|xbox|nintendo|chase|wells fargo|barclays|hsbc|router|wi-?fi|portal|website|site|app|"
+    r"tiktok|steam|psn|xbox|nintendo|chase|wells fargo|barclays|hsbc|router|wi-?fi|portal|website|gym app|"
     r"insurance|school|gym|uber|airbnb|dropbox|github|gitlab|slack|zoom)(?![a-z])"
 )
 _NOT_USERS = frozenset(
@@ -32,8 +32,15 @@ _NOT_USERS = frozenset(
 )
 
 
+_SYMBOL = re.compile(r"[!#$%&*?~^@]")  # not '+': phone numbers and base64 have it
+_SHELL = re.compile(r"\$[({]")  # ${VAR}, $(cmd): a reference, not the password
+
+
 def _strong(v: str) -> bool:
-    return (7 <= len(v) <= 64 and password_kinds(v) >= 3 and any(c.isalpha() for c in v) and "/" not in v
+    """Typed, not generated: letters, a digit or capital, and a symbol ('Tr0ub4dor&3'); ids and codes have none."""
+    return (7 <= len(v) <= 32 and "=" not in v and password_kinds(v) >= 3 and any(c.isalpha() for c in v) and "/" not in v
+            and bool(_SYMBOL.search(v, 1)) and not v.startswith(("%", "$", "&", "#", "-"))
+            and not _SHELL.search(v)
             and not _EMAIL.fullmatch(v) and not _HEX_ID.fullmatch(v) and password_value(v))
 
 

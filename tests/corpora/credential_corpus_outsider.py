@@ -137,7 +137,7 @@ def _generic(rng: random.Random) -> str:
 # --- passwords given on a command line ---------------------------------------------------------------
 
 def _command(rng: random.Random) -> str:
-    p = _strong_password(rng).replace("'", "")
+    p = _strong_password(rng).replace("$", "#").replace("&", "#")  # as a person types it unquoted in a shell
     u = rng.choice(NAMES)
     return rng.choice([
         f"mongo -u {u} -p {p} --authenticationDatabase admin", f"mongosh -u {u} -p '{p}' db.example.com",
