@@ -17,6 +17,7 @@ _WORD = re.compile(r"[a-z]++")
 _BETWEEN = re.compile(r"[\s,;.\-]*(?:[0-9]{1,2}[.):]?[\s]+)?")  # '1. abandon 2. ability', 'abandon, ability'
 _CONTEXT = re.compile(r"seed|mnemonic|recovery|backup phrase|secret phrase|wallet|metamask|ledger|trezor|bip-?39|(?:12|24)[ -]words")
 _MIN_WORDS = 12
+_TITLE = re.compile(r"(?<![A-Za-z])[A-Z][a-z]++(?![A-Za-z])")  # 'Apple', not 'APPLE' nor 'apple'
 _LENGTHS = (24, 21, 18, 15, 12)
 _MAX_RUN = 26
 
@@ -95,6 +96,10 @@ def find_seed_phrase(text: str, low: str) -> str | None:
     if sum(map(low.count, " \n-")) < _MIN_WORDS - 1:
         return None
     for run, listed in _runs(low):
-        if _has_valid_checksum(run) or _CONTEXT.search(low) or (len(run) <= _MAX_RUN and _written_as_a_phrase(text, run, listed)):
+        if _CONTEXT.search(low):
+            return "seed_phrase"
+        if len(_TITLE.findall(text)) >= len(run):
+            continue  # 'Apple Banana Orange …': a list a person typed (one in 16 has a valid checksum), not a wallet's
+        if _has_valid_checksum(run) or (len(run) <= _MAX_RUN and _written_as_a_phrase(text, run, listed)):
             return "seed_phrase"
     return None
