@@ -43,7 +43,14 @@ _OTHER_KEYS = frozenset(
     "host gpg pgp ssh license licence product activation serial idempotency house car door front back spare music "
     "musical minor major dict map sorting join shard routing search only".split()
 )
-_WORD_BEFORE = re.compile(r"([A-Za-z0-9]+)[ \t]{1,4}$")
+_NOT_WORD = re.compile(r"[^A-Za-z0-9]+")
+
+
+def _words_before_key(text: str, left: int, start: int) -> list[str]:
+    """The words of the key's name and the word just before it: 'GPG key', 'ALGOLIA_SEARCH_ONLY_KEY'."""
+    return _NOT_WORD.split(text[max(0, left - 20):start])
+
+
 _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 # Words that name a password without saying so ("login for the bank: hunter2Xy!9"): a value
 # counts only when it is strong (three kinds of character) and not an address.
@@ -140,8 +147,7 @@ def _assignment_at(
         left -= 1
     strict = False
     bare_key = kw.lower() == "key" and left == start
-    named = _KEY_WORDS.findall(text, left, start) + _WORD_BEFORE.findall(text, max(0, start - 30), start)
-    if kw.lower() == "key" and _OTHER_KEYS.intersection(w.lower() for w in named):
+    if kw.lower() == "key" and _OTHER_KEYS.intersection(w.lower() for w in _words_before_key(text, left, start)):
         return None  # 'primary key: …', 'GPG key …', 'house key'
     if sep is None and (text.startswith("-", left) or kind == "secret_assignment" or (kind == "password_assignment" and len(kw) > 4)):
         # 'API key 8f2b…', 'access token Xk9m…': a generated value after the words, with no separator

@@ -38,7 +38,7 @@ _SHELL = re.compile(r"\$[({]")  # ${VAR}, $(cmd): a reference, not the password
 
 def _strong(v: str) -> bool:
     """Typed, not generated: letters, a digit or capital, and a symbol ('Tr0ub4dor&3'); ids and codes have none."""
-    return (7 <= len(v) <= 32 and "=" not in v and password_kinds(v) >= 3 and any(c.isalpha() for c in v) and "/" not in v
+    return (7 <= len(v) <= 32 and bool(_SYMBOL.search(v, 1)) and "=" not in v and password_kinds(v) >= 3 and any(c.isalpha() for c in v) and "/" not in v
             and bool(_SYMBOL.search(v, 1)) and not v.startswith(("%", "$", "&", "#", "-"))
             and not _SHELL.search(v)
             and not _EMAIL.fullmatch(v) and not _HEX_ID.fullmatch(v) and password_value(v))

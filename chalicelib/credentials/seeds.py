@@ -93,7 +93,7 @@ def _written_as_a_phrase(text: str, run: list[str], listed: bool) -> bool:
 def find_seed_phrase(text: str, low: str) -> str | None:
     """``seed_phrase`` for a run of 12+ BIP-39 words with a valid checksum, named as a seed, or written
     out as a wallet shows one (12 to 24 words in a row, one case, no commas)."""
-    if sum(map(low.count, " \n-")) < _MIN_WORDS - 1:
+    if low.count(" ") + low.count("\n") + low.count("-") - 2 * low.count("--") < _MIN_WORDS - 1:
         return None
     for run, listed in _runs(low):
         if _CONTEXT.search(low):
