@@ -65,7 +65,7 @@ def _confusables() -> dict[str, str]:
     table: dict[str, str] = {}
     for char, glyphs in raw.items():
         if len(char) != 1 or char.isascii() or (
-            unicodedata.name(char, "LATIN").startswith("LATIN") and (unicodedata.decomposition(char) or "STROKE" in unicodedata.name(char, ""))
+            unicodedata.name(char, "LATIN").startswith("LATIN") and (unicodedata.decomposition(char) or any(w in unicodedata.name(char, "") for w in ("STROKE", "DOTLESS")))
         ):
             continue  # accented Latin letters stay ('é', 'ł', 'ş' are not disguises, and keywords use them); 'ɑ', 'ɡ', 'ᴜ' are
         ascii_glyphs = [g["c"] for g in glyphs if len(g["c"]) == 1 and g["c"].isascii() and g["c"].isalnum()]
