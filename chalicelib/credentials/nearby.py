@@ -16,7 +16,12 @@ _UUID = re.compile(r"(?<![A-Za-z0-9_\-])[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F
 _HEROKU = re.compile(r"(?<![a-z])h(?:\s{0,3}\n\s{0,3})?e(?:\s{0,3}\n\s{0,3})?r(?:\s{0,3}\n\s{0,3})?o(?:\s{0,3}\n\s{0,3})?k(?:\s{0,3}\n\s{0,3})?u")
 # a line break inside the UUID, with the spaces a paste leaves around it ('…-c57417994 \ne54')
 _BREAK = re.compile(r"(?<=[0-9a-fA-F\-])[ \t]{0,4}\r?\n[ \t]{0,4}(?=[0-9a-fA-F\-])")
-_SPACES = re.compile(r"\s+")
+
+
+def _unbroken(low: str) -> str:
+    return low.replace("\n", "").replace("\r", "").replace(" ", "").replace("\t", "")
+
+
 _GAP = 48  # characters between the word and the UUID, either side
 # Words that say what a UUID identifies: it is then an id, not a key
 _ID_WORDS = re.compile(
@@ -54,7 +59,7 @@ def _near(text: str, low: str, words: list[tuple[int, int]]) -> bool:
 
 def find_heroku_uuid(text: str, low: str) -> str | None:
     """``heroku_api_key`` for a UUID within a few words after or before 'heroku' that names no id."""
-    if "-" not in text or not ("heroku" in low or ("\n" in low and "heroku" in _SPACES.sub("", low))):
+    if "-" not in text or not ("heroku" in low or ("\n" in low and "ku" in low and "heroku" in _unbroken(low))):
         return None
     if _near(text, low, [m.span() for m in _HEROKU.finditer(low)]):
         return "heroku_api_key"

@@ -50,9 +50,7 @@ def _in_context(low: str, u: int, end: int) -> bool:
 
 def find_username_password(text: str, low: str) -> str | None:
     """``username_password`` for '<user> / <strong password>' beside an account word."""
-    if not _ACCOUNT.search(low):
-        return None
-    for m in _CANDIDATE.finditer(text):
+    for m in _CANDIDATE.finditer(text):  # few tokens are strong: the account word is looked for only beside them
         a = m.start()
         v = m.group(0).rstrip(".,;:)]}")  # "!" and "?" end passwords more often than notes
         user, _, after = v.partition(":")  # 'maria:Tr0ub4dor&3', one token
