@@ -104,7 +104,7 @@ def _before_nfkc() -> tuple[re.Pattern[str], dict[str, str]]:
 def _unmask_before_nfkc(m: re.Match[str]) -> str:
     word = m.group(0)
     pattern, table = _before_nfkc()
-    if word.isascii() or not _ASCII_LETTER.search(word) or not pattern.search(word):
+    if not pattern.search(word) or not _ASCII_LETTER.search(word):
         return word
     return "".join(table.get(c, c) for c in word)
 
@@ -113,7 +113,9 @@ def readable(text: str) -> str:
     """The text with invisible characters removed, NFKC applied and look-alike letters unmasked."""
     if text.isascii():
         return text
-    view = _WORD.sub(_unmask_before_nfkc, _INVISIBLE.sub("", text))
+    view = _INVISIBLE.sub("", text)
+    if _before_nfkc()[0].search(view):  # rare: only then is each word looked at twice
+        view = _WORD.sub(_unmask_before_nfkc, view)
     view = unicodedata.normalize("NFKC", view)
     return _WORD.sub(_unmask_word, view) if not view.isascii() else view
 

@@ -63,8 +63,25 @@ def _given(value: str, quoted: bool) -> bool:
     return _CAPS_AND_DIGITS.fullmatch(value) is not None or not is_reference_or_placeholder(value)
 
 
-def _tool_password(text: str) -> bool:
-    for m in _TOOL.finditer(text):
+_TOOL_START = frozenset(" \t\n;|&(`")
+
+
+def _tool_matches(text: str, low: str) -> list[re.Match[str]]:
+    """The commands that start with one of the tools (as a word), found from the tool's name."""
+    found: list[re.Match[str]] = []
+    for tool in _TOOL_FLAGS:
+        at = low.find(tool + " ")
+        while at >= 0:
+            if at == 0 or low[at - 1] in _TOOL_START:
+                m = _TOOL.match(text, at)
+                if m:
+                    found.append(m)
+            at = low.find(tool + " ", at + 1)
+    return found
+
+
+def _tool_password(text: str, low: str) -> bool:
+    for m in _tool_matches(text, low):
         tool, flag = m.group("tool"), m.group("flag")
         wanted = _TOOL_FLAGS[tool]
         if flag != wanted and not (wanted == "-storepass" and flag.endswith("pass")):
@@ -87,6 +104,6 @@ def find_command_password(text: str, low: str) -> str | None:
             value = m.group("q1") or m.group("q2") or m.group("bare") or ""
             if _given(value, quoted=not m.group("bare")):
                 return "command_line_password"
-    if " -" in text and any(tool in low for tool in _TOOL_FLAGS) and _tool_password(text):
+    if " -" in text and _tool_password(text, low):
         return "command_line_password"
     return None

@@ -17,10 +17,9 @@ _CANDIDATE = re.compile(r"[^\s'\"<>]{7,128}+")
 _USER = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+\-]{1,63}(?:@[A-Za-z0-9.\-]{1,100})?")
 _EMAIL = re.compile(r"[^@\s]{1,64}@[A-Za-z0-9\-]{1,63}(?:\.[A-Za-z0-9\-]{1,63})+")
 _HEX_ID = re.compile(r"[0-9A-Fa-f\-]+")  # a UUID or an order number, not a typed password
-_USER_BEFORE = re.compile(
-    r"(?<![^\s:：,;(\[])(?P<u>[A-Za-z0-9][A-Za-z0-9._+\-]{1,63}(?:@[A-Za-z0-9.\-]{1,100})?)"
-    r"(?:[ \t]{0,3}[/|,][ \t]{0,3}|[ \t]{1,3}(?:(?:and|pass|pw|pwd|password):?[ \t]{1,3})?|[ \t]{0,3}\r?\n[ \t]{0,3})\Z"
-)
+# what parts the user from the password: '/', '|', ',', 'and', 'pass', a space or a line break
+_SEP_TAIL = re.compile(r"(?:[ \t]{0,3}[/|,][ \t]{0,3}|[ \t]{1,3}(?:(?:and|pass|pw|pwd|password):?[ \t]{1,3})?|[ \t]{0,3}\r?\n[ \t]{0,3})\Z")
+_USER_EDGE = frozenset(" \t\r\n:：,;([")
 _ACCOUNT = re.compile(
     r"(?<![a-z])(?:log-?in|logon|sign-?in|account|acct|username|bank(?:ing)?|e-?mail|gmail|outlook|hotmail|yahoo|"
     r"icloud|apple id|netflix|hulu|spotify|disney|paypal|venmo|amazon|ebay|facebook|instagram|twitter|linkedin|"
@@ -44,6 +43,17 @@ def _strong(v: str) -> bool:
             and not _EMAIL.fullmatch(v) and not _HEX_ID.fullmatch(v) and password_value(v))
 
 
+def _user_before(text: str, a: int) -> int | None:
+    """Where the user name or e-mail address right before the separator at ``a`` starts, or None."""
+    tail = _SEP_TAIL.search(text, max(0, a - 20), a)
+    if tail is None:
+        return None
+    end = start = tail.start()
+    while start > 0 and end - start <= 170 and text[start - 1] not in _USER_EDGE:
+        start -= 1
+    return start if start < end and _USER.fullmatch(text, start, end) else None
+
+
 def _in_context(low: str, u: int, end: int) -> bool:
     return bool(_ACCOUNT.search(low, max(0, u - 60), u) or _ACCOUNT.search(low, end, end + 40))
 
@@ -59,9 +69,9 @@ def find_username_password(text: str, low: str) -> str | None:
                 return "username_password"
         if not a or not _strong(v):
             continue
-        left = _USER_BEFORE.search(text, max(0, a - 120), a)
-        if left is None or left.group("u").lower() in _NOT_USERS or left.group("u") == v:
+        u = _user_before(text, a)
+        if u is None or text[u:a].split()[0].rstrip("/|,").lower() in _NOT_USERS:
             continue
-        if _in_context(low, left.start("u"), a + len(v)):
+        if _in_context(low, u, a + len(v)):
             return "username_password"
     return None
