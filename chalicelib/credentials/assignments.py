@@ -211,11 +211,14 @@ def find_assignment(text: str, low: str) -> str | None:
         if anchor not in low:
             continue
         done: set[int] = set()  # 'pass' where 'password' was already read
+        ends: set[int] = set()  # 'key' that ends 'api key', 'access key'… already read as a word
         for key in keys:
             at = low.find(key)
             while at >= 0:
-                if at not in done:
+                if at not in done and not (key == "key" and at + 3 in ends):
                     done.add(at)
+                    if key != "key" and not _glued(text[at:at + len(key)], text[at - 1] if at else " ", text[at + len(key):at + len(key) + 1] or " "):
+                        ends.add(at + len(key))
                     shape = _assignment_at(text, low, at, at + len(key), kind, memo)
                     if shape:
                         return shape

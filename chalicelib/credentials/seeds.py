@@ -46,7 +46,7 @@ def _runs(low: str) -> list[tuple[list[str], bool]]:
                 if len(run) >= _MIN_WORDS:
                     runs.append((run, listed))
                 run, listed = [], False
-            elif "," in low[last_end:start] or ";" in low[last_end:start]:
+            elif not listed and (low.find(",", last_end, start) >= 0 or low.find(";", last_end, start) >= 0):
                 listed = True
             run.append(word)
         else:
