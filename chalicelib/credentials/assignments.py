@@ -154,7 +154,8 @@ def _assignment_at(
         # `--password VALUE`, `WITH PASSWORD 'VALUE'`, .netrc's `password VALUE`: only a strong value counts
         sep, strict = _SEP_CLI.match(text, right), not text.startswith("-", left)
     value = _VALUE.match(text, sep.end()) if sep else None
-    if value is None or len(value.group(1)) < 6 or (bare_key and _UUID.fullmatch(value.group(1).rstrip(".,;:)"))):
+    shortest = 16 if strict and kind == "secret_assignment" else 6  # a generated secret is 16 or more
+    if value is None or len(value.group(1)) < shortest or (bare_key and _UUID.fullmatch(value.group(1).rstrip(".,;:)"))):
         return None  # after 'key' alone a UUID is an id (cache, idempotency, object), not a secret
     if _KEYS_IN_VALUE.search(low, value.start(1), value.end(1)) or not _key_names_a_secret(text[left:right]):
         return None

@@ -82,6 +82,18 @@ def _has_valid_checksum(run: list[str]) -> bool:
     return any(_checksum_ok(run[i:i + n]) for n in _LENGTHS if n <= len(run) for i in {0, len(run) - n})
 
 
+def _dash_joined(low: str) -> bool:
+    """'lemon-legend-swim-…': 10 or more parts of 3 to 8 letters in a row between dashes."""
+    if low.count("-") < _MIN_WORDS - 1:
+        return False
+    streak = 0
+    for part in low.split("-"):
+        streak = streak + 1 if 3 <= len(part) <= 8 and part.isalpha() else 0
+        if streak >= _MIN_WORDS - 2:
+            return True
+    return False
+
+
 def _written_as_a_phrase(text: str, run: list[str], listed: bool) -> bool:
     """Exactly 12, 15, 18, 21 or 24 list words, in one case, not a list with commas: how wallets show a
     phrase. Prose breaks such runs with words the list lacks ('the', 'a', 'of', 'and', plurals)."""
@@ -93,7 +105,7 @@ def _written_as_a_phrase(text: str, run: list[str], listed: bool) -> bool:
 def find_seed_phrase(text: str, low: str) -> str | None:
     """``seed_phrase`` for a run of 12+ BIP-39 words with a valid checksum, named as a seed, or written
     out as a wallet shows one (12 to 24 words in a row, one case, no commas)."""
-    if low.count(" ") + low.count("\n") + low.count("-") - 2 * low.count("--") < _MIN_WORDS - 1:
+    if low.count(" ") + low.count("\n") < _MIN_WORDS - 1 and not _dash_joined(low):
         return None
     for run, listed in _runs(low):
         if _CONTEXT.search(low):
