@@ -94,17 +94,16 @@ def _unmask_word(m: re.Match[str]) -> str:
 
 
 @cache
-def _before_nfkc() -> tuple[re.Pattern[str], dict[str, str]]:
+def _before_nfkc() -> dict[str, str]:
     """Look-alikes that NFKC would turn into another non-Latin letter ('ϲ' lunate sigma → 'ς'): unmasked first."""
-    table = {c: g for c, g in _confusables().items() if not unicodedata.normalize("NFKC", c).isascii()
-             and unicodedata.normalize("NFKC", c) != c}
-    return re.compile("[" + re.escape("".join(table)) + "]"), table
+    return {c: g for c, g in _confusables().items() if not unicodedata.normalize("NFKC", c).isascii()
+            and unicodedata.normalize("NFKC", c) != c}
 
 
 def _unmask_before_nfkc(m: re.Match[str]) -> str:
     word = m.group(0)
-    pattern, table = _before_nfkc()
-    if not pattern.search(word) or not _ASCII_LETTER.search(word):
+    table = _before_nfkc()
+    if table.keys().isdisjoint(word) or not _ASCII_LETTER.search(word):
         return word
     return "".join(table.get(c, c) for c in word)
 
@@ -114,7 +113,7 @@ def readable(text: str) -> str:
     if text.isascii():
         return text
     view = _INVISIBLE.sub("", text)
-    if _before_nfkc()[0].search(view):  # rare: only then is each word looked at twice
+    if not _before_nfkc().keys().isdisjoint(view):  # rare: only then is each word looked at twice
         view = _WORD.sub(_unmask_before_nfkc, view)
     view = unicodedata.normalize("NFKC", view)
     return _WORD.sub(_unmask_word, view) if not view.isascii() else view
