@@ -16,6 +16,9 @@ Then issue 21's (bench/credentials_issue21.py): recall per corpus with words bef
 encodings and grouped tokens, false alarms per benign category, the worst growth for twice the input
 and the adversarial search's worst input (bench/credentials_adversarial.py), before and after.
 
+Then issue 37 item 19's (bench/credentials_outsider.py): recall per category an outsider's corpus found
+missed and false alarms on the benign notes beside them, before and after.
+
 Then issue 13's figures (bench/credentials_evasion.py): recall on every disguise (invisible
 characters, homoglyphs, full-width, breaks) and every new shape, false alarms in the hard benign
 categories and over the whole corpus, the typical note and hard inputs (with their cost at 2000 ÷
@@ -45,7 +48,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from bench import credentials_evasion, credentials_issue21, credentials_out_of_scope  # noqa: E402
+from bench import credentials_evasion, credentials_issue21, credentials_out_of_scope, credentials_outsider  # noqa: E402
 from chalicelib.credentials import find_credential  # noqa: E402
 from tests.corpora.credential_corpus import SHAPES, Case, negative_cases, positive_cases  # noqa: E402
 
@@ -253,6 +256,11 @@ def main() -> None:
     issue21_before = credentials_issue21.before()
     figures |= {f"issue21.{key}": value for key, value in issue21.items()} | {"issue21_before": issue21_before}
     print("\n".join(credentials_issue21.lines(issue21_before, issue21)), flush=True)
+    # Issue 37 item 19: the categories an outsider's corpus found missed, and the benign notes beside them.
+    outsider = credentials_outsider.detection(find_credential)
+    outsider_before = credentials_outsider.before()
+    figures |= {f"issue37.{key}": value for key, value in outsider.items()} | {"issue37_before": outsider_before}
+    print("\n".join(credentials_outsider.lines(outsider_before, outsider)), flush=True)
     out_of_scope = credentials_out_of_scope.false_alarm_cost(find_credential)
     figures |= out_of_scope
     print("\n".join(f"{key:58s} {value}" for key, value in out_of_scope.items()), flush=True)

@@ -74,6 +74,10 @@ def growth(find: Finder) -> dict[str, Any]:
         | search(find)
 
 
+# tarfile's "data" filter exists from Python 3.11.4 (and 3.12); the archive is our own commit either way.
+_DATA_FILTER: dict[str, Any] = {"filter": "data"} if hasattr(tarfile, "data_filter") else {}
+
+
 _CHILD = """
 import json, sys
 sys.path[:0] = [sys.argv[1], sys.argv[2]]
@@ -92,7 +96,7 @@ def before() -> dict[str, Any]:
         return {"available": False, "why": f"git archive {BEFORE_COMMIT} failed ({type(exc).__name__})"}
     with tempfile.TemporaryDirectory() as tmp:
         with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
-            tar.extractall(tmp, filter="data")
+            tar.extractall(tmp, **_DATA_FILTER)
         done = subprocess.run([sys.executable, "-c", _CHILD, tmp, str(ROOT)], cwd=tmp, capture_output=True,
                               text=True, timeout=1800, check=False)
     if done.returncode:

@@ -64,8 +64,10 @@ def _confusables() -> dict[str, str]:
     raw = json.loads(resources.files("confusable_homoglyphs").joinpath("confusables.json").read_text("utf-8"))
     table: dict[str, str] = {}
     for char, glyphs in raw.items():
-        if len(char) != 1 or char.isascii() or unicodedata.name(char, "LATIN").startswith("LATIN"):
-            continue  # accented Latin letters stay: 'é', 'ł', 'ş' are not disguises, and keywords use them
+        if len(char) != 1 or char.isascii() or (
+            unicodedata.name(char, "LATIN").startswith("LATIN") and (unicodedata.decomposition(char) or any(w in unicodedata.name(char, "") for w in ("STROKE", "DOTLESS")))
+        ):
+            continue  # accented Latin letters stay ('é', 'ł', 'ş' are not disguises, and keywords use them); 'ɑ', 'ɡ', 'ᴜ' are
         ascii_glyphs = [g["c"] for g in glyphs if len(g["c"]) == 1 and g["c"].isascii() and g["c"].isalnum()]
         if not ascii_glyphs:
             continue
@@ -91,11 +93,29 @@ def _unmask_word(m: re.Match[str]) -> str:
     return "".join(table.get(c, c) for c in word)
 
 
+@cache
+def _before_nfkc() -> dict[str, str]:
+    """Look-alikes that NFKC would turn into another non-Latin letter ('ϲ' lunate sigma → 'ς'): unmasked first."""
+    return {c: g for c, g in _confusables().items() if not unicodedata.normalize("NFKC", c).isascii()
+            and unicodedata.normalize("NFKC", c) != c}
+
+
+def _unmask_before_nfkc(m: re.Match[str]) -> str:
+    word = m.group(0)
+    table = _before_nfkc()
+    if table.keys().isdisjoint(word) or not _ASCII_LETTER.search(word):
+        return word
+    return "".join(table.get(c, c) for c in word)
+
+
 def readable(text: str) -> str:
     """The text with invisible characters removed, NFKC applied and look-alike letters unmasked."""
     if text.isascii():
         return text
-    view = unicodedata.normalize("NFKC", _INVISIBLE.sub("", text))
+    view = _INVISIBLE.sub("", text)
+    if not _before_nfkc().keys().isdisjoint(view):  # rare: only then is each word looked at twice
+        view = _WORD.sub(_unmask_before_nfkc, view)
+    view = unicodedata.normalize("NFKC", view)
     return _WORD.sub(_unmask_word, view) if not view.isascii() else view
 
 

@@ -21,6 +21,8 @@ from chalicelib.credentials.assignments import find_assignment
 from chalicelib.credentials.commands import find_command_password
 from chalicelib.credentials.http_auth import find_auth_header, find_url_password
 from chalicelib.credentials.keys import find_aws_key, find_azure_key, find_jwt, find_private_key
+from chalicelib.credentials.nearby import find_heroku_uuid
+from chalicelib.credentials.pairs import find_username_password
 from chalicelib.credentials.seeds import find_seed_phrase
 from chalicelib.credentials.tokens import find_token
 from chalicelib.normalize import decoded_views, readable, rejoined, rejoined_views
@@ -29,8 +31,9 @@ __all__ = ["find_credential"]
 
 # Each detector takes the text and its same-length lower-case copy and returns a shape name or None.
 _DETECTORS: tuple[Callable[[str, str], str | None], ...] = (
-    find_private_key, find_token, find_jwt, find_aws_key, find_azure_key,
-    find_url_password, find_auth_header, find_command_password, find_assignment, find_seed_phrase,
+    find_private_key, find_token, find_jwt, find_aws_key, find_azure_key, find_heroku_uuid,
+    find_url_password, find_auth_header, find_command_password, find_assignment, find_username_password,
+    find_seed_phrase,
 )
 
 

@@ -35,8 +35,23 @@ _SECRET_KEYS = (
     "api schlüssel", "geheimschlüssel", "clave api", "clave de api", "clave secreta", "chave de api",
     "chave api", "chiave api", "токен", "ключ api", "api ключ", "api-ключ", "секретный ключ",
     "apiキー", "api キー", "トークン", "シークレット", "アクセスキー", "密钥", "令牌", "api 키", "토큰",
-    "application key", "application_key", "application-key", "app-key",
+    "application key", "application_key", "application-key", "app-key", "key",
 )
+# 'key' alone names a secret only where the word before it does not make it another kind of key
+_OTHER_KEYS = frozenset(
+    "primary foreign partition sort hash range object cache s3 row composite unique index lookup registry public pub "
+    "host gpg pgp ssh license licence product activation serial idempotency house car door front back spare music "
+    "musical minor major dict map sorting join shard routing search only".split()
+)
+_NOT_WORD = re.compile(r"[^A-Za-z0-9]+")
+
+
+def _words_before_key(text: str, left: int, start: int) -> list[str]:
+    """The words of the key's name and the word just before it: 'GPG key', 'ALGOLIA_SEARCH_ONLY_KEY'."""
+    return _NOT_WORD.split(text[max(0, left - 20):start])
+
+
+_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 # Words that name a password without saying so ("login for the bank: hunter2Xy!9"): a value
 # counts only when it is strong (three kinds of character) and not an address.
 _LOGIN_KEYS = ("login", "log-in", "logon", "sign-in", "signin", "credentials", "creds")
@@ -44,7 +59,7 @@ _KINDS = (("password_assignment", _PASSWORD_KEYS), ("secret_assignment", _SECRET
 _KEY_RIGHT = re.compile(r"[A-Za-z0-9_.\-а-яё]{0,40}+")
 _KEY_WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+|[а-яё]+")
 _VERBS = r"is|was|est|ist|es|era|é|è|är|er|lautet|jest|equals|sind|—|–|-"
-_SEP = re.compile(rf"[\"'\])]?[ \t]{{0,4}}(?:=>|->|→|[:=：]{{1,2}}|(?<=[ \t])(?:{_VERBS})[ \t]|は|是|为|為|는|은)[ \t]{{0,4}}")
+_SEP = re.compile(rf"(?:[ \t]{{1,4}}\([^()\n]{{1,24}}\))?[\"'\])]?[ \t]{{0,4}}(?:=>|->|→|[:=：]{{1,2}}|(?<=[ \t])(?:{_VERBS})[ \t]|は|是|为|為|는|은)[ \t]{{0,4}}")
 _SEP_FOR = re.compile(  # "password for the NAS: ...", "mot de passe du wifi est ..."
     r"[ \t]{1,4}(?:for|to|of|on|at|in|de|du|des|del|della|da|do|für|vom|von|zum|zur|от|для|на)[ \t]{1,4}"
     rf"(?:[^\s:=：,;!?]{{1,24}}[ \t]{{1,4}}){{0,4}}?[^\s:=：,;!?]{{1,24}}"
@@ -131,12 +146,17 @@ def _assignment_at(
     while left > 0 and start - left < 40 and _key_char(text[left - 1]):
         left -= 1
     strict = False
-    if sep is None and (text.startswith("-", left) or (kind == "password_assignment" and len(kw) > 4)):
+    bare_key = kw.lower() == "key" and left == start
+    if kw.lower() == "key" and _OTHER_KEYS.intersection(w.lower() for w in _words_before_key(text, left, start)):
+        return None  # 'primary key: …', 'GPG key …', 'house key'
+    if sep is None and (text.startswith("-", left) or kind == "secret_assignment" or (kind == "password_assignment" and len(kw) > 4)):
+        # 'API key 8f2b…', 'access token Xk9m…': a generated value after the words, with no separator
         # `--password VALUE`, `WITH PASSWORD 'VALUE'`, .netrc's `password VALUE`: only a strong value counts
         sep, strict = _SEP_CLI.match(text, right), not text.startswith("-", left)
     value = _VALUE.match(text, sep.end()) if sep else None
-    if value is None or len(value.group(1)) < 6:
-        return None
+    shortest = 16 if strict and kind == "secret_assignment" else 6  # a generated secret is 16 or more
+    if value is None or len(value.group(1)) < shortest or (bare_key and _UUID.fullmatch(value.group(1).rstrip(".,;:)"))):
+        return None  # after 'key' alone a UUID is an id (cache, idempotency, object), not a secret
     if _KEYS_IN_VALUE.search(low, value.start(1), value.end(1)) or not _key_names_a_secret(text[left:right]):
         return None
     if before in "?&" and _MEETING.search(text, max(0, start - 200), start):
@@ -192,11 +212,14 @@ def find_assignment(text: str, low: str) -> str | None:
         if anchor not in low:
             continue
         done: set[int] = set()  # 'pass' where 'password' was already read
+        ends: set[int] = set()  # 'key' that ends 'api key', 'access key'… already read as a word
         for key in keys:
             at = low.find(key)
             while at >= 0:
-                if at not in done:
+                if at not in done and not (key == "key" and at + 3 in ends):
                     done.add(at)
+                    if key != "key" and not _glued(text[at:at + len(key)], text[at - 1] if at else " ", text[at + len(key):at + len(key) + 1] or " "):
+                        ends.add(at + len(key))
                     shape = _assignment_at(text, low, at, at + len(key), kind, memo)
                     if shape:
                         return shape

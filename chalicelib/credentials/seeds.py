@@ -1,8 +1,10 @@
 """Wallet recovery phrases: 12 to 24 words of the BIP-39 list, in order, as a wallet shows them.
 
 Whoever holds the words holds the wallet. A run of at least 12 list words counts when its words
-carry a valid BIP-39 checksum (Trezor's `mnemonic` word list), or when the note calls it a seed
-or recovery phrase. Prose made of common words is not such a run: the list holds no 'the', 'a', 'of'.
+carry a valid BIP-39 checksum (Trezor's `mnemonic` word list), when the note calls it a seed or
+recovery phrase, or when it is written as a wallet shows one: exactly 12, 15, 18, 21 or 24 list words in
+one case, without commas (a person does not check the checksum; an outsider's phrases often fail it).
+Prose made of common words is not such a run: the list holds no 'the', 'a', 'of', 'and' nor plurals.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ _WORD = re.compile(r"[a-z]++")
 _BETWEEN = re.compile(r"[\s,;.\-]*(?:[0-9]{1,2}[.):]?[\s]+)?")  # '1. abandon 2. ability', 'abandon, ability'
 _CONTEXT = re.compile(r"seed|mnemonic|recovery|backup phrase|secret phrase|wallet|metamask|ledger|trezor|bip-?39|(?:12|24)[ -]words")
 _MIN_WORDS = 12
+_TITLE = re.compile(r"(?<![A-Za-z])[A-Z][a-z]++(?![A-Za-z])")  # 'Apple', not 'APPLE' nor 'apple'
 _LENGTHS = (24, 21, 18, 15, 12)
 _MAX_RUN = 26
 
@@ -27,10 +30,12 @@ def _index() -> dict[str, int]:
     return {word: n for n, word in enumerate(Mnemonic("english").wordlist)}
 
 
-def _runs(low: str) -> list[list[str]]:
+def _runs(low: str) -> list[tuple[list[str], bool]]:
+    """Each run of 12 or more adjacent list words, and whether a comma or semicolon parted any two."""
     words = _index()
-    runs: list[list[str]] = []
+    runs: list[tuple[list[str], bool]] = []
     run: list[str] = []
+    listed = False
     last_end = -1
     for m in _WORD.finditer(low):
         word, start = m.group(0), m.start()
@@ -39,16 +44,18 @@ def _runs(low: str) -> list[list[str]]:
         if word in words and boundary:
             if not (run and adjacent):
                 if len(run) >= _MIN_WORDS:
-                    runs.append(run)
-                run = []
+                    runs.append((run, listed))
+                run, listed = [], False
+            elif not listed and (low.find(",", last_end, start) >= 0 or low.find(";", last_end, start) >= 0):
+                listed = True
             run.append(word)
         else:
             if len(run) >= _MIN_WORDS:
-                runs.append(run)
-            run = []
+                runs.append((run, listed))
+            run, listed = [], False
         last_end = m.end()
     if len(run) >= _MIN_WORDS:
-        runs.append(run)
+        runs.append((run, listed))
     return runs
 
 
@@ -75,11 +82,36 @@ def _has_valid_checksum(run: list[str]) -> bool:
     return any(_checksum_ok(run[i:i + n]) for n in _LENGTHS if n <= len(run) for i in {0, len(run) - n})
 
 
+def _dash_joined(low: str) -> bool:
+    """'lemon-legend-swim-…': 10 or more parts of 3 to 8 letters in a row between dashes."""
+    if low.count("-") < _MIN_WORDS - 1:
+        return False
+    streak = 0
+    for part in low.split("-"):
+        streak = streak + 1 if 3 <= len(part) <= 8 and part.isalpha() else 0
+        if streak >= _MIN_WORDS - 2:
+            return True
+    return False
+
+
+def _written_as_a_phrase(text: str, run: list[str], listed: bool) -> bool:
+    """Exactly 12, 15, 18, 21 or 24 list words, in one case, not a list with commas: how wallets show a
+    phrase. Prose breaks such runs with words the list lacks ('the', 'a', 'of', 'and', plurals)."""
+    if listed or len(run) not in _LENGTHS or len(set(run)) < len(run) - 2:
+        return False
+    return text.islower() or text.isupper()
+
+
 def find_seed_phrase(text: str, low: str) -> str | None:
-    """``seed_phrase`` for a run of 12+ BIP-39 words with a valid checksum or named as a seed."""
-    if low.count(" ") + low.count("\n") < _MIN_WORDS - 1:
+    """``seed_phrase`` for a run of 12+ BIP-39 words with a valid checksum, named as a seed, or written
+    out as a wallet shows one (12 to 24 words in a row, one case, no commas)."""
+    if low.count(" ") + low.count("\n") < _MIN_WORDS - 1 and not _dash_joined(low):
         return None
-    for run in _runs(low):
-        if _has_valid_checksum(run) or _CONTEXT.search(low):
+    for run, listed in _runs(low):
+        if _CONTEXT.search(low):
+            return "seed_phrase"
+        if len(_TITLE.findall(text)) >= len(run):
+            continue  # 'Apple Banana Orange …': a list a person typed (one in 16 has a valid checksum), not a wallet's
+        if _has_valid_checksum(run) or (len(run) <= _MAX_RUN and _written_as_a_phrase(text, run, listed)):
             return "seed_phrase"
     return None

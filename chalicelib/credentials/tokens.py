@@ -49,6 +49,10 @@ _TOKENS: tuple[tuple[str, str, re.Pattern[str], str], ...] = (
     ("digitalocean_token", "_v1_", _tok("do[opr]_v1_", r"(?P<b>[a-f0-9]{64})", 7), _T),
     ("heroku_api_key", "HRKU-", _tok("HRKU-", r"(?P<b>[A-Za-z0-9_\-]{40,80}+)", 5), _T),
     ("vault_token", "hv", _tok(r"hv[sbr]\.", r"(?P<b>[A-Za-z0-9_\-]{24,250}+)", 4), _T),
+    # Vault before 1.10: a service token is 's.' and 24 base62 characters (gitleaks' vault-service-token), a
+    # batch token 'b.' and its base64url body, which starts 'AAAAAQ' (detect-secrets: '[brs]\.' and 24 or more)
+    ("vault_token", "s.", _tok(r"s\.", r"(?P<v>[A-Za-z0-9]{24})", 2, left=_T + "./", right=_T + "."), _T + "./"),
+    ("vault_token", "b.AAAAAQ", _tok(r"b\.AAAAAQ", r"(?P<b>[A-Za-z0-9_\-]{24,400}+)", 8, left=_T + "./"), _T + "./"),
     ("gcp_oauth_token", "ya29.", _tok(r"ya29\.", r"(?P<b>[A-Za-z0-9_\-]{30,2048}+)", 5), _T),
     # Mailchimp: <32 hex>-<datacenter>, found from its '-us'
     ("mailchimp_key", "-us", re.compile(r"-us(?<=(?<![A-Za-z0-9_\-])(?P<b>[0-9a-f]{32})-us)[0-9]{1,2}(?![A-Za-z0-9_\-])"), ""),
@@ -85,6 +89,8 @@ def _token_ok(shape: str, m: re.Match[str], text: str, left: str) -> bool:
     if shape == "openai_api_key":
         if g["b"].startswith("ant-") or (not g["p"] and len(g["b"]) < 32) or is_wordy(g["b"]):
             return False
+    if "v" in g:  # a legacy Vault service token: random base62 with digits, not 's.' before a word or a name
+        return looks_random(g["v"], classes=2) and any(c.isdigit() for c in g["v"]) and not is_wordy(g["v"])
     classes = 1 if shape in ("mailgun_key", "mailchimp_key", "twilio_key", "private_key") else 2
     wordy = shape in _WORDY_PREFIXES and any(is_wordy(v) for k, v in g.items() if k in "bc" and v)
     return not wordy and all(looks_random(v, classes=classes) for k, v in g.items() if k in "bc" and v)
