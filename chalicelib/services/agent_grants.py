@@ -150,7 +150,8 @@ def agent_rows(stored: tuple[AgentGrant, ...], live: list[Entry], proposals: lis
 def _position(row: dict[str, Any]) -> tuple[str, str]:
     """A row's place in the listing's order, as a key that sorts ascending (the cursor names one)."""
     used = max(row["last_read_at"] or "", row["last_proposal_at"] or "")
-    return ("".join(chr(0x10FFFF - ord(c)) for c in used), fold_agent_name(row["agent"]))
+    newest_first = "0" + "".join(chr(0x10FFFF - ord(c)) for c in used) if used else "1"  # never used: last
+    return (newest_first, fold_agent_name(row["agent"]))
 
 
 def _cursor(position: tuple[str, str]) -> str:
