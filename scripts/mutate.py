@@ -202,7 +202,7 @@ MUTATIONS: tuple[Mutation, ...] = (
         "forgetting an agent's writes deletes whatever its listing named, the user's own entries included",
         (AGENT_GRANTS,),
         (Edit("chalicelib/services/forget_all.py",
-              "        return only_from(action, self.agent) if self.agent is not None else action", "        return action"),),
+              "        return only_from(action, self._names()) if self.agent is not None else action", "        return action"),),
     ),
     Mutation(
         "expired_entries_in_context",

@@ -14,7 +14,7 @@ from typing import Any
 
 from chalicelib.bootstrap import Stores
 from chalicelib.clock import instant
-from chalicelib.agent_names import fold_agent_name
+from chalicelib.agent_names import fold_agent_name, same_agent
 from chalicelib.errors import Conflict, InvalidRequest, LimitReached, Unavailable
 from chalicelib.identifiers import check_identifier
 from chalicelib.models import AgentGrant, Entry
@@ -91,7 +91,7 @@ def forget_agent(stores: Stores, user_id: str, agent: str, session_id: str | Non
         check_identifier(session_id, "session_id")
     now = instant(stores.clock)
     details: dict[str, Any] = {"agent": agent} | ({"session_id": session_id} if session_id is not None else {})
-    plan = Forgetting(FORGET_ACTION, details, agent=agent, session_id=session_id)
+    plan = Forgetting(FORGET_ACTION, details, agent=agent, session_id=session_id, spellings=_spellings(stores, user_id, agent))
     deleted = {"entries": 0, "proposals": 0, "transactions": 0}
     try:
         forget_counted(stores, user_id, now, secrets.token_hex(6), deleted, plan)
@@ -101,6 +101,14 @@ def forget_agent(stores: Stores, user_id: str, agent: str, session_id: str | Non
             deleted=deleted["entries"] + deleted["proposals"],
         ) from exc
     return {"deleted": deleted["entries"] + deleted["proposals"]}
+
+
+def _spellings(stores: Stores, user_id: str, agent: str) -> tuple[str, ...]:
+    """The other names stored on the user's items that fold to `agent`'s (forgetting `helper` takes `Helper`'s too)."""
+    _, entries = stores.entries.stored(user_id)
+    proposals, _ = stores.proposals.stored_all(user_id)
+    names = {r.agent for r in (*entries, *proposals) if r.agent and r.agent != agent and same_agent(r.agent, agent)}
+    return tuple(sorted(names))[:98]  # one condition's values, with the origin's
 
 
 def _rows(stores: Stores, user_id: str) -> list[dict[str, Any]]:

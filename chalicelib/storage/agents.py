@@ -13,7 +13,7 @@ folded name, the most restrictive switch winning, and the next write for that ag
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from chalicelib.agent_names import fold_agent_name
@@ -204,17 +204,20 @@ def older_rows(grants: Iterable[AgentGrant], agent: str) -> list[str]:
     return sorted(g.row for g in grants if g.key == key and g.row != key)
 
 
-def only_from(delete: dict[str, Any], agent: str) -> dict[str, Any]:
-    """`delete` (an entry's or a proposal's Delete action) narrowed to an item that came from `agent`.
+def only_from(delete: dict[str, Any], agents: Sequence[str]) -> dict[str, Any]:
+    """`delete` (an entry's or a proposal's Delete action) narrowed to an item that came from one of `agents`
+    (the spellings of one agent's name as stored on its items).
 
     Forgetting an agent's writes must never take the user's own entries, whatever the listing said:
     the condition is checked on the item itself, in the transaction that deletes it.
     """
     request = dict(delete["Delete"])
-    request["ConditionExpression"] = f"({request['ConditionExpression']}) AND #origin = :agent_origin AND #agent = :from_agent"
+    names = {f"from_agent{n}": agent for n, agent in enumerate(agents)}
+    listed = ", ".join(f":{name}" for name in names)
+    request["ConditionExpression"] = f"({request['ConditionExpression']}) AND #origin = :agent_origin AND #agent IN ({listed})"
     request["ExpressionAttributeNames"] = {**request.get("ExpressionAttributeNames", {}), "#origin": "origin", "#agent": "agent"}
     request["ExpressionAttributeValues"] = {
         **request.get("ExpressionAttributeValues", {}),
-        **dynamo.values(agent_origin="agent", from_agent=agent),
+        **dynamo.values(agent_origin="agent", **names),
     }
     return {"Delete": request}

@@ -94,3 +94,17 @@ def test_other_agents_are_not_caught_by_a_block(api: Any, agents: Any) -> None:
     for session, agent in (("s1", "helpers-friend"), ("s2", "claude-code"), ("s3", "help")):
         agents.register(session, "alice", agent=agent)
         assert [i["text"] for i in agents.items(session)] == ["likes green tea"], agent
+
+
+def test_forgetting_an_agent_takes_what_came_from_every_spelling_of_its_name(api: Any, agents: Any, stores: Any) -> None:
+    api.turn_on("alice")
+    own = api.add("alice", "my own note")["id"]
+    for session, agent, text in (("s1", "Helper", "from Helper"), ("s2", "helper_", "from helper_"), ("s3", "calm", "from calm")):
+        agents.register(session, "alice", agent=agent)
+        agents.propose(session, {"id": "e1", "text": text})
+    listed = {r["agent"]: r["waiting"] for r in api.call("GET", "/v1/agents", "alice")[1]["agents"]}
+    assert sorted(listed.values()) == [1, 2] and listed["calm"] == 1  # Helper and helper_ are one row
+    assert api.call("POST", "/v1/agents/helper/forget", "alice")[1] == {"deleted": 2}
+    _, view = api.call("GET", "/v1/memory", "alice")
+    assert [e["id"] for e in view["items"]] == [own] and [p["agent"] for p in view["proposals"]] == ["calm"]
+    assert [p.agent for p in stores.proposals.list("alice")] == ["calm"]
