@@ -91,7 +91,8 @@ def forget_agent(stores: Stores, user_id: str, agent: str, session_id: str | Non
         check_identifier(session_id, "session_id")
     now = instant(stores.clock)
     details: dict[str, Any] = {"agent": agent} | ({"session_id": session_id} if session_id is not None else {})
-    plan = Forgetting(FORGET_ACTION, details, agent=agent, session_id=session_id, spellings=_spellings(stores, user_id, agent))
+    spellings, had_items = _spellings(stores, user_id, agent)
+    plan = Forgetting(FORGET_ACTION, details, agent=agent, session_id=session_id, spellings=spellings)
     deleted = {"entries": 0, "proposals": 0, "transactions": 0}
     try:
         forget_counted(stores, user_id, now, secrets.token_hex(6), deleted, plan)
@@ -100,15 +101,30 @@ def forget_agent(stores: Stores, user_id: str, agent: str, session_id: str | Non
             "The service got busy before everything from this agent was forgotten: try again to forget the rest.",
             deleted=deleted["entries"] + deleted["proposals"],
         ) from exc
+    if had_items:
+        _keep_listed(stores, user_id, agent)
     return {"deleted": deleted["entries"] + deleted["proposals"]}
 
 
-def _spellings(stores: Stores, user_id: str, agent: str) -> tuple[str, ...]:
-    """The other names stored on the user's items that fold to `agent`'s (forgetting `helper` takes `Helper`'s too)."""
+def _keep_listed(stores: Stores, user_id: str, agent: str) -> None:
+    """An agent whose writes the person just forgot stays on their list (to block it next), even if only its
+    proposals had named it: a row for it, counted under ROW_CAP as the person's own; none beyond it."""
+    key = fold_agent_name(agent)
+    if any(g.row == key for g in stored_grants(stores, user_id)):
+        return
+    try:
+        transact(stores.client, [stores.agents.keep_row(user_id, agent), stores.agents.count_row(user_id, STATE_KEY, ROW_CAP)])
+    except TransactionCancelled:
+        return  # at the cap, or made meanwhile: the forget itself is done
+
+
+def _spellings(stores: Stores, user_id: str, agent: str) -> tuple[tuple[str, ...], bool]:
+    """The other names stored on the user's items that fold to `agent`'s (forgetting `helper` takes `Helper`'s
+    too), and whether any item came from the agent at all."""
     _, entries = stores.entries.stored(user_id)
     proposals, _ = stores.proposals.stored_all(user_id)
-    names = {r.agent for r in (*entries, *proposals) if r.agent and r.agent != agent and same_agent(r.agent, agent)}
-    return tuple(sorted(names))[:98]  # one condition's values, with the origin's
+    mine = {r.agent for r in (*entries, *proposals) if r.agent and same_agent(r.agent, agent)}
+    return tuple(sorted(mine - {agent}))[:98], bool(mine)  # one condition's values, with the origin's
 
 
 def _rows(stores: Stores, user_id: str) -> list[dict[str, Any]]:

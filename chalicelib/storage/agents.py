@@ -173,6 +173,17 @@ class AgentsRepository:
             }
         }
 
+    def keep_row(self, user_id: str, agent: str) -> dict[str, Any]:
+        """A row naming `agent` and nothing else, made only where none is (count it with `count_row`)."""
+        update = {
+            "TableName": self.table,
+            "Key": self._row_key(user_id, agent),
+            "UpdateExpression": "SET #name = :name",
+            "ExpressionAttributeNames": {"#name": "name"},
+            "ExpressionAttributeValues": dynamo.values(name=agent),
+        }
+        return self._exists(update, False)
+
     def delete_row(self, user_id: str, row: str) -> dict[str, Any]:
         """Delete one stored row by its key as stored (an older row folded into its agent's row)."""
         return {"Delete": {"TableName": self.table, "Key": self._key(user_id, row)}}

@@ -152,8 +152,7 @@ def test_forgetting_an_agent_removes_exactly_its_entries_and_waiting_proposals(a
         "action": "keep.memory.forget_agent", "agent": "chatty", "entries": 2, "proposals": 1
     }
     assert row["unrecoverable_by"] > row["at"]  # the receipt (issue 26)
-    # Nothing of chatty's is left, and it has no row (a proposal makes none: docs/agents.md): no longer listed.
-    assert [r for r in api.call("GET", "/v1/agents", "alice")[1]["agents"] if r["agent"] == "chatty"] == []
+    assert _row(api, "alice", "chatty")["entries"] == 0
     assert api.call("POST", "/v1/agents/chatty/forget", "alice")[1] == {"deleted": 0}  # again: nothing left
 
 
