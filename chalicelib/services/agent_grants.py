@@ -12,9 +12,9 @@ import json
 import secrets
 from typing import Any
 
+from chalicelib.agent_names import fold_agent_name, same_agent
 from chalicelib.bootstrap import Stores
 from chalicelib.clock import instant
-from chalicelib.agent_names import fold_agent_name, same_agent
 from chalicelib.errors import Conflict, InvalidRequest, LimitReached, Unavailable
 from chalicelib.identifiers import check_identifier
 from chalicelib.models import AgentGrant, Entry

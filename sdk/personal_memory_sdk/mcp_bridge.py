@@ -75,8 +75,8 @@ class ProposeAnswer:
 
 
 class MemoryBridge:
-    """One per server process (one stdio connection): one agent, named at the first handshake, and its
-    session, registered once, on first need."""
+    """One per server process (one stdio connection): one agent, named at the first handshake,
+    and its session, registered once, on first need."""
 
     def __init__(
         self,
@@ -104,9 +104,9 @@ class MemoryBridge:
     def pin(self, client_name: object) -> str:
         """The agent this connection speaks as: the first client name it gave, for its whole life.
 
-        A client that introduces itself again under another name (a second `initialize`, or a different
-        `clientInfo` on each call of the stateless protocol) still speaks as the first: a new name
-        would otherwise be a new, unblocked agent with a fresh allowance of suggestions.
+        A client that introduces itself again under another name (a second `initialize`, or a
+        different `clientInfo` on each call of the stateless protocol) still speaks as the first: a
+        new name would otherwise be a new, unblocked agent with a fresh allowance of suggestions.
         """
         if self._agent is None:
             self._agent = agent_name(client_name)

@@ -16,8 +16,8 @@ from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.shared.exceptions import MCPError
-from mcp_types.jsonrpc import INVALID_REQUEST
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
+from mcp_types.jsonrpc import INVALID_REQUEST
 from pydantic import BaseModel, Field
 
 from .mcp_bridge import BridgeError, MemoryBridge
@@ -82,7 +82,7 @@ class ProposeResult(BaseModel):
 
 
 def _initialize_name(params: object) -> object:
-    """`clientInfo.name` of an `initialize` request's raw params (None when absent or not an object)."""
+    """`clientInfo.name` of an `initialize` request's raw params (None when absent or not one)."""
     info = params.get("clientInfo") if isinstance(params, Mapping) else None
     return info.get("name") if isinstance(info, Mapping) else None
 
@@ -101,16 +101,16 @@ def build_server(config: McpConfig, bridge: MemoryBridge | None = None) -> MCPSe
     ) -> HandlerResult:
         """Registers the client's session once the handshake completes (retried on failure).
 
-        The connection's agent is fixed by its first `initialize`: a later one naming another client is
-        refused, and the connection goes on as the first (mcp_bridge.MemoryBridge.pin).
+        The connection's agent is fixed by its first `initialize`: a later one naming another client
+        is refused, and the connection goes on as the first (mcp_bridge.MemoryBridge.pin).
         """
         if ctx.method == "initialize":
             named = _initialize_name(ctx.params)
             if memory.agent is not None and agent_name(named) != memory.agent:
                 raise MCPError(
                     code=INVALID_REQUEST,
-                    message=f"This connection already speaks as {memory.agent}: a connection keeps the "
-                    "client name of its first initialize (reconnect to use another).",
+                    message=f"This connection already speaks as {memory.agent}: a connection keeps "
+                    "the client name of its first initialize (reconnect to use another).",
                 )
         result = await call_next(ctx)
         if ctx.method == "initialize":

@@ -70,10 +70,11 @@ _WORDS = {
 }
 
 
-# Cyrillic and Greek letters drawn like Latin ones (a small table, after Unicode's confusables.txt,
-# so the SDK needs no data package): a client named "сlaude-code" with a Cyrillic "с" is "claude-code",
-# never "laude-code". The service folds names itself (chalicelib/agent_names.py, docs/agents.md) with
-# the full confusables data; this table only keeps the letter instead of dropping it.
+# Cyrillic and Greek letters drawn like Latin ones (a small table, after Unicode's
+# confusables.txt, so the SDK needs no data package): a client named "сlaude-code" with a
+# Cyrillic "с" is "claude-code", never "laude-code". The service folds names itself
+# (chalicelib/agent_names.py, docs/agents.md) with the full confusables data; this table only
+# keeps the letter instead of dropping it.
 _LOOK_ALIKES = str.maketrans(
     "аеорсухіјѕԁԛԝһӏвкмнтАВЕКМНОРСТХІЈЅУ"
     "οαικνρτυχΑΒΕΖΗΙΚΜΝΟΡΤΥΧ",
@@ -93,7 +94,7 @@ def agent_name(client_name: object) -> str:
     if not isinstance(client_name, str):
         return FALLBACK_AGENT
     name = unicodedata.normalize("NFKC", client_name)
-    if re.search(r"[A-Za-z]", name):  # a disguise mixes scripts; a name wholly in one is read as written
+    if re.search(r"[A-Za-z]", name):  # a disguise mixes scripts; one script alone is as written
         name = name.translate(_LOOK_ALIKES)
     folded = unicodedata.normalize("NFKD", name)
     ascii_only = folded.encode("ascii", "ignore").decode("ascii")
