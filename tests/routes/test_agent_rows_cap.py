@@ -126,3 +126,40 @@ def test_the_export_leaves_out_agents_never_set(api: Any, agents: Any) -> None:
     api.call("PUT", "/v1/agents/quiet", "alice", {"propose": False})
     _, export = api.call("GET", "/v1/memory/export", "alice")
     assert [r["agent"] for r in export["agents"]] == ["quiet"]
+
+
+def test_rows_stored_before_the_cap_are_folded_once_keeping_every_block(api: Any, agents: Any, stores: Any) -> None:
+    """A partition from before this change: 130 rows of agents that only read, a block under an unfolded key, no
+    counter and no fold mark. The first context fetch folds it: every block kept, the 100 most recent others."""
+    api.turn_on("alice")
+    api.add("alice", "likes green tea")
+    stores.client.update_item(TableName=stores.entries.table, Key=dynamo.dump({"user_id": "alice", "sk": "#state"}),
+                              UpdateExpression="REMOVE agent_keys, agent_rows")
+    with _Batch(stores) as put:
+        for n in range(130):
+            put({"user_id": "alice", "sk": f"a#Bot-{n:03d}x", "last_read_at": f"2026-01-01T00:{n // 60:02d}:{n % 60:02d}Z"})
+        put({"user_id": "alice", "sk": "a#Blocked_One", "read": False, "propose": False, "set_at": "2025-01-01T00:00:00Z"})
+    assert [i["text"] for i in _read_as(agents, "alice", "newcomer")] == ["likes green tea"]
+    rows = _agent_rows(stores, "alice")
+    assert "a#blockedone" in rows and "a#Blocked_One" not in rows
+    assert len(rows) == SEEN_ROW_CAP + 1 == _counter(stores, "alice")  # 100 seen + the block; the newcomer got none
+    assert "a#bot129x" in rows and "a#bot000x" not in rows  # the most recently used were kept
+    assert _read_as(agents, "alice", "blocked-one") == []
+    agents.propose("s-blocked-one", {"id": "e1", "text": "Sneaks in"})
+    assert agents.outcomes("s-blocked-one")["e1"]["reason"] == "agent_blocked"
+
+
+class _Batch:
+    """BatchWriteItem, 25 items a call: rows written straight to the table, as the older code left them."""
+
+    def __init__(self, stores: Any) -> None:
+        self.stores = stores
+        self.items: list[dict[str, Any]] = []
+
+    def __enter__(self) -> Any:
+        return self.items.append
+
+    def __exit__(self, *_: Any) -> None:
+        for first in range(0, len(self.items), 25):
+            requests = [{"PutRequest": {"Item": dynamo.dump(i)}} for i in self.items[first:first + 25]]
+            self.stores.client.batch_write_item(RequestItems={self.stores.entries.table: requests})
