@@ -2,11 +2,14 @@
 to make room, and `GET /v1/agents` pages; the export leaves out agents never set."""
 from __future__ import annotations
 
+import json
 import threading
 from typing import Any
 
 from chalicelib.storage import dynamo
 from chalicelib.storage.agents import ROW_CAP, SEEN_ROW_CAP
+from tests.support.iam import calling_as
+from tests.support.stack import HOST_ARN
 
 
 def _agent_rows(stores: Any, user: str) -> list[str]:
@@ -89,11 +92,19 @@ def test_concurrent_reads_by_new_agents_never_pass_the_cap(api: Any, agents: Any
     for name in names:
         agents.register(f"s-{name}", "alice", agent=name)
     answers: list[int] = []
-    threads = [threading.Thread(target=lambda n=name: answers.append(len(agents.items(f"s-{n}")))) for name in names]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+
+    def read(name: str) -> None:
+        response = agents.client.http.get(f"/v1/sessions/s-{name}/memory")
+        answers.append(len(json.loads(response.body)["items"]) if response.status_code == 200 else -response.status_code)
+
+    threads = [threading.Thread(target=read, args=(name,)) for name in names]
+    # One identity for all the threads: tests/support/iam.py's `calling_as` swaps a class attribute, which
+    # threads entering and leaving it each on their own would leave swapped for the tests after this one.
+    with calling_as(HOST_ARN):
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
     assert answers == [1] * len(names)  # every one read
     assert len(_agent_rows(stores, "alice")) == SEEN_ROW_CAP == _counter(stores, "alice")
 
