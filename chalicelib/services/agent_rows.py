@@ -91,7 +91,8 @@ def fold_rows(stores: Stores, user_id: str) -> None:
         TableName=stores.entries.table,
         Key=dynamo.dump({"user_id": user_id, "sk": STATE_KEY}),
         UpdateExpression=f"SET {FOLDED_MARK} = :v, {ROWS_COUNTER} = :n",
-        ConditionExpression=f"attribute_not_exists({FOLDED_MARK})",  # a concurrent fold counted first
+        # Not already marked by a concurrent fold (which counted first); a mark altered to anything else is replaced.
+        ConditionExpression=f"attribute_not_exists({FOLDED_MARK}) OR {FOLDED_MARK} <> :v",
         ExpressionAttributeValues=dynamo.values(v=FOLDED_VERSION, n=len(kept) - len(dropped)),
     )
 

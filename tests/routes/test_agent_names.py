@@ -108,3 +108,14 @@ def test_forgetting_an_agent_takes_what_came_from_every_spelling_of_its_name(api
     _, view = api.call("GET", "/v1/memory", "alice")
     assert [e["id"] for e in view["items"]] == [own] and [p["agent"] for p in view["proposals"]] == ["calm"]
     assert [p.agent for p in stores.proposals.list("alice")] == ["calm"]
+
+
+def test_an_altered_fold_mark_is_folded_again_never_a_refusal(api: Any, agents: Any, stores: Any) -> None:
+    """Stored data is hostile: a state item whose fold mark was altered must not refuse every proposal."""
+    api.turn_on("alice")
+    stores.client.update_item(TableName=stores.entries.table, Key=dynamo.dump({"user_id": "alice", "sk": "#state"}),
+                              UpdateExpression="SET agent_keys = :x", ExpressionAttributeValues=dynamo.values(x="x"))
+    agents.register("s1", "alice", agent="helper")
+    agents.propose("s1", {"id": "e1", "text": "Walks the dog at six"})
+    assert agents.outcomes("s1")["e1"]["type"] == "memory.proposed"
+    assert [p.agent for p in stores.proposals.list("alice")] == ["helper"]
