@@ -3,7 +3,9 @@
 Turning memory on is consent for agents in general; here the user narrows it per agent. The grants
 live beside the user's state item (storage/agents.py), so the context fetch and the proposal
 check them without an extra call. Listing reads two partitions (entries with the grants, proposals)
-and never the journal: the last read and last proposal are kept on the grant item itself.
+and never the journal: the last read is kept on the grant item, the last proposal is the newest waiting
+proposal's. Agents compare by their folded names (chalicelib/agent_names.py); rows are capped and the
+listing pages (docs/agents.md).
 """
 from __future__ import annotations
 

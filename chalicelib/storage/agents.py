@@ -223,6 +223,9 @@ def only_from(delete: dict[str, Any], agents: Sequence[str]) -> dict[str, Any]:
     the condition is checked on the item itself, in the transaction that deletes it.
     """
     request = dict(delete["Delete"])
+    # IN takes at most 100 values (AWS, "Condition and filter expressions, operators, and functions in
+    # DynamoDB", Comparators: "a IN (b, c, d) — true if a is equal to any value in the list [...] The list
+    # can contain up to 100 values"); services/agent_grants.py gives at most 99.
     names = {f"from_agent{n}": agent for n, agent in enumerate(agents)}
     listed = ", ".join(f":{name}" for name in names)
     request["ConditionExpression"] = f"({request['ConditionExpression']}) AND #origin = :agent_origin AND #agent IN ({listed})"
