@@ -223,7 +223,10 @@ def get_inbox():  # type: ignore[no-untyped-def]
 @app.route("/v1/agents", methods=["GET"], authorizer=user_token, content_types=ANY_BODY)
 @contract_errors
 def get_agents():  # type: ignore[no-untyped-def]
-    return json_response(agent_grants.list_agents(get_stores(), _user()))
+    request = _request()
+    cursor = request.query_params.get("next") if request.query_params else None
+    limit = query_int(request, "limit", default=agent_grants.DEFAULT_PAGE, low=1, high=agent_grants.MAX_PAGE)
+    return json_response(agent_grants.list_agents(get_stores(), _user(), limit=limit, cursor=cursor))
 
 
 @app.route("/v1/agents/{id}", methods=["PUT"], authorizer=user_token, content_types=ANY_BODY)

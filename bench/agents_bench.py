@@ -116,3 +116,69 @@ def _text_key_rows(stack: Any, user: str) -> int:
 
     rows = dynamo.query_partition(stack.stores.client, stack.stores.keyring.keys.table, "user_id", user)
     return sum(1 for row in rows if str(row["sk"]).startswith(TEXT_KEY_PREFIX))
+
+
+MANY_AGENTS = 2000
+
+
+def many_agent_counts(stack: Any, seed_user: Any, attempts: int = MANY_AGENTS) -> list[tuple[str, float, float | None, dict[str, Any]]]:
+    """Issue 37 #10: one person whose memory `attempts` differently named agents read (each its own session),
+    then what every later request pays: DynamoDB calls and items read by a context fetch and `GET /v1/memory`,
+    and the bytes of `GET /v1/agents` (first page) and of the export's `agents`. The attempts are seeding (through
+    the service, uncounted); the agent rows they leave are what the cap bounds."""
+    import json
+
+    from chalicelib.schemas import SessionBody
+    from chalicelib.services import agents
+    from tests.support.iam import iam_call
+    from tests.support.stack import HOST_ARN
+
+    user, results = "many-agents-user", []
+    seed_user(stack, user, entries=20)
+    for n in range(attempts):
+        body = {"user_id": user, "agent": f"agent-{n:04d}x", "thread_id": "t-1", "manifest": {"memory": True}}
+        agents.register_session(stack.stores, f"many-{n}", SessionBody.model_validate(body))
+        agents.context(stack.stores, f"many-{n}")
+    read: list[int] = []
+
+    def items_read(parsed: Any = None, model: Any = None, **_: Any) -> None:
+        if isinstance(parsed, dict) and model is not None and model.name == "Query":
+            read.append(int(parsed.get("Count", 0)))
+        elif isinstance(parsed, dict) and model is not None and model.name == "GetItem":
+            read.append(1 if parsed.get("Item") else 0)
+
+    stack.stores.client.meta.events.register("after-call.dynamodb", items_read)
+    try:
+        for name, action in (
+            ("context fetch", lambda: iam_call(stack.http, "GET", f"/v1/sessions/many-{attempts - 1}/memory", HOST_ARN)),
+            ("GET /v1/memory", lambda: stack.api.call("GET", "/v1/memory", user)),
+        ):
+            read.clear()
+            with stack.counter.counting() as calls:
+                answer = action()
+            assert answer[0] == 200, answer
+            results.append((f"dynamodb calls: {name}, {attempts} agents attempted", len(calls), None, {"operations": list(calls)}))
+            results.append((f"  items read by that {name}", sum(read), None, {}))
+    finally:
+        stack.stores.client.meta.events.unregister("after-call.dynamodb", items_read)
+    status, listed = stack.api.call("GET", "/v1/agents", user)
+    assert status == 200, listed
+    results.append((f"bytes: GET /v1/agents (first page), {attempts} agents attempted", len(json.dumps(listed)), None,
+                    {"rows": len(listed["agents"])}))
+    status, export = stack.api.call("GET", "/v1/memory/export", user)
+    assert status == 200, export
+    results.append((f"bytes: the export's agents, {attempts} agents attempted", len(json.dumps(export["agents"])), None,
+                    {"rows": len(export["agents"])}))
+    return results
+
+
+if __name__ == "__main__":  # `python -m bench.agents_bench`: only the many-agents figures
+    import contextlib
+    import os
+
+    from bench.run import open_stack, seed_user
+
+    with open(os.devnull, "w") as devnull, contextlib.redirect_stdout(devnull), open_stack() as opened:
+        figures = many_agent_counts(opened, seed_user)
+    for name, value, _, detail in figures:
+        print(f"{name}: {value:g}", detail.get("operations") or detail.get("rows") or "")

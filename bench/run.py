@@ -794,6 +794,7 @@ def run_all(args: argparse.Namespace, emit: Callable[[Figure], None]) -> list[Fi
             add(context_history_ratio(stack, args.entries, args.journal_rows, args.reps))
             add(local_figures(local_stack_bench.cap_path_counts(stack, seed_user)))
             add(local_figures(agents_bench.agent_counts(stack, seed_user, seed_journal, args.journal_rows)))
+            add(local_figures(agents_bench.many_agent_counts(stack, seed_user)))  # issue 37 #10
             from bench.poll_schedule import poll_figures  # requests per idle tab-hour (issue 21 item 19)
 
             add(poll_figures(stack, Figure, at_most))

@@ -121,6 +121,8 @@ class AgentGrant:
     last_read_at: str | None = None
     last_proposal_at: str | None = None
     set_at: str | None = None  # when the user last changed a switch (None: never set, only used)
+    key: str = ""  # the folded name (chalicelib/agent_names.py) every decision compares
+    row: str = ""  # the stored row's key after `a#` (the folded name, or an older row's own spelling)
 
 
 @dataclass(frozen=True)
@@ -133,10 +135,15 @@ class MemoryState:
     version: int = 0  # bumped by every write that changes what GET /v1/memory or /v1/inbox shows
     switched_at: str = ""  # when the switch last changed (the state item's updated_at; only the switch sets it)
     agents: tuple[AgentGrant, ...] = ()  # read by the same Query as the state item (storage/agents.py)
+    agent_rows: int = 0  # the agent rows counted against the cap (storage/agents.py)
+    agents_folded: bool = False  # every agent row is keyed by its folded name (storage/agents.py FOLDED_MARK)
 
     def grant(self, agent: str) -> AgentGrant:
-        """The user's grant for `agent`; one never set may read and propose (the three gates alone decide)."""
-        return next((g for g in self.agents if g.agent == agent), AgentGrant(agent))
+        """The user's grant for `agent`, over every row of its folded name (chalicelib/agent_names.py); one never
+        set may read and propose (the three gates alone decide)."""
+        from chalicelib.storage.agents import merged
+
+        return merged(self.agents, agent)
 
 
 @dataclass(frozen=True)

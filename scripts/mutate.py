@@ -178,8 +178,10 @@ MUTATIONS: tuple[Mutation, ...] = (
         "a context read leaves no keep.memory.context row",
         (AGENTS, "tests/routes/test_journal_export.py"),
         (Edit("chalicelib/services/agents.py",
-              '            stores.journal.record(session.user_id, "keep.memory.context", now.iso, {**journaled, "count": len(chosen)}),\n',
-              ""),),
+              '    journal_row = stores.journal.record(session.user_id, "keep.memory.context", now.iso, {**journaled, "count": len(chosen)})\n',
+              "    journal_row = None\n"),
+         Edit("chalicelib/services/agents.py", "[journal_row, *read_receipt(", "[*read_receipt("),
+         Edit("chalicelib/services/agents.py", "transact(stores.client, [journal_row])\n", "pass\n")),
     ),
     Mutation(
         "agent_read_gate_ignored",
@@ -200,7 +202,7 @@ MUTATIONS: tuple[Mutation, ...] = (
         "forgetting an agent's writes deletes whatever its listing named, the user's own entries included",
         (AGENT_GRANTS,),
         (Edit("chalicelib/services/forget_all.py",
-              "        return only_from(action, self.agent) if self.agent is not None else action", "        return action"),),
+              "        return only_from(action, self._names()) if self.agent is not None else action", "        return action"),),
     ),
     Mutation(
         "expired_entries_in_context",

@@ -3,46 +3,81 @@
 Turning memory on is consent for agents in general; here the user narrows it per agent. The grants
 live beside the user's state item (storage/agents.py), so the context fetch and the proposal
 check them without an extra call. Listing reads two partitions (entries with the grants, proposals)
-and never the journal: the last read and last proposal are kept on the grant item itself.
+and never the journal: the last read is kept on the grant item, the last proposal is the newest waiting
+proposal's. Agents compare by their folded names (chalicelib/agent_names.py); rows are capped and the
+listing pages (docs/agents.md).
 """
 from __future__ import annotations
 
+import base64
+import json
 import secrets
 from typing import Any
 
+from chalicelib.agent_names import fold_agent_name, same_agent
 from chalicelib.bootstrap import Stores
 from chalicelib.clock import instant
-from chalicelib.errors import InvalidRequest, Unavailable
+from chalicelib.errors import Conflict, InvalidRequest, LimitReached, Unavailable
 from chalicelib.identifiers import check_identifier
 from chalicelib.models import AgentGrant, Entry
+from chalicelib.services.agent_rows import fold_rows, stored_grants
 from chalicelib.services.forget_all import Forgetting, forget_counted
-from chalicelib.storage.agents import is_agent_name
-from chalicelib.storage.dynamo import transact
+from chalicelib.storage.agents import ROW_CAP, is_agent_name, merged, older_rows
+from chalicelib.storage.dynamo import TransactionCancelled, transact
+from chalicelib.storage.entries import STATE_KEY
 
 SETTINGS_ACTION = "keep.memory.agent_settings"
 FORGET_ACTION = "keep.memory.forget_agent"
+DEFAULT_PAGE, MAX_PAGE = 50, 200
 
 
-def list_agents(stores: Stores, user_id: str) -> dict[str, Any]:
-    """Every agent given this user's memory, that proposed to them, or that they set; most recently used first."""
-    return {"agents": _rows(stores, user_id)}
+def list_agents(stores: Stores, user_id: str, *, limit: int = DEFAULT_PAGE, cursor: str | None = None) -> dict[str, Any]:
+    """Every agent given this user's memory, that proposed to them, or that they set; most recently used first.
+
+    Paged: at most `limit` rows, and `next` (opaque) names where the next page starts, or null.
+    """
+    if not 1 <= limit <= MAX_PAGE:
+        raise InvalidRequest(f"limit: 1 to {MAX_PAGE}.", field="limit")
+    after = _cursor_position(cursor) if cursor is not None else None
+    rows = [r for r in _rows(stores, user_id) if after is None or _position(r) > after]
+    page = rows[:limit]
+    more = len(rows) > limit
+    return {"agents": page, "next": _cursor(_position(page[-1])) if more else None}
 
 
 def set_switches(stores: Stores, user_id: str, agent: str, *, read: bool | None, propose: bool | None) -> dict[str, Any]:
-    """Set `read` and/or `propose` for one agent (seen or not yet), journaled in the same transaction."""
+    """Set `read` and/or `propose` for one agent (seen or not yet), journaled in the same transaction.
+
+    The setting lands on the agent's folded row (chalicelib/agent_names.py), so it holds for every spelling;
+    older rows of the same name are folded into it and deleted in that transaction. A new row is counted
+    under ROW_CAP (409 `limit_reached` beyond it), above the room agents can ever take (SEEN_ROW_CAP).
+    """
     check_identifier(agent, "agent")
     if read is None and propose is None:
         raise InvalidRequest("Give read, propose or both.", field="read")
+    state = stores.entries.get_state(user_id)
+    if not state.agents_folded:
+        fold_rows(stores, user_id)
     now = instant(stores.clock)
+    grants = stored_grants(stores, user_id)
+    current = merged(grants, agent)
+    exists = any(g.row == current.key for g in grants)
     flags = {name: value for name, value in (("read", read), ("propose", propose)) if value is not None}
-    transact(
-        stores.client,
-        [
-            stores.agents.set_switches(user_id, agent, now.iso, read=read, propose=propose),
-            stores.journal.record(user_id, SETTINGS_ACTION, now.iso, {"agent": agent, **flags}),
-        ],
-    )
-    return next(row for row in _rows(stores, user_id) if row["agent"] == agent)
+    actions = [
+        stores.agents.set_switches(user_id, agent, now.iso, read=read, propose=propose, current=current, exists=exists),
+        stores.journal.record(user_id, SETTINGS_ACTION, now.iso, {"agent": agent, **flags}),
+        *[stores.agents.delete_row(user_id, row) for row in older_rows(grants, agent)[:90]],
+    ]
+    if not exists:
+        actions.append(stores.agents.count_row(user_id, STATE_KEY, ROW_CAP))
+    try:
+        transact(stores.client, actions)
+    except TransactionCancelled as exc:
+        if not exists and exc.failed(len(actions) - 1):
+            raise LimitReached(f"At most {ROW_CAP} agents can be listed; this one was not set.") from exc
+        raise Conflict("This agent's settings changed meanwhile; try again.") from exc
+    key = fold_agent_name(agent)
+    return next(row for row in _rows(stores, user_id) if fold_agent_name(row["agent"]) == key)
 
 
 def forget_agent(stores: Stores, user_id: str, agent: str, session_id: str | None = None) -> dict[str, int]:
@@ -58,7 +93,8 @@ def forget_agent(stores: Stores, user_id: str, agent: str, session_id: str | Non
         check_identifier(session_id, "session_id")
     now = instant(stores.clock)
     details: dict[str, Any] = {"agent": agent} | ({"session_id": session_id} if session_id is not None else {})
-    plan = Forgetting(FORGET_ACTION, details, agent=agent, session_id=session_id)
+    spellings, had_items = _spellings(stores, user_id, agent)
+    plan = Forgetting(FORGET_ACTION, details, agent=agent, session_id=session_id, spellings=spellings)
     deleted = {"entries": 0, "proposals": 0, "transactions": 0}
     try:
         forget_counted(stores, user_id, now, secrets.token_hex(6), deleted, plan)
@@ -67,7 +103,30 @@ def forget_agent(stores: Stores, user_id: str, agent: str, session_id: str | Non
             "The service got busy before everything from this agent was forgotten: try again to forget the rest.",
             deleted=deleted["entries"] + deleted["proposals"],
         ) from exc
+    if had_items:
+        _keep_listed(stores, user_id, agent)
     return {"deleted": deleted["entries"] + deleted["proposals"]}
+
+
+def _keep_listed(stores: Stores, user_id: str, agent: str) -> None:
+    """An agent whose writes the person just forgot stays on their list (to block it next), even if only its
+    proposals had named it: a row for it, counted under ROW_CAP as the person's own; none beyond it."""
+    key = fold_agent_name(agent)
+    if any(g.row == key for g in stored_grants(stores, user_id)):
+        return
+    try:
+        transact(stores.client, [stores.agents.keep_row(user_id, agent), stores.agents.count_row(user_id, STATE_KEY, ROW_CAP)])
+    except TransactionCancelled:
+        return  # at the cap, or made meanwhile: the forget itself is done
+
+
+def _spellings(stores: Stores, user_id: str, agent: str) -> tuple[tuple[str, ...], bool]:
+    """The other names stored on the user's items that fold to `agent`'s (forgetting `helper` takes `Helper`'s
+    too), and whether any item came from the agent at all."""
+    _, entries = stores.entries.stored(user_id)
+    proposals, _ = stores.proposals.stored_all(user_id)
+    mine = {r.agent for r in (*entries, *proposals) if r.agent and same_agent(r.agent, agent)}
+    return tuple(sorted(mine - {agent}))[:98], bool(mine)  # one condition's values, with the origin's
 
 
 def _rows(stores: Stores, user_id: str) -> list[dict[str, Any]]:
@@ -76,27 +135,65 @@ def _rows(stores: Stores, user_id: str) -> list[dict[str, Any]]:
     return agent_rows(state.agents, [e for e in entries if not e.is_expired(now.epoch)], stores.proposals.list(user_id))
 
 
-def agent_rows(stored: tuple[AgentGrant, ...], live: list[Entry], proposals: list[Entry]) -> list[dict[str, Any]]:
-    """One row per agent with a grant item or anything of the user's from it (also the export's `agents`)."""
-    grants = {g.agent: g for g in stored}
+def agent_rows(stored: tuple[AgentGrant, ...], live: list[Entry], proposals: list[Entry], *, only_set: bool = False) -> list[dict[str, Any]]:
+    """One row per agent (its folded name: chalicelib/agent_names.py) with a grant item or anything of the user's
+    from it; the export (`only_set`) keeps the agents the user set. The last proposal's time is the newest of
+    the row's and the agent's waiting proposals' (a proposal writes no row)."""
+    names: dict[str, str] = {}
+    for g in stored:
+        names.setdefault(g.key, g.agent)
     for item in (*live, *proposals):
-        if _agent_of(item) is not None:
-            grants.setdefault(str(item.agent), AgentGrant(str(item.agent)))
-    # Most recently used first (ISO times sort as text); agents only set, never used, after them by name.
-    ordered = sorted(grants.values(), key=lambda g: g.agent)
-    ordered.sort(key=lambda g: max(g.last_read_at or "", g.last_proposal_at or ""), reverse=True)
-    return [
-        {
+        if (agent := _agent_of(item)) is not None:
+            names.setdefault(fold_agent_name(agent), agent)
+    grants = [merged(stored, name) for name in names.values()]
+    if only_set:
+        grants = [g for g in grants if g.set_at is not None]
+
+    def folded(items: list[Entry]) -> dict[str, list[Entry]]:
+        by: dict[str, list[Entry]] = {}
+        for item in items:
+            if (agent := _agent_of(item)) is not None:
+                by.setdefault(fold_agent_name(agent), []).append(item)
+        return by
+
+    from_agent, waiting = folded(live), folded(proposals)
+    rows = []
+    for g in grants:
+        proposed = max([g.last_proposal_at or "", *(p.created_at for p in waiting.get(g.key, []))]) or None
+        rows.append({
             "agent": g.agent,
             "read": g.read,
             "propose": g.propose,
-            "entries": sum(1 for e in live if _agent_of(e) == g.agent),
-            "waiting": sum(1 for p in proposals if _agent_of(p) == g.agent),
+            "entries": len(from_agent.get(g.key, [])),
+            "waiting": len(waiting.get(g.key, [])),
             "last_read_at": g.last_read_at,
-            "last_proposal_at": g.last_proposal_at,
-        }
-        for g in ordered
-    ]
+            "last_proposal_at": proposed,
+        })
+    # Most recently used first (ISO times sort as text); agents only set, never used, after them by name.
+    return sorted(rows, key=_position)
+
+
+def _position(row: dict[str, Any]) -> tuple[str, str]:
+    """A row's place in the listing's order, as a key that sorts ascending (the cursor names one)."""
+    used = max(row["last_read_at"] or "", row["last_proposal_at"] or "")
+    newest_first = "0" + "".join(chr(0x10FFFF - ord(c)) for c in used) if used else "1"  # never used: last
+    return (newest_first, fold_agent_name(row["agent"]))
+
+
+def _cursor(position: tuple[str, str]) -> str:
+    raw = json.dumps([position[0], position[1]], ensure_ascii=True).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def _cursor_position(cursor: str) -> tuple[str, str]:
+    """The position a `next` cursor names; a 400 for anything this service did not write."""
+    try:
+        decoded = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
+        if isinstance(decoded, list) and len(decoded) == 2 and all(isinstance(p, str) for p in decoded) and len(cursor) <= 2048:
+            return decoded[0], decoded[1]
+    except (ValueError, TypeError):
+        pass
+    raise InvalidRequest("next: not a cursor this listing gave.", field="next")
 
 
 def _agent_of(item: Entry) -> str | None:

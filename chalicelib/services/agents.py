@@ -14,6 +14,7 @@ from chalicelib.errors import Conflict, NotFound
 from chalicelib.identifiers import check_identifier
 from chalicelib.metrics import count
 from chalicelib.models import Entry, Session, display_order
+from chalicelib.services.agent_rows import fold_rows, read_receipt
 from chalicelib.storage.dynamo import TransactionCancelled, transact
 from chalicelib.storage.events import PENDING, AgentEvent
 
@@ -87,6 +88,9 @@ def context(stores: Stores, session_id: str) -> dict[str, Any]:
     state, entries = stores.entries.load(session.user_id)
     if not state.enabled:
         return {"items": []}
+    if not state.agents_folded:  # once per user: rows stored before agent names were folded (services/agent_rows.py)
+        fold_rows(stores, session.user_id)
+        state, entries = stores.entries.load(session.user_id)
     journaled = {"session_id": session_id, "agent": session.agent}
     if not state.grant(session.agent).read:  # the user stopped this agent reading: it learns only `[]`
         stores.journal.append(session.user_id, "keep.memory.context", now.iso, {**journaled, "count": 0, "reason": "agent_blocked"})
@@ -94,13 +98,11 @@ def context(stores: Stores, session_id: str) -> dict[str, Any]:
         return {"items": []}
     chosen = select_context([e for e in entries if not e.is_expired(now.epoch)])
     # One call, as the journal's Put alone was: the row and the agent's "last read" move together.
-    transact(
-        stores.client,
-        [
-            stores.journal.record(session.user_id, "keep.memory.context", now.iso, {**journaled, "count": len(chosen)}),
-            stores.agents.record_read(session.user_id, session.agent, now.iso),
-        ],
-    )
+    journal_row = stores.journal.record(session.user_id, "keep.memory.context", now.iso, {**journaled, "count": len(chosen)})
+    try:
+        transact(stores.client, [journal_row, *read_receipt(stores, session.user_id, session.agent, now.iso, state)])
+    except TransactionCancelled:  # another fetch made this agent's row, or took the last room, meanwhile
+        transact(stores.client, [journal_row])
     count("ContextFetches")
     return {"items": [e.context_item() for e in chosen]}
 

@@ -17,6 +17,7 @@ from chalicelib.clock import Instant, instant
 from chalicelib.logs import get_logger
 from chalicelib.metrics import count
 from chalicelib.models import KINDS, MAX_WAITING_PROPOSALS, Entry, Source, new_id
+from chalicelib.services.agent_rows import fold_rows
 from chalicelib.services.orphans import recount_waiting
 from chalicelib.storage.dynamo import TransactionCancelled, transact
 from chalicelib.storage.events import PENDING, AgentEvent
@@ -125,8 +126,8 @@ def propose(stores: Stores, event: AgentEvent) -> str:
         agent=session.agent,
         text_id=event.text_id,  # the text's life goes on under the event's key
     )
-    recounted = False
-    for _ in range(KEY_RETRIES + 2):
+    recounted = folded = False
+    for _ in range(KEY_RETRIES + 3):
         actions = [
             stores.events.settle(event.session_id, event.event_id, {"type": PROPOSED, "proposal_id": proposal.id}, now.iso),
             stores.sessions.count_proposal(event.session_id),
@@ -148,6 +149,10 @@ def propose(stores: Stores, event: AgentEvent) -> str:
                 return _refuse(stores, event, "session_cap", user_id, now, session.agent)
             if exc.failed(2):
                 state = stores.entries.get_state(user_id)
+                if state.enabled and not state.agents_folded and not folded:
+                    folded = True  # once per user: rows stored before agent names were folded (services/agent_rows.py)
+                    fold_rows(stores, user_id)
+                    continue
                 if state.enabled and state.waiting >= MAX_WAITING_PROPOSALS and not recounted:
                     recounted = True  # proposals an interrupted forget-all left unreadable may fill it
                     state = recount_waiting(stores, user_id)

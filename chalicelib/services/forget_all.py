@@ -48,22 +48,26 @@ class Forgetting:
     details: Mapping[str, Any] = field(default_factory=dict)
     agent: str | None = None
     session_id: str | None = None
+    spellings: tuple[str, ...] = ()  # other stored names that fold to `agent` (chalicelib/agent_names.py)
+
+    def _names(self) -> tuple[str, ...]:
+        return (self.agent, *self.spellings) if self.agent is not None else ()
 
     def wants(self, ref: StoredRef) -> bool:
         if self.agent is None:
             return True
-        return ref.agent == self.agent and (self.session_id is None or ref.session_id == self.session_id)
+        return ref.agent in self._names() and (self.session_id is None or ref.session_id == self.session_id)
 
     def shreds(self, ref: StoredRef) -> bool:
         """Whether the key of `ref`'s text goes first. A key's deletion carries no condition (BatchWriteItem), so
         beside `wants` it checks what `delete`'s condition checks on the item: its stored origin and agent
         (`ref.agent` is read only from an item whose origin is "agent"). A wrong listing cannot shred the
         text of the user's own entry."""
-        return self.wants(ref) and (self.agent is None or ref.agent == self.agent)
+        return self.wants(ref) and (self.agent is None or ref.agent in self._names())
 
     def delete(self, action: dict[str, Any]) -> dict[str, Any]:
         """The item's Delete, conditioned on its origin when only an agent's writes go."""
-        return only_from(action, self.agent) if self.agent is not None else action
+        return only_from(action, self._names()) if self.agent is not None else action
 
 
 EVERYTHING = Forgetting(ACTION)

@@ -77,6 +77,10 @@ def set_enabled(stores: Stores, user_id: str, enabled: bool) -> dict[str, Any]:
     except TransactionCancelled as exc:
         if not exc.failed(0):
             raise
+    if enabled and not stores.entries.get_state(user_id).agents_folded:
+        from chalicelib.services.agent_rows import fold_rows  # once per user: agent rows keyed by folded names
+
+        fold_rows(stores, user_id)
     return {"enabled": enabled}
 
 
@@ -302,7 +306,8 @@ def export(stores: Stores, user_id: str) -> dict[str, Any]:
         "expired_entries_awaiting_deletion": expired[:EXPORT_EXPIRED_ENTRIES],
         "expired_entries_awaiting_deletion_total": len(expired),
         "proposals": [p.public() for p in proposals],
-        "agents": agent_rows(state.agents, [e for e in ordered if not e.is_expired(now.epoch)], proposals),
+        # The agents the user set (their choices); an agent only seen is named by its entries and proposals above.
+        "agents": agent_rows(state.agents, [e for e in ordered if not e.is_expired(now.epoch)], proposals, only_set=True),
         "journal": [r.public() for r in journal],
         "journal_next_cursor": journal_cursor,  # the rest: GET /v1/memory/journal?cursor=...
     }

@@ -1,22 +1,34 @@
 """The user's grants per agent: one item per agent in the user's entries partition, so the Query that
 reads their entries for a context fetch reads the grants too, at no extra call.
 
-An item `a#<agent>` holds the user's switches (`read`, `propose`; absent = allowed) and when the agent
-last read the user's memory or proposed to them. Those times are written in the same transaction as
-what they record (the context's journal row, the proposal), so listing agents never reads the journal.
-No counter moves here: grants are not entries (EntriesRepository skips these items).
+An item `a#<folded name>` (chalicelib/agent_names.py: `Helper`, `helper_` and `helper2` are one agent)
+holds the name the agent was first known by (`name`), the user's switches (`read`, `propose`; absent =
+allowed), when the agent last read the user's memory, and when the user last set a switch. The last
+read is written in the same transaction as the context's journal row, so listing agents never reads
+the journal. Rows are capped (docs/agents.md): the state item's `agent_rows` counts the rows this
+service created, and a row is only ever created in a transaction that moves it under a condition.
+Items stored before names were folded (`a#Helper`) still count: every reader merges the rows of one
+folded name, the most restrictive switch winning, and the next write for that agent folds them into one.
 """
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from chalicelib.agent_names import fold_agent_name
 from chalicelib.identifiers import IDENTIFIER_PATTERN
 from chalicelib.models import AgentGrant
 from chalicelib.storage import dynamo
 
 AGENT_PREFIX = "a#"
+# At most this many rows made by agents using the user's memory (a context fetch); a person's own
+# settings may take the partition up to ROW_CAP, so agents can never use up the room a block needs.
+SEEN_ROW_CAP = 100
+ROW_CAP = 200
+ROWS_COUNTER = "agent_rows"
+FOLDED_MARK = "agent_keys"  # on the state item once its rows are keyed by folded names (migrate_rows)
+FOLDED_VERSION = 1
 _AGENT = re.compile(IDENTIFIER_PATTERN)
 _INSTANT = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{6})?Z")
 
@@ -32,22 +44,56 @@ def _allowed(value: Any) -> bool:
 
 
 def grant_from_item(item: Mapping[str, Any]) -> AgentGrant | None:
-    """The grant stored in `item`, named by the item's key; None when that key names no agent (altered)."""
-    agent = str(item["sk"])[len(AGENT_PREFIX):]
-    if not is_agent_name(agent):
-        return None
+    """The grant stored in `item`; None when its key names no agent (altered).
 
-    def when(name: str) -> str | None:
-        value = item.get(name)
+    Its name is the stored `name` when that folds to the key; else the key itself (an item stored before
+    names were folded is keyed by the name as the agent gave it, and folds to where it belongs).
+    """
+    row = str(item["sk"])[len(AGENT_PREFIX):]
+    name = item.get("name")
+    if not (is_agent_name(name) and fold_agent_name(str(name)) == row):
+        if not is_agent_name(row):
+            return None
+        name = row
+
+    def when(attribute: str) -> str | None:
+        value = item.get(attribute)
         return value if isinstance(value, str) and _INSTANT.fullmatch(value) else None
 
     return AgentGrant(
-        agent=agent,
+        agent=str(name),
         read=_allowed(item.get("read")),
         propose=_allowed(item.get("propose")),
         last_read_at=when("last_read_at"),
         last_proposal_at=when("last_proposal_at"),
         set_at=when("set_at"),
+        key=fold_agent_name(str(name)),
+        row=row,
+    )
+
+
+def merged(grants: Iterable[AgentGrant], agent: str) -> AgentGrant:
+    """The rows of one folded name as one grant: a switch is on only if every row has it on; the latest times.
+
+    The name shown is the folded row's own (else the first found); an agent never set may read and propose.
+    """
+    key = fold_agent_name(agent)
+    rows = sorted((g for g in grants if g.key == key), key=lambda g: (g.row != key, g.row))
+    if not rows:
+        return AgentGrant(agent, key=key, row=key)
+
+    def latest(values: Iterable[str | None]) -> str | None:
+        return max((v for v in values if v), default=None)
+
+    return AgentGrant(
+        agent=rows[0].agent,
+        read=all(g.read for g in rows),
+        propose=all(g.propose for g in rows),
+        last_read_at=latest(g.last_read_at for g in rows),
+        last_proposal_at=latest(g.last_proposal_at for g in rows),
+        set_at=latest(g.set_at for g in rows),
+        key=key,
+        row=rows[0].row,
     )
 
 
@@ -57,75 +103,135 @@ class AgentsRepository:
     def __init__(self, table: str) -> None:
         self.table = table
 
-    def _key(self, user_id: str, agent: str) -> dict[str, Any]:
-        return dynamo.dump({"user_id": user_id, "sk": AGENT_PREFIX + agent})
+    def _key(self, user_id: str, row: str) -> dict[str, Any]:
+        return dynamo.dump({"user_id": user_id, "sk": AGENT_PREFIX + row})
+
+    def _row_key(self, user_id: str, agent: str) -> dict[str, Any]:
+        return self._key(user_id, fold_agent_name(agent))
 
     def may_read(self, client: Any, user_id: str, agent: str) -> bool:
         """Whether the user lets `agent` read (one consistent GetItem: a refusal path only, never a proposal's)."""
-        raw = client.get_item(TableName=self.table, Key=self._key(user_id, agent), ConsistentRead=True).get("Item")
+        raw = client.get_item(TableName=self.table, Key=self._row_key(user_id, agent), ConsistentRead=True).get("Item")
         return _allowed(dynamo.load(raw).get("read") if raw else None)
 
-    def set_switches(self, user_id: str, agent: str, now_iso: str, *, read: bool | None, propose: bool | None) -> dict[str, Any]:
-        """Set the switches given (at least one); created on first use, for an agent seen or not."""
-        sets = ["set_at = :t"]
-        vals: dict[str, Any] = {"t": now_iso}
-        names: dict[str, str] = {}
-        for name, value in (("read", read), ("propose", propose)):
+    def _exists(self, update: dict[str, Any], exists: bool) -> dict[str, Any]:
+        # A row that was there when the partition was read must still be there (else this would create an
+        # uncounted row); a new one must still be absent (else two writers would count it twice).
+        update["ConditionExpression"] = "attribute_exists(sk)" if exists else "attribute_not_exists(sk)"
+        return {"Update": update}
+
+    def set_switches(
+        self, user_id: str, agent: str, now_iso: str, *, read: bool | None, propose: bool | None, current: AgentGrant, exists: bool
+    ) -> dict[str, Any]:
+        """Set the switches given (at least one) on the agent's folded row; a switch not given keeps what
+        `current` (the merged rows) says, so folding older rows into this one loosens nothing."""
+        sets = ["set_at = :t", "#name = if_not_exists(#name, :name)"]
+        vals: dict[str, Any] = {"t": now_iso, "name": current.agent if exists else agent}
+        names: dict[str, str] = {"#name": "name"}
+        for switch, given, kept in (("read", read, current.read), ("propose", propose, current.propose)):
+            value = given if given is not None else (None if kept else False)
             if value is not None:
-                names[f"#{name}"] = name
-                vals[name] = value
-                sets.append(f"#{name} = :{name}")
+                names[f"#{switch}"] = switch
+                vals[switch] = value
+                sets.append(f"#{switch} = :{switch}")
+        update = {
+            "TableName": self.table,
+            "Key": self._row_key(user_id, agent),
+            "UpdateExpression": "SET " + ", ".join(sets),
+            "ExpressionAttributeNames": names,
+            "ExpressionAttributeValues": dynamo.values(**vals),
+        }
+        return self._exists(update, exists)
+
+    def record_read(self, user_id: str, agent: str, now_iso: str, *, current: AgentGrant, exists: bool) -> dict[str, Any]:
+        """The agent was given the user's memory now (written with the context's journal row)."""
+        sets = ["last_read_at = :t", "#name = if_not_exists(#name, :name)"]
+        vals: dict[str, Any] = {"t": now_iso, "name": agent}
+        names = {"#name": "name"}
+        if not current.propose:  # an older row of this name said no: the folded row says it from now on
+            sets.append("#p = :off")
+            names["#p"] = "propose"
+            vals["off"] = False
+        update = {
+            "TableName": self.table,
+            "Key": self._row_key(user_id, agent),
+            "UpdateExpression": "SET " + ", ".join(sets),
+            "ExpressionAttributeNames": names,
+            "ExpressionAttributeValues": dynamo.values(**vals),
+        }
+        return self._exists(update, exists)
+
+    def count_row(self, user_id: str, state_key: str, cap: int) -> dict[str, Any]:
+        """The state item's Update that counts one new agent row, only while fewer than `cap` are counted."""
         return {
             "Update": {
                 "TableName": self.table,
-                "Key": self._key(user_id, agent),
-                "UpdateExpression": "SET " + ", ".join(sets),
-                "ExpressionAttributeNames": names,
-                "ExpressionAttributeValues": dynamo.values(**vals),
+                "Key": dynamo.dump({"user_id": user_id, "sk": state_key}),
+                "UpdateExpression": f"SET {ROWS_COUNTER} = if_not_exists({ROWS_COUNTER}, :zero) + :one",
+                "ConditionExpression": f"attribute_not_exists({ROWS_COUNTER}) OR {ROWS_COUNTER} < :cap",
+                "ExpressionAttributeValues": dynamo.values(zero=0, one=1, cap=cap),
             }
         }
 
-    def record_read(self, user_id: str, agent: str, now_iso: str) -> dict[str, Any]:
-        """The agent was given the user's memory now (written with the context's journal row)."""
-        return {
-            "Update": {
-                "TableName": self.table,
-                "Key": self._key(user_id, agent),
-                "UpdateExpression": "SET last_read_at = :t",
-                "ExpressionAttributeValues": dynamo.values(t=now_iso),
-            }
+    def keep_row(self, user_id: str, agent: str) -> dict[str, Any]:
+        """A row naming `agent` and nothing else, made only where none is (count it with `count_row`)."""
+        update = {
+            "TableName": self.table,
+            "Key": self._row_key(user_id, agent),
+            "UpdateExpression": "SET #name = :name",
+            "ExpressionAttributeNames": {"#name": "name"},
+            "ExpressionAttributeValues": dynamo.values(name=agent),
         }
+        return self._exists(update, False)
+
+    def delete_row(self, user_id: str, row: str) -> dict[str, Any]:
+        """Delete one stored row by its key as stored (an older row folded into its agent's row)."""
+        return {"Delete": {"TableName": self.table, "Key": self._key(user_id, row)}}
 
     def admit_proposal(self, user_id: str, agent: str, now_iso: str) -> dict[str, Any]:
-        """The proposal's gate and its receipt: fails when the user turned `propose` off for this agent.
+        """The proposal's gate: fails when the user turned `propose` off for this agent (its folded row).
 
-        In the proposal's own transaction, so the grant costs no read: the condition is the check.
-        It holds when the switch was never set (no attribute) or is a stored `true`, and fails for
-        `false` or anything altered, as the reader above does.
+        In the proposal's own transaction, so the grant costs no read: the condition is the check. It holds
+        when there is no row or the switch was never set (no attribute) or is a stored `true`, and fails for
+        `false` or anything altered, as the reader above does. A check, not a write: a proposal never
+        creates a row, so no agent can fill the person's rows by proposing under new names (the listing
+        takes the last proposal's time from the proposals themselves).
         """
+        del now_iso  # the proposal itself carries its time
         return {
-            "Update": {
+            "ConditionCheck": {
                 "TableName": self.table,
-                "Key": self._key(user_id, agent),
-                "UpdateExpression": "SET last_proposal_at = :t",
+                "Key": self._row_key(user_id, agent),
                 "ConditionExpression": "attribute_not_exists(#p) OR #p = :on",
                 "ExpressionAttributeNames": {"#p": "propose"},
-                "ExpressionAttributeValues": dynamo.values(t=now_iso, on=True),
+                "ExpressionAttributeValues": dynamo.values(on=True),
             }
         }
 
 
-def only_from(delete: dict[str, Any], agent: str) -> dict[str, Any]:
-    """`delete` (an entry's or a proposal's Delete action) narrowed to an item that came from `agent`.
+def older_rows(grants: Iterable[AgentGrant], agent: str) -> list[str]:
+    """The stored keys of `agent`'s rows that are not its folded row (stored before names were folded, or altered)."""
+    key = fold_agent_name(agent)
+    return sorted(g.row for g in grants if g.key == key and g.row != key)
+
+
+def only_from(delete: dict[str, Any], agents: Sequence[str]) -> dict[str, Any]:
+    """`delete` (an entry's or a proposal's Delete action) narrowed to an item that came from one of `agents`
+    (the spellings of one agent's name as stored on its items).
 
     Forgetting an agent's writes must never take the user's own entries, whatever the listing said:
     the condition is checked on the item itself, in the transaction that deletes it.
     """
     request = dict(delete["Delete"])
-    request["ConditionExpression"] = f"({request['ConditionExpression']}) AND #origin = :agent_origin AND #agent = :from_agent"
+    # IN takes at most 100 values (AWS, "Condition and filter expressions, operators, and functions in
+    # DynamoDB", Comparators: "a IN (b, c, d) — true if a is equal to any value in the list [...] The list
+    # can contain up to 100 values"); services/agent_grants.py gives at most 99.
+    names = {f"from_agent{n}": agent for n, agent in enumerate(agents)}
+    listed = ", ".join(f":{name}" for name in names)
+    request["ConditionExpression"] = f"({request['ConditionExpression']}) AND #origin = :agent_origin AND #agent IN ({listed})"
     request["ExpressionAttributeNames"] = {**request.get("ExpressionAttributeNames", {}), "#origin": "origin", "#agent": "agent"}
     request["ExpressionAttributeValues"] = {
         **request.get("ExpressionAttributeValues", {}),
-        **dynamo.values(agent_origin="agent", from_agent=agent),
+        **dynamo.values(agent_origin="agent", **names),
     }
     return {"Delete": request}

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from chalicelib.models import MAX_ACTIVE_ENTRIES, MAX_WAITING_PROPOSALS, AgentGrant, Entry, MemoryState
 from chalicelib.storage import dynamo
-from chalicelib.storage.agents import AGENT_PREFIX, grant_from_item
+from chalicelib.storage.agents import AGENT_PREFIX, FOLDED_MARK, FOLDED_VERSION, ROWS_COUNTER, grant_from_item
 from chalicelib.storage.entry_items import (
     ENTRY_PREFIX,
     EXPIRY_ATTRIBUTE,
@@ -57,6 +57,8 @@ def _state_from_item(item: dict[str, Any] | None, grants: list[AgentGrant] | Non
         waiting=_count(item, "waiting"),
         version=_count(item, VERSION),
         agents=tuple(grants or ()),
+        agent_rows=_count(item, ROWS_COUNTER),
+        agents_folded=item.get(FOLDED_MARK) == FOLDED_VERSION,
         switched_at=switched if isinstance(switched := item.get("updated_at"), str) else "",
     )
 
@@ -238,14 +240,19 @@ class EntriesRepository:
         }
 
     def take_waiting_slot(self, user_id: str) -> dict[str, Any]:
-        """Count one more waiting proposal, only while memory is on and fewer than 50 wait."""
+        """Count one more waiting proposal, only while memory is on and fewer than 50 wait.
+
+        `folded`: also only once the user's agent rows are keyed by folded names (services/agent_rows.py), so a
+        proposal's grant check (one folded row) cannot miss a block stored under another spelling.
+        """
+        folded = f" AND {FOLDED_MARK} = :folded"
         return {
             "Update": {
                 "TableName": self.table,
                 "Key": self._key(user_id, STATE_KEY),
                 "UpdateExpression": "SET waiting = waiting + :one, " + _BUMP,
-                "ConditionExpression": "enabled = :on AND waiting < :cap",
-                "ExpressionAttributeValues": dynamo.values(one=1, zero=0, on=True, cap=MAX_WAITING_PROPOSALS),
+                "ConditionExpression": "enabled = :on AND waiting < :cap" + folded,
+                "ExpressionAttributeValues": dynamo.values(one=1, zero=0, on=True, cap=MAX_WAITING_PROPOSALS, folded=FOLDED_VERSION),
             }
         }
 

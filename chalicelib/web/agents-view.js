@@ -31,9 +31,17 @@ export function renderAgents() {
 export async function loadAgents() {
   const seq = ++loads;
   try {
-    const data = await api("GET", "v1/agents");
-    if (seq !== loads || !state.token) return false;
-    state.agents = data && Array.isArray(data.agents) ? data.agents : [];
+    // Paged (issue 37 #10): the first page, then each `next` (a person has at most a few hundred agents).
+    let rows = [];
+    let next = null;
+    let pages = 0;
+    do {
+      const data = await api("GET", next === null ? "v1/agents" : `v1/agents?next=${encodeURIComponent(next)}`);
+      if (seq !== loads || !state.token) return false;
+      rows = rows.concat(data && Array.isArray(data.agents) ? data.agents : []);
+      next = data && typeof data.next === "string" ? data.next : null;
+    } while (next !== null && ++pages < 20);
+    state.agents = rows;
     renderAgents();
     return true;
   } catch (err) {

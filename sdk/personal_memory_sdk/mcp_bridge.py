@@ -75,7 +75,8 @@ class ProposeAnswer:
 
 
 class MemoryBridge:
-    """One per server process; a session per MCP client name, registered once, on first need."""
+    """One per server process (one stdio connection): one agent, named at the first handshake,
+    and its session, registered once, on first need."""
 
     def __init__(
         self,
@@ -93,10 +94,27 @@ class MemoryBridge:
         self._sleep = sleep
         self._sessions: dict[str, SessionInfo] = {}
         self._lock = anyio.Lock()
+        self._agent: str | None = None
+
+    @property
+    def agent(self) -> str | None:
+        """The agent this connection speaks as, once its client first named itself (None before)."""
+        return self._agent
+
+    def pin(self, client_name: object) -> str:
+        """The agent this connection speaks as: the first client name it gave, for its whole life.
+
+        A client that introduces itself again under another name (a second `initialize`, or a
+        different `clientInfo` on each call of the stateless protocol) still speaks as the first: a
+        new name would otherwise be a new, unblocked agent with a fresh allowance of suggestions.
+        """
+        if self._agent is None:
+            self._agent = agent_name(client_name)
+        return self._agent
 
     async def session_for(self, client_name: object) -> SessionInfo:
         """The client's session, registered (and marked untrusted) before anything reads it."""
-        name = agent_name(client_name)
+        name = self.pin(client_name)
         async with self._lock:
             if name not in self._sessions:
                 # Shielded: a client that disconnects mid-way must not leave a registered session

@@ -8,18 +8,21 @@ a note for the person to review. Built on the official MCP Python SDK (`pip inst
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Annotated, Any, Literal
 
 from mcp.server import MCPServer
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.shared.exceptions import MCPError
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
+from mcp_types.jsonrpc import INVALID_REQUEST
 from pydantic import BaseModel, Field
 
 from .mcp_bridge import BridgeError, MemoryBridge
 from .mcp_config import ConfigError, McpConfig, load_config
+from .mcp_words import agent_name
 from .prompt import render_memory_block
 
 __all__ = ["build_server", "main"]
@@ -78,6 +81,12 @@ class ProposeResult(BaseModel):
     session_tainted: bool
 
 
+def _initialize_name(params: object) -> object:
+    """`clientInfo.name` of an `initialize` request's raw params (None when absent or not one)."""
+    info = params.get("clientInfo") if isinstance(params, Mapping) else None
+    return info.get("name") if isinstance(info, Mapping) else None
+
+
 def _client_name(ctx: Context) -> object:
     params = ctx.request_context.session.client_params
     return params.client_info.name if params is not None else None
@@ -90,8 +99,22 @@ def build_server(config: McpConfig, bridge: MemoryBridge | None = None) -> MCPSe
     async def register_on_start(
         ctx: ServerRequestContext[Any, Any], call_next: CallNext
     ) -> HandlerResult:
-        """Registers the client's session once the handshake completes (retried on failure)."""
+        """Registers the client's session once the handshake completes (retried on failure).
+
+        The connection's agent is fixed by its first `initialize`: a later one naming another client
+        is refused, and the connection goes on as the first (mcp_bridge.MemoryBridge.pin).
+        """
+        if ctx.method == "initialize":
+            named = _initialize_name(ctx.params)
+            if memory.agent is not None and agent_name(named) != memory.agent:
+                raise MCPError(
+                    code=INVALID_REQUEST,
+                    message=f"This connection already speaks as {memory.agent}: a connection keeps "
+                    "the client name of its first initialize (reconnect to use another).",
+                )
         result = await call_next(ctx)
+        if ctx.method == "initialize":
+            memory.pin(_initialize_name(ctx.params))
         if ctx.method == "notifications/initialized":
             params = ctx.session.client_params
             try:

@@ -70,16 +70,33 @@ _WORDS = {
 }
 
 
+# Cyrillic and Greek letters drawn like Latin ones (a small table, after Unicode's
+# confusables.txt, so the SDK needs no data package): a client named "сlaude-code" with a
+# Cyrillic "с" is "claude-code", never "laude-code". The service folds names itself
+# (chalicelib/agent_names.py, docs/agents.md) with the full confusables data; this table only
+# keeps the letter instead of dropping it.
+_LOOK_ALIKES = str.maketrans(
+    "аеорсухіјѕԁԛԝһӏвкмнтАВЕКМНОРСТХІЈЅУ"
+    "οαικνρτυχΑΒΕΖΗΙΚΜΝΟΡΤΥΧ",
+    "aeopcyxijsdqwhlbkmhtABEKMHOPCTXIJSY"
+    "oaikvptuxABEZHIKMNOPTYX",
+)
+
+
 def agent_name(client_name: object) -> str:
     """The MCP client's `clientInfo.name` as an agent id: lower-case, only `a-z 0-9 . _ : -`.
 
-    Accents are folded ("Zéd" → "zed"), every other run of characters becomes one `-`, and a name
-    with nothing left is `mcp-client`. Two spellings of one client ("Claude Code", "claude-code")
-    are one agent, so the person's per-agent settings hold for both.
+    Look-alike letters of other scripts become the Latin letter they imitate, accents are folded
+    ("Zéd" → "zed"), every other run of characters becomes one `-`, and a name with nothing left is
+    `mcp-client`. Two spellings of one client ("Claude Code", "claude-code") are one agent, so the
+    person's per-agent settings hold for both (the service folds further: docs/agents.md).
     """
     if not isinstance(client_name, str):
         return FALLBACK_AGENT
-    folded = unicodedata.normalize("NFKD", unicodedata.normalize("NFKC", client_name))
+    name = unicodedata.normalize("NFKC", client_name)
+    if re.search(r"[A-Za-z]", name):  # a disguise mixes scripts; one script alone is as written
+        name = name.translate(_LOOK_ALIKES)
+    folded = unicodedata.normalize("NFKD", name)
     ascii_only = folded.encode("ascii", "ignore").decode("ascii")
     if _looks_like_a_key(ascii_only):
         return FALLBACK_AGENT

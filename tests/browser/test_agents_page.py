@@ -351,3 +351,18 @@ def test_a_list_answered_before_a_switch_but_arriving_after_it_does_not_undo_the
     expect(switch).not_to_be_checked()
     expect(page.locator(f"{AGENTS}[data-agent=newcomer]")).to_have_count(1)
     assert _agents(live, token)["late-reader"]["read"] is False
+
+
+def test_the_agents_tab_lists_every_agent_beyond_the_first_page(page: Page, live: Any) -> None:
+    """GET /v1/agents pages (issue 37 #10, 50 rows a page by default): the tab follows `next` to the last row."""
+    user = new_user("agents-pages")
+    token = sign_in(page, user)
+    switch_on(page)
+    names = [f"setbot{n:02d}x" for n in range(53)]
+    for name in names:
+        assert live.request("PUT", f"/v1/agents/{name}", token=token, body={"propose": False})[0] == 200
+    status, first, _ = live.request("GET", "/v1/agents", token=token)
+    assert status == 200 and len(first["agents"]) == 50 and first["next"], first
+    _open_agents(page)
+    expect(page.locator(AGENTS)).to_have_count(53)
+    expect(page.locator(f"{AGENTS}[data-agent=setbot52x]")).to_be_visible()
