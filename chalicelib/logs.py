@@ -15,6 +15,7 @@ from typing import Any
 FIELDS = (
     "route", "method", "status", "caller", "user", "latency_ms", "request_id", "outcome", "reason",
     "error_type", "sequence", "records", "failures",
+    "operator", "erased",  # an operator's account erasure (services/erasure.py): their ARN and counts per table
 )
 
 

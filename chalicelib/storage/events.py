@@ -177,6 +177,16 @@ class EventsRepository:
             for item in dynamo.query_partition(self._client, self.table, "session_id", session_id)
         ]
 
+    def erase_of(self, session_id: str, user_id: str, *, whole_session: bool) -> int:
+        """Delete the session's events posted for `user_id` (each keeps the session's user when posted), or all of
+        them when the session is known to be that user's (`whole_session`); how many (an operator's account erasure)."""
+        mine = [
+            event_key(session_id, str(item["event_id"]))
+            for item in dynamo.query_partition(self._client, self.table, "session_id", session_id, consistent=True)
+            if whole_session or item.get("user_id") == user_id
+        ]
+        return dynamo.batch_delete(self._client, self.table, mine)
+
     def settle(self, session_id: str, event_id: str, outcome: Mapping[str, Any], now_iso: str) -> dict[str, Any]:
         """Transaction action: record the outcome and drop the text, only if still pending (idempotency)."""
         return {

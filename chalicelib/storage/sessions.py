@@ -87,3 +87,18 @@ class SessionsRepository:
                 "ExpressionAttributeValues": dynamo.values(one=1, cap=MAX_PROPOSALS_PER_SESSION),
             }
         }
+
+    def erase_of(self, session_id: str, user_id: str) -> bool:
+        """Delete the session only if it is `user_id`'s (an operator's account erasure); False when it is not (or gone)."""
+        try:
+            self._client.delete_item(
+                TableName=self.table,
+                Key=self._key(session_id),
+                ConditionExpression="user_id = :u",  # never another user's session, whatever named it
+                ExpressionAttributeValues=dynamo.values(u=user_id),
+            )
+        except Exception as exc:
+            if dynamo.is_condition_failure(exc):
+                return False
+            raise
+        return True
