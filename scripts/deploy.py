@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import secrets
 import shlex
 import subprocess
 import sys
@@ -41,7 +42,9 @@ PARAMETERS = {
     "ConfigureApiGatewayLoggingRole": "CONFIGURE_API_GATEWAY_LOGGING_ROLE",
     "ApiReservedConcurrency": "API_RESERVED_CONCURRENCY", "AuthorizerReservedConcurrency": "AUTHORIZER_RESERVED_CONCURRENCY",
     "StreamReservedConcurrency": "STREAM_RESERVED_CONCURRENCY",
+    "LogPseudonymKey": "LOG_PSEUDONYM_KEY",
 }
+SECRET_PARAMETERS = ("LogPseudonymKey",)  # never printed (NoEcho in the template)
 REQUIRED = ("JWT_ISSUER", "JWT_AUDIENCE", "JWT_JWKS_URL")
 PAGE_OIDC = ("OIDC_AUTHORIZE_URL", "OIDC_TOKEN_URL", "OIDC_CLIENT_ID")
 
@@ -98,6 +101,10 @@ def run(plan: Plan, execute: Callable[[list[str]], str]) -> str:
         [plan.aws, "sns", "create-topic", "--name", f"{plan.stack}-alarms", "--query", "TopicArn", "--output", "text"])
     execute(plan.package_command(bucket))
     overrides = {"AlarmTopicArn": topic}
+    if not env.get("LOG_PSEUDONYM_KEY"):
+        # 256 random bits; a deploy without LOG_PSEUDONYM_KEY makes a new one, so pseudonyms change with it
+        overrides["LogPseudonymKey"] = secrets.token_urlsafe(32)
+        plan.log.append("No LOG_PSEUDONYM_KEY: this deploy keys the logs' user pseudonyms with a new secret (docs/deploy.md)")
     page = [env.get(name) for name in PAGE_OIDC]
     two_passes = all(page) and not env.get("OIDC_REDIRECT_URI") and not env.get("PAGE_SIGN_IN")
     if not any(page) and not env.get("PAGE_SIGN_IN"):
@@ -129,15 +136,20 @@ def endpoint_url(outputs_json: str) -> str:
     return next((o["OutputValue"] for o in outputs if o.get("OutputKey") == "EndpointURL"), "<EndpointURL>")
 
 
+def shown(command: list[str]) -> str:
+    """The command as printed: a secret parameter's value masked."""
+    return shlex.join([f"{arg.split('=', 1)[0]}=****" if arg.split("=", 1)[0] in SECRET_PARAMETERS else arg for arg in command])
+
+
 def _execute(command: list[str]) -> str:
-    print("+ " + shlex.join(command), flush=True)
+    print("+ " + shown(command), flush=True)
     done = subprocess.run(command, stdout=subprocess.PIPE, text=True, check=True)
     return done.stdout.strip()
 
 
 def _print_only(command: list[str]) -> str:
     """--dry-run: print the command; what it would have printed is a named placeholder."""
-    print(shlex.join(command))
+    print(shown(command))
     return f"<{' '.join(command[1:3])} output>"
 
 
