@@ -13,35 +13,19 @@ FORGET_ENTRIES = 200
 
 
 def _seed_agent_entries(stack: Any, user: str, count: int) -> None:
-    """`count` entries accepted from AGENT in one session, written straight to the table (uncounted) with the counter to match."""
+    """`count` entries accepted from AGENT in one session, stored as an accept stores them (fingerprints and text keys
+    included: bench/run.py `seed_items`), uncounted."""
+    from bench.run import seed_items
     from chalicelib.clock import instant
     from chalicelib.models import Entry, Source, new_id
-    from chalicelib.storage import dynamo
-    from chalicelib.storage.entries import STATE_KEY
 
-    stores, now = stack.stores, instant(stack.stores.clock).iso
-    puts = [
-        stores.entries.put_new(
-            Entry(id=new_id(), user_id=user, text=f"Accepted {i}: likes tea.", kind="note", pinned=False, tainted=False,
-                  origin="agent", source=Source(session_id="bench-s", thread_id="t-1", message_id=f"m{i}"),
-                  created_at=now, updated_at=now, agent=AGENT)
-        )
+    now = instant(stack.stores.clock).iso
+    seed_items(stack, user, [
+        Entry(id=new_id(), user_id=user, text=f"Accepted {i}: likes tea.", kind="note", pinned=False, tainted=False,
+              origin="agent", source=Source(session_id="bench-s", thread_id="t-1", message_id=f"m{i}"),
+              created_at=now, updated_at=now, agent=AGENT)
         for i in range(count)
-    ]
-    # Each text's own key row (issue 26), as the accept's transaction would write it beside the entry.
-    items = [(stores.entries.table, put["Put"]["Item"]) for put in puts]
-    items += [(stores.keyring.keys.table, a["Put"]["Item"]) for a in stores.keyring.guard(puts)[len(puts):] if "Put" in a]
-    for first in range(0, len(items), 25):
-        batch: dict[str, list[dict[str, Any]]] = {}
-        for table, item in items[first : first + 25]:
-            batch.setdefault(table, []).append({"PutRequest": {"Item": item}})
-        stores.client.batch_write_item(RequestItems=batch)
-    stores.client.update_item(
-        TableName=stores.entries.table,
-        Key=dynamo.dump({"user_id": user, "sk": STATE_KEY}),
-        UpdateExpression="SET active = active + :a",
-        ExpressionAttributeValues=dynamo.values(a=count),
-    )
+    ])
 
 
 def _register(stack: Any, session_id: str, user: str, agent: str) -> None:
