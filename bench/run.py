@@ -423,6 +423,7 @@ def count_operations(stack: Stack, batch_size: int = 100) -> dict[str, OpCount]:
 
     stack.stores.keyring.cache = KeyCache()  # a new container: its texts' keys (and the data key) in one Query (issue 26)
     counted(GET_COLD, user_call("GET", "/v1/memory"), 200)
+    counted("GET /v1/inbox", user_call("GET", "/v1/inbox"), 200)
     for route in ("/v1/memory", "/v1/inbox"):  # a page's poll while nothing changed (issue 14)
         counted(f"GET {route}, unchanged (If-None-Match: 304)", _conditional_get(api, user, route), 304)
     counted("DELETE /v1/memory/{id}", user_call("DELETE", f"/v1/memory/{entry['id']}"), 204)
@@ -438,9 +439,9 @@ def count_operations(stack: Stack, batch_size: int = 100) -> dict[str, OpCount]:
     counted(CONTEXT_COLD, lambda: iam_call(stack.http, "GET", path, HOST_ARN), 200)
 
     event = {"id": "count-one", "type": "memory.propose", "text": "Likes jazz on Fridays."}
-    status, _ = iam_call(stack.http, "POST", "/v1/sessions/count-session/events", WORKER_ARN, {"events": [event]})
+    counted(POST_EVENT, lambda: iam_call(stack.http, "POST", "/v1/sessions/count-session/events", WORKER_ARN, {"events": [event]}), 202)
     one = drain_inserts(stack)
-    check(status == 202 and len(one) == 1, "the worker's event did not reach the stream")
+    check(len(one) == 1, "the worker's event did not reach the stream")
     counted("consumer: one memory.propose", lambda: (200, consume(stack, one)), 200)
 
     batch = propose_records(stack, batch_size, "count-batch")
@@ -482,6 +483,7 @@ COUNT_TARGETS: dict[str, tuple[str, float]] = {
     "consumer: one memory.propose": ("calls", 3),
 }
 PATCH_TEXT = "PATCH /v1/memory/{id}, a new text (moves its fingerprint)"
+POST_EVENT = "POST /v1/sessions/{id}/events (1 event)"
 BATCH_PREFIX = "consumer: batch"
 # The user's first stored text also creates their data key (one more transaction: key row + journal row).
 FIRST_POST = "POST /v1/memory, the user's first text (creates their key)"

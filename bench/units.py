@@ -27,7 +27,7 @@ Per AWS's documentation (Amazon DynamoDB Developer Guide), quoted:
 
 `UnitMeter` sits on a client's botocore events: before a write it reads the stored size of each item the
 call names, after it the new size (and, for a Query, the full size of each item returned), through a
-second client its hooks do not see.
+second client its hooks do not see (a Query's page is read again whole).
 """
 from __future__ import annotations
 
@@ -132,9 +132,14 @@ class UnitMeter:
         units = self.units
         if name == "GetItem":
             units.rru += read_units(item_size(self._stored(params["TableName"], params["Key"])), bool(params.get("ConsistentRead")))
-        elif name == "Query":
-            table = params["TableName"]
-            sizes = sum(item_size(self._stored(table, self._key_of(table, item))) for item in parsed.get("Items", []))
+        elif name == "Query":  # the same page again, whole items: a projection reads (and costs) them whole
+            whole = {k: v for k, v in params.items() if k not in ("ProjectionExpression", "Select")}
+            if "ProjectionExpression" in params and "ExpressionAttributeNames" in whole:
+                used = whole["KeyConditionExpression"] + " " + whole.get("FilterExpression", "")
+                whole["ExpressionAttributeNames"] = {k: v for k, v in whole["ExpressionAttributeNames"].items() if k in used}
+                if not whole["ExpressionAttributeNames"]:
+                    del whole["ExpressionAttributeNames"]
+            sizes = sum(item_size(item) for item in self._peek.query(**whole).get("Items", []))
             units.rru += read_units(sizes, bool(params.get("ConsistentRead")))
         elif name in ("PutItem", "UpdateItem", "DeleteItem"):
             units.wru += self._written(params["TableName"], params.get("Key") or self._key_of(params["TableName"], params["Item"]), before)

@@ -115,3 +115,19 @@ def test_the_agents_grants_add_no_call_and_forgetting_an_agents_200_entries_with
     assert agents_bench.forget_call_bound(200) == 16
     assert results["dynamodb calls: POST /v1/agents/{id}/forget, 200 entries"][0] <= 16
     assert results["  Query calls of that forget"][0] <= 3 and results["  TransactWriteItems calls of that forget"][0] <= 5
+
+
+def test_the_cost_block_in_docs_deploy_md_is_what_the_bench_measures(counts: dict[str, run.OpCount]) -> None:
+    """Issue 37: the page's per-route units had drifted (4 WRU for a POST that writes 10); bench/cost_doc.py writes it."""
+    from bench import cost_doc
+
+    assert cost_doc.current(cost_doc.DOC.read_text()) == cost_doc.render(counts)
+
+
+def test_the_bench_reports_request_units_beside_the_calls(counts: dict[str, run.OpCount]) -> None:
+    post = counts["POST /v1/memory"]
+    # The entry (~600 B), its fingerprint and its text's key row, each a transactional write of 1 KB or less
+    # (2 WRU), plus the state item's counters (its key row read first: 1 RRU, strongly consistent).
+    assert (post.rru, post.wru) >= (1, 8)
+    figure = next(f for f in run.count_figures(counts) if f.name.startswith("dynamodb write calls: POST /v1/memory ["))
+    assert f"{post.wru:g} WRU" in figure.name and figure.detail["wru"] == post.wru
