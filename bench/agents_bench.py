@@ -109,6 +109,13 @@ def agent_counts(stack: Any, seed_user: Any, seed_journal: Any, journal_rows: in
     for name in ("TransactWriteItems", "BatchWriteItem", "Query"):
         results.append((f"  {name} calls of that forget", operations.count(name), None, {}))
     results.append(("  request units of that forget", f"{forgot_units.rru:g} RRU + {forgot_units.wru:g} WRU", None, {}))
+    # Forget-all of a full memory (200 entries, 50 proposals): its data key (one transaction), the same reads,
+    # every text key, then every item with its fingerprint — reported beside the same kind of bound.
+    everyone = "forget-all-user"
+    seed_user(stack, everyone, entries=FORGET_ENTRIES, proposals=50)
+    counted(f"dynamodb calls: DELETE /v1/memory, {FORGET_ENTRIES} entries and 50 proposals", 1 + forget_call_bound(FORGET_ENTRIES + 50),
+            lambda: check("DELETE", "/v1/memory", everyone))
+    results.append(("  request units of that forget-all", f"{forgot_units.rru:g} RRU + {forgot_units.wru:g} WRU", None, {}))
     return results
 
 
