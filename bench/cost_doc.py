@@ -70,7 +70,7 @@ def render(counts: dict[str, Any]) -> str:
     lines += [
         "",
         f"**Per 1 M user requests** ({mix}): {user_parts} + DynamoDB ${dynamo:.2f} = **≈ ${user_total:.2f}**.",
-        f"**Per 1 M propose events**, posted one per request: the worker side is "
+        "**Per 1 M propose events**, posted one per request: the worker side is "
         + " + ".join(f"{k} ${v:.2f}" for k, v in WORKER_OTHER.items())
         + f" + DynamoDB ${worker:.2f} = ${worker_total:.2f}, and the consumer (batches of up to 100) "
         + " + ".join(f"{k} ${v:.2f}" for k, v in CONSUMER_OTHER.items())
