@@ -8,9 +8,10 @@ reach. The order makes a retry finish the job, whatever call failed:
    (chalicelib/logs.py), never an id or a text — before anything is touched;
 2. the keys partition: the data key first, so every copy of every text (backups, the stream, a
    dead-letter message) stops opening at once (crypto-shredding), then each text's key;
-3. the sessions the user's items and journal name, and their events: an event goes only when it was
-   posted for this user (or its session is this user's), a session only under the condition that its
-   stored user is this user — a session id that names another user's session erases nothing of theirs;
+3. the sessions the user's items and journal name whose stored user is this user (BatchGetItem, 100 a
+   call), each with its events first, then the session itself under the condition that its user is this
+   user — a session id that names another user's session erases nothing of theirs. A session already gone
+   (erased by an earlier run, or by TTL) costs nothing more on a retry, so a run cut short converges;
 4. the entries partition (entries, fingerprints, agent rows, the state item), the proposals partition,
    and the journal last: it is what names the sessions, so a failure before it leaves them findable;
 5. the keys partition again (a key a concurrent request created meanwhile).
@@ -51,10 +52,8 @@ def erase_account(stores: Stores, operator: str, user_id: str, request_id: str) 
     logger.info("operator erasing an account", extra={**fields, "reason": "started"})
     erased = Erased()
     erased.counts["keys"] += stores.keyring.erase(user_id)
-    for session_id in sorted(_named_sessions(stores, user_id)):
-        session = stores.sessions.get(session_id)
-        owned = session is not None and session.user_id == user_id
-        erased.counts["events"] += stores.events.erase_of(session_id, user_id, whole_session=owned)
+    for session_id in stores.sessions.owned_by(sorted(_named_sessions(stores, user_id)), user_id):
+        erased.counts["events"] += stores.events.erase_of(session_id)  # first: the session is what shows they are the user's
         erased.counts["sessions"] += int(stores.sessions.erase_of(session_id, user_id))
     erased.counts["entries"] += stores.entries.erase(user_id)
     erased.counts["proposals"] += stores.proposals.erase(user_id)

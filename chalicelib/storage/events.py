@@ -177,15 +177,11 @@ class EventsRepository:
             for item in dynamo.query_partition(self._client, self.table, "session_id", session_id)
         ]
 
-    def erase_of(self, session_id: str, user_id: str, *, whole_session: bool) -> int:
-        """Delete the session's events posted for `user_id` (each keeps the session's user when posted), or all of
-        them when the session is known to be that user's (`whole_session`); how many (an operator's account erasure)."""
-        mine = [
-            event_key(session_id, str(item["event_id"]))
-            for item in dynamo.query_partition(self._client, self.table, "session_id", session_id, consistent=True)
-            if whole_session or item.get("user_id") == user_id
-        ]
-        return dynamo.batch_delete(self._client, self.table, mine)
+    def erase_of(self, session_id: str) -> int:
+        """Delete every event of a session the caller found is the user's (a session's user never changes, so its
+        events are theirs, or posted before it was registered and then textless); how many. An account's erasure."""
+        keys = dynamo.partition_keys(self._client, self.table, "session_id", session_id, "event_id")
+        return dynamo.batch_delete(self._client, self.table, keys)
 
     def settle(self, session_id: str, event_id: str, outcome: Mapping[str, Any], now_iso: str) -> dict[str, Any]:
         """Transaction action: record the outcome and drop the text, only if still pending (idempotency)."""

@@ -153,3 +153,31 @@ def test_the_erasure_is_journaled_to_the_operator_under_a_keyed_pseudonym_never_
     assert all(line["operator"] == OPERATOR_ARN and line["user"] == user_hash("alice") for line in erasure)
     assert erasure[1]["erased"]["sessions"] == 2
     assert "alice" not in out and "Ferreira" not in out and "tea" not in out
+
+
+def test_a_retry_reads_the_sessions_already_erased_in_bulk_so_a_run_cut_short_converges(
+    client: Any, api: Any, stores: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A heavy journal names many sessions; a run cut short at the journal must not redo per-session work on retry."""
+    from chalicelib.errors import Unavailable
+    from chalicelib.models import Session
+
+    api.turn_on("alice")
+    for n in range(120):
+        stores.sessions.create(Session(session_id=f"s-{n}", user_id="alice", thread_id=None, agent="helper",
+                                       memory_requested=True, tainted=False, proposals=0, created_at="2026-12-01T00:00:00Z"), 1_800_000_000)
+        stores.journal.append("alice", "keep.memory.context", f"2026-12-01T00:{n // 60:02d}:{n % 60:02d}.000Z", {"session_id": f"s-{n}", "count": 0})
+
+    def busy(*args: Any, **kwargs: Any) -> Any:
+        raise Unavailable()
+
+    monkeypatch.setattr(stores.journal, "erase", busy)
+    assert iam_call(client, "DELETE", ERASE.format("alice"), OPERATOR_ARN)[0] == 503
+    monkeypatch.undo()
+    assert all(stores.sessions.get(f"s-{n}") is None for n in range(120))
+
+    calls: list[str] = []
+    stores.client.meta.events.register("before-call.dynamodb", lambda model, **_: calls.append(model.name))
+    status, body = iam_call(client, "DELETE", ERASE.format("alice"), OPERATOR_ARN)
+    assert (status, body["erased"]["sessions"], body["erased"]["journal"]) == (200, 0, 120 + 1)  # + the settings row
+    assert calls.count("BatchGetItem") == 2 and calls.count("GetItem") == 0 and calls.count("DeleteItem") == 0
