@@ -13,6 +13,7 @@ from tests.support.openapi_check import check
 from tests.support.stack import OPERATOR_ARN
 
 
+@pytest.mark.slow  # two stories and many runs, per seed
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_erasing_under_random_faults_ends_with_nothing_of_the_user_and_all_of_everyone_else(
     client: Any, api: Any, agents: Any, dynamodb: Any, faults: FaultInjector, seed: int

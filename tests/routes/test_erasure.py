@@ -155,6 +155,7 @@ def test_the_erasure_is_journaled_to_the_operator_under_a_keyed_pseudonym_never_
     assert "alice" not in out and "Ferreira" not in out and "tea" not in out
 
 
+@pytest.mark.slow  # 120 sessions
 def test_a_retry_reads_the_sessions_already_erased_in_bulk_so_a_run_cut_short_converges(
     client: Any, api: Any, stores: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
