@@ -9,7 +9,7 @@ reach. The order makes a retry finish the job, whatever call failed:
 2. the keys partition: the data key first, so every copy of every text (backups, the stream, a
    dead-letter message) stops opening at once (crypto-shredding), then each text's key;
 3. the sessions the user's items and journal name whose stored user is this user (BatchGetItem, 100 a
-   call), each with its events first, then the session itself under the condition that its user is this
+   call), each with its events posted for this user (or for none) first, then the session itself under the condition that its user is this
    user — a session id that names another user's session erases nothing of theirs. A session already gone
    (erased by an earlier run, or by TTL) costs nothing more on a retry, so a run cut short converges;
 4. the entries partition (entries, fingerprints, agent rows, the state item), the proposals partition,
@@ -53,7 +53,7 @@ def erase_account(stores: Stores, operator: str, user_id: str, request_id: str) 
     erased = Erased()
     erased.counts["keys"] += stores.keyring.erase(user_id)
     for session_id in stores.sessions.owned_by(sorted(_named_sessions(stores, user_id)), user_id):
-        erased.counts["events"] += stores.events.erase_of(session_id)  # first: the session is what shows they are the user's
+        erased.counts["events"] += stores.events.erase_of(session_id, user_id)  # first: the session is what shows they are the user's
         erased.counts["sessions"] += int(stores.sessions.erase_of(session_id, user_id))
     erased.counts["entries"] += stores.entries.erase(user_id)
     erased.counts["proposals"] += stores.proposals.erase(user_id)

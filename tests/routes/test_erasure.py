@@ -182,3 +182,28 @@ def test_a_retry_reads_the_sessions_already_erased_in_bulk_so_a_run_cut_short_co
     status, body = iam_call(client, "DELETE", ERASE.format("alice"), OPERATOR_ARN)
     assert (status, body["erased"]["sessions"], body["erased"]["journal"]) == (200, 0, 120 + 1)  # + the settings row
     assert calls.count("BatchGetItem") == 2 and calls.count("GetItem") == 0 and calls.count("DeleteItem") == 0
+
+
+def test_events_of_another_user_in_a_reused_session_id_are_not_erased(
+    client: Any, api: Any, agents: Any, dynamodb: Any, stores: Any
+) -> None:
+    """A session id outlived by its events (TTL removed bob's session first, as docs/operators.md says it can) is
+    registered again for alice: bob's events in that partition carry bob's user and are his, not hers."""
+    _story(api, agents, "bob")
+    api.turn_on("bob")
+    assert agents.register("s-shared", "bob")[0] == 200
+    assert agents.propose("s-shared", {"id": "e-bob", "text": "bob likes rowing"})[0] == 202
+    stores.client.delete_item(TableName=stores.sessions.table, Key={"session_id": {"S": "s-shared"}})  # TTL took the session
+    api.turn_on("alice")
+    assert agents.register("s-shared", "alice")[0] == 200
+    assert agents.propose("s-shared", {"id": "e-alice", "text": "alice walks to work"})[0] == 202
+    bob_events = [i for n, items in every_item(dynamodb).items() if "events" in n for i in items
+                  if dynamo.load(i).get("user_id") == "bob" and dynamo.load(i)["session_id"] == "s-shared"]
+    assert len(bob_events) == 1
+
+    assert iam_call(client, "DELETE", ERASE.format("alice"), OPERATOR_ARN)[0] == 200
+
+    assert _held_by(dynamodb, "alice") == []
+    after = [i for n, items in every_item(dynamodb).items() if "events" in n for i in items
+             if dynamo.load(i).get("user_id") == "bob" and dynamo.load(i)["session_id"] == "s-shared"]
+    assert sorted(map(repr, after)) == sorted(map(repr, bob_events))
