@@ -18,7 +18,7 @@ reach. The order makes a retry finish the job, whatever call failed:
 
 Sessions are keyed by session id and no index leads from a user to them (infra/tables.json), and no
 Scan runs on a request path: a session no entry, proposal or journal row names (registered, never read
-nor proposed from) is not found here. It holds no text (an agent name, a thread id) and its events no
+from, its proposals all rejected or forgotten) is not found here. It holds no text (an agent name, a thread id) and its events no
 text without a user; DynamoDB's TTL removes both 30 days after registration (docs/operators.md).
 Nothing is written to the user's journal: it is erased.
 """
