@@ -140,8 +140,7 @@ def _stored(stores: Stores, user_id: str, now: Instant, plan: Forgetting) -> tup
         removals += [Removal("proposal", p.id) for p in proposals]
         removals += [Removal(ENTRY_PRINT, f.fingerprint) for f in entry_prints]
         return removals + [Removal(PROPOSAL_PRINT, f.fingerprint) for f in proposal_prints], text_ids
-    # An agent's forget: each item followed by the fingerprints that name it, so both usually share a transaction
-    # (a pair split across two is released by the next one; one left behind is stale, cleared at the refusal it causes).
+    # An agent's forget: each item followed by the fingerprints that name it, in the same transaction (`_chunks`).
     prints: dict[str, list[Removal]] = {}
     for kind, found in ((ENTRY_PRINT, entry_prints), (PROPOSAL_PRINT, proposal_prints)):
         for f in found:
@@ -171,6 +170,25 @@ def _delete(stores: Stores, user_id: str, removal: Removal, plan: Forgetting) ->
     return stores.proposals.fingerprints.delete_any(user_id, item_id)
 
 
+def _chunks(removals: list[Removal]) -> list[list[Removal]]:
+    """At most `_ITEMS_PER_TRANSACTION` removals a chunk, an item never apart from the fingerprints that follow it
+    (an agent's forget): a pair split across two transactions lost the fingerprint when the second was cancelled,
+    as the next round reads the item gone and no longer knows the fingerprint was its. Only a group too big for
+    one transaction (many fingerprint items naming one item: damaged storage) is cut."""
+    groups: list[list[Removal]] = []
+    for removal in removals:
+        if removal.owner is not None and groups and len(groups[-1]) < _ITEMS_PER_TRANSACTION:
+            groups[-1].append(removal)
+        else:
+            groups.append([removal])
+    chunks: list[list[Removal]] = []
+    for group in groups:
+        if not chunks or len(chunks[-1]) + len(group) > _ITEMS_PER_TRANSACTION:
+            chunks.append([])
+        chunks[-1].extend(group)
+    return chunks
+
+
 def _delete_in_chunks(
     stores: Stores,
     user_id: str,
@@ -180,8 +198,7 @@ def _delete_in_chunks(
     deleted: dict[str, int],
     plan: Forgetting,
 ) -> None:
-    for start in range(0, len(removals), _ITEMS_PER_TRANSACTION):
-        part = removals[start : start + _ITEMS_PER_TRANSACTION]
+    for part in _chunks(removals):
         entries = sum(1 for r in part if r.kind == "entry")
         live = sum(1 for r in part if r.kind == "entry" and r.live)
         proposals = sum(1 for r in part if r.kind == "proposal")
