@@ -323,6 +323,13 @@ def operator_forget_all():  # type: ignore[no-untyped-def]
     return json_response(operators.forget_all(get_stores(), operator, user_id, request_id))
 
 
+@app.route("/v1/operator/account", methods=["DELETE"], authorizer=iam, content_types=ANY_BODY)
+@contract_errors
+def operator_erase_account():  # type: ignore[no-untyped-def]
+    operator, user_id, request_id = _operator_request()
+    return json_response(operators.erase_account(get_stores(), operator, user_id, request_id))
+
+
 # ---- the events stream ------------------------------------------------------------------------
 
 

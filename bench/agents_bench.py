@@ -2,46 +2,43 @@
 
 Counted with the same botocore hook as bench/run.py's other operations: the context fetch and a proposal
 with a grant set (allowed and stopped) stay at their ≤ 3 calls; `GET /v1/agents` reads ≤ 3 calls however
-long the journal; forgetting an agent's 200 entries takes ≤ 4 transactions.
+long the journal; forgetting an agent's 200 entries takes at most `forget_call_bound(200)` = 16 calls.
+
+That bound (issue 37): the forget deletes three items per entry — the entry, its fingerprint (issue 24)
+and its text's key (issue 26) — and each call carries the most its API takes. The keys go first, 25 a
+BatchWriteItem (ceil(n / 25)); each entry and its fingerprint then go together, 98 deletes a transaction
+beside the counters and the journal row (ceil(2n / 98)); three Queries read the entries and proposals
+partitions once and recount afterwards. Issue 23's "≤ 4 transactions" was met only while the bench
+seeded entries without their fingerprints.
 """
 from __future__ import annotations
 
+import math
 from typing import Any
 
 AGENT = "bench-agent"
 FORGET_ENTRIES = 200
 
 
+def forget_call_bound(entries: int) -> int:
+    """DynamoDB calls for forgetting `entries` of an agent's entries: keys, then entries with their fingerprints, 3 reads."""
+    return math.ceil(entries / 25) + math.ceil(2 * entries / 98) + 3
+
+
 def _seed_agent_entries(stack: Any, user: str, count: int) -> None:
-    """`count` entries accepted from AGENT in one session, written straight to the table (uncounted) with the counter to match."""
+    """`count` entries accepted from AGENT in one session, stored as an accept stores them (fingerprints and text keys
+    included: bench/run.py `seed_items`), uncounted."""
+    from bench.run import seed_items
     from chalicelib.clock import instant
     from chalicelib.models import Entry, Source, new_id
-    from chalicelib.storage import dynamo
-    from chalicelib.storage.entries import STATE_KEY
 
-    stores, now = stack.stores, instant(stack.stores.clock).iso
-    puts = [
-        stores.entries.put_new(
-            Entry(id=new_id(), user_id=user, text=f"Accepted {i}: likes tea.", kind="note", pinned=False, tainted=False,
-                  origin="agent", source=Source(session_id="bench-s", thread_id="t-1", message_id=f"m{i}"),
-                  created_at=now, updated_at=now, agent=AGENT)
-        )
+    now = instant(stack.stores.clock).iso
+    seed_items(stack, user, [
+        Entry(id=new_id(), user_id=user, text=f"Accepted {i}: likes tea.", kind="note", pinned=False, tainted=False,
+              origin="agent", source=Source(session_id="bench-s", thread_id="t-1", message_id=f"m{i}"),
+              created_at=now, updated_at=now, agent=AGENT)
         for i in range(count)
-    ]
-    # Each text's own key row (issue 26), as the accept's transaction would write it beside the entry.
-    items = [(stores.entries.table, put["Put"]["Item"]) for put in puts]
-    items += [(stores.keyring.keys.table, a["Put"]["Item"]) for a in stores.keyring.guard(puts)[len(puts):] if "Put" in a]
-    for first in range(0, len(items), 25):
-        batch: dict[str, list[dict[str, Any]]] = {}
-        for table, item in items[first : first + 25]:
-            batch.setdefault(table, []).append({"PutRequest": {"Item": item}})
-        stores.client.batch_write_item(RequestItems=batch)
-    stores.client.update_item(
-        TableName=stores.entries.table,
-        Key=dynamo.dump({"user_id": user, "sk": STATE_KEY}),
-        UpdateExpression="SET active = active + :a",
-        ExpressionAttributeValues=dynamo.values(a=count),
-    )
+    ])
 
 
 def _register(stack: Any, session_id: str, user: str, agent: str) -> None:
@@ -52,20 +49,23 @@ def _register(stack: Any, session_id: str, user: str, agent: str) -> None:
     agents.register_session(stack.stores, session_id, SessionBody.model_validate(body))
 
 
-def agent_counts(stack: Any, seed_user: Any, seed_journal: Any, journal_rows: int) -> list[tuple[str, float, float | None, dict[str, Any]]]:
+def agent_counts(stack: Any, seed_user: Any, seed_journal: Any, journal_rows: int) -> list[tuple[str, Any, float | None, dict[str, Any]]]:
     """(name, value, limit or None, detail) per figure, as bench/local_stack_bench.py's results."""
     from bench.run import consume, drain_inserts
+    from chalicelib.storage.fingerprints import FINGERPRINT_PREFIX
     from tests.support.iam import iam_call
     from tests.support.stack import HOST_ARN, WORKER_ARN
 
-    results: list[tuple[str, float, float | None, dict[str, Any]]] = []
+    results: list[tuple[str, Any, float | None, dict[str, Any]]] = []
     user = "agents-user"
+    forgot_units: Any = None  # the last counted call's request units (bench/units.py)
 
-    def counted(name: str, limit: float | None, action: Any, *, transactions: bool = False) -> Any:
-        with stack.counter.counting() as calls:
+    def counted(name: str, limit: float | None, action: Any) -> Any:
+        nonlocal forgot_units
+        with stack.counter.counting() as calls, stack.meter.metering() as units:
             answer = action()
-        value = sum(1 for c in calls if c == "TransactWriteItems") if transactions else len(calls)
-        results.append((name, value, limit, {"operations": list(calls)}))
+        forgot_units = units
+        results.append((name, len(calls), limit, {"operations": list(calls), "rru": units.rru, "wru": units.wru}))
         return answer
 
     seed_user(stack, user, entries=20)
@@ -99,23 +99,31 @@ def agent_counts(stack: Any, seed_user: Any, seed_journal: Any, journal_rows: in
     assert listed[0] == 200 and next(r for r in listed[1]["agents"] if r["agent"] == AGENT)["entries"] == FORGET_ENTRIES
     # Issue 26: the texts' own keys go first, outside the transactions (BatchWriteItem, 25 a call), so each
     # counted transaction still holds 98 entries: the transactions stay 3, the key deletions are reported.
-    keys_before = _text_key_rows(stack, user)
-    forgot = counted(f"transactions: POST /v1/agents/{{id}}/forget, {FORGET_ENTRIES} entries", 4,
-                     lambda: check("POST", f"/v1/agents/{AGENT}/forget", user), transactions=True)
+    keys_before, prints_before = _rows(stack, user, stack.stores.keyring.keys.table, "t#"), _rows(stack, user, stack.stores.entries.table, FINGERPRINT_PREFIX)
+    forgot = counted(f"dynamodb calls: POST /v1/agents/{{id}}/forget, {FORGET_ENTRIES} entries", forget_call_bound(FORGET_ENTRIES),
+                     lambda: check("POST", f"/v1/agents/{AGENT}/forget", user))
     assert forgot == (200, {"deleted": FORGET_ENTRIES}), forgot
-    assert keys_before - _text_key_rows(stack, user) == FORGET_ENTRIES, "each forgotten text's key row is gone"
+    assert keys_before - _rows(stack, user, stack.stores.keyring.keys.table, "t#") == FORGET_ENTRIES, "each forgotten text's key row is gone"
+    assert prints_before - _rows(stack, user, stack.stores.entries.table, FINGERPRINT_PREFIX) == FORGET_ENTRIES, "each forgotten text's fingerprint is gone"
     operations = results[-1][3]["operations"]
-    results.append(("  BatchWriteItem calls of that forget (its texts' keys, 25 a call)", operations.count("BatchWriteItem"), None, {}))
-    results.append(("  dynamodb calls of that forget, all kinds", len(operations), None, {"operations": operations}))
+    for name in ("TransactWriteItems", "BatchWriteItem", "Query"):
+        results.append((f"  {name} calls of that forget", operations.count(name), None, {}))
+    results.append(("  request units of that forget", f"{forgot_units.rru:g} RRU + {forgot_units.wru:g} WRU", None, {}))
+    # Forget-all of a full memory (200 entries, 50 proposals): its data key (one transaction), the same reads,
+    # every text key, then every item with its fingerprint — reported beside the same kind of bound.
+    everyone = "forget-all-user"
+    seed_user(stack, everyone, entries=FORGET_ENTRIES, proposals=50)
+    counted(f"dynamodb calls: DELETE /v1/memory, {FORGET_ENTRIES} entries and 50 proposals", 1 + forget_call_bound(FORGET_ENTRIES + 50),
+            lambda: check("DELETE", "/v1/memory", everyone))
+    results.append(("  request units of that forget-all", f"{forgot_units.rru:g} RRU + {forgot_units.wru:g} WRU", None, {}))
     return results
 
 
-def _text_key_rows(stack: Any, user: str) -> int:
+def _rows(stack: Any, user: str, table: str, prefix: str) -> int:
+    """How many of the user's items in `table` have a sort key starting with `prefix` (text keys, fingerprints)."""
     from chalicelib.storage import dynamo
-    from chalicelib.storage.keys import TEXT_KEY_PREFIX
 
-    rows = dynamo.query_partition(stack.stores.client, stack.stores.keyring.keys.table, "user_id", user)
-    return sum(1 for row in rows if str(row["sk"]).startswith(TEXT_KEY_PREFIX))
+    return sum(1 for row in dynamo.query_partition(stack.stores.client, table, "user_id", user) if str(row["sk"]).startswith(prefix))
 
 
 MANY_AGENTS = 2000

@@ -23,7 +23,7 @@ import tempfile
 import time
 import warnings
 import zipfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -34,6 +34,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from bench import agents_bench, local_stack_bench  # noqa: E402
+from bench.units import UnitMeter, Units  # noqa: E402
 from infra import layer  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results" / "bench.json"
@@ -149,6 +150,7 @@ class Stack:
     pump: Any  # StreamPump collecting into `records`
     records: list[dict[str, Any]]
     converter: Any  # chalice.local.LambdaEventConverter: API Gateway proxy events for calling the handler directly
+    meter: UnitMeter  # read and write request units of the stores' calls (bench/units.py)
 
 
 @contextlib.contextmanager
@@ -191,8 +193,11 @@ def open_stack() -> Iterator[Stack]:
             routes = RouteMatcher(list(app_module.app.routes))
             converter = LambdaEventConverter(routes, app_module.app.api.binary_types)
             counter = CallCounter(stores.client)
+            import boto3
+
+            meter = UnitMeter(stores.client, boto3.client("dynamodb", region_name="us-east-1"))  # peeks unmetered
             with Client(app_module.app, stage_name="local", project_dir=str(ROOT)) as http:
-                yield Stack(app_module, stores, counter, http, Api(http, issuer), pump, records, converter)
+                yield Stack(app_module, stores, counter, http, Api(http, issuer), pump, records, converter, meter)
         finally:
             _forget_cached()
 
@@ -246,14 +251,13 @@ def entry_text(i: int) -> str:
 def seed_user(stack: Stack, user: str, entries: int, proposals: int = 0) -> None:
     """Memory on, `entries` entries and `proposals` waiting proposals, with the state item's counters to match.
 
-    Written with BatchWriteItem rather than the service's transactions: seeding is neither counted nor timed,
-    and one BatchWriteItem per 25 items is the quickest way to fill a partition.
+    Each item as the product stores it (`seed_items`), its fingerprint and its text's key included; only the
+    writing differs: BatchWriteItem rather than the service's transactions, since seeding is neither counted
+    nor timed and one BatchWriteItem per 25 items is the quickest way to fill a partition.
     """
     from chalicelib.clock import instant
     from chalicelib.models import Entry, Source, new_id
     from chalicelib.services import memory
-    from chalicelib.storage import dynamo
-    from chalicelib.storage.entries import STATE_KEY
 
     memory.set_enabled(stack.stores, user, True)
     now = instant(stack.stores.clock).iso
@@ -263,23 +267,35 @@ def seed_user(stack: Stack, user: str, entries: int, proposals: int = 0) -> None
         return Entry(id=new_id(), user_id=user, text=text, kind="note", pinned=origin == "user" and i % 10 == 0,
                      tainted=False, origin=origin, source=source, created_at=now, updated_at=now)
 
-    stores = stack.stores
-    puts = [(stores.entries.table, stores.entries.put_new(entry(i, entry_text(i), "user"))) for i in range(entries)]
-    puts += [(stores.proposals.table, stores.proposals.put_new(entry(i, f"Proposal {i}: a cat called Miso.", "agent")))
-             for i in range(proposals)]
-    # Each text's own key row (issue 26), as the service's transactions would write it beside the item.
-    text_keys = stores.keyring.guard([action for _, action in puts])[len(puts):]
-    puts += [(stores.keyring.keys.table, action) for action in text_keys if "Put" in action]
+    seed_items(stack, user, [entry(i, "Seeded. " + entry_text(i), "user") for i in range(entries)],
+               [entry(i, f"Proposal {i}: a cat called Miso.", "agent") for i in range(proposals)])
+
+
+def seed_items(stack: Stack, user: str, entries: Sequence[Any], proposals: Sequence[Any] = ()) -> None:
+    """Store these entries and waiting proposals of `user` through the repositories' own writes — each item,
+    its fingerprint item (issue 24) and its text's key row (issue 26), exactly the items a POST or a proposal
+    stores — in BatchWriteItem calls, and move the state item's counters to match. Texts must be distinct
+    (and new to the user): the product would refuse a duplicate."""
+    from chalicelib.clock import instant
+    from chalicelib.storage import dynamo
+    from chalicelib.storage.entries import STATE_KEY
+
+    stores, now = stack.stores, instant(stack.stores.clock).epoch
+    actions = [a for e in entries for a in stores.entries.put_unique(e, now_epoch=now)]
+    actions += [a for p in proposals for a in stores.proposals.put_unique(p, entries_check=None, now_epoch=now)]
+    written = stores.keyring.guard(actions)  # each text's key row, as the write's transaction carries it
+    puts = [(action["Put"]["TableName"], action["Put"]["Item"]) for action in written if "Put" in action]
     for first in range(0, len(puts), 25):
         batch: dict[str, list[dict[str, Any]]] = {}
-        for table, action in puts[first : first + 25]:
-            batch.setdefault(table, []).append({"PutRequest": {"Item": action["Put"]["Item"]}})
-        stack.stores.client.batch_write_item(RequestItems=batch)
-    stack.stores.client.update_item(
-        TableName=stack.stores.entries.table,
+        for table, item in puts[first : first + 25]:
+            batch.setdefault(table, []).append({"PutRequest": {"Item": item}})
+        stores.client.batch_write_item(RequestItems=batch)
+    stores.keyring.written(written)
+    stores.client.update_item(
+        TableName=stores.entries.table,
         Key=dynamo.dump({"user_id": user, "sk": STATE_KEY}),
-        UpdateExpression="SET active = active + :a, waiting = waiting + :w",
-        ExpressionAttributeValues=dynamo.values(a=entries, w=proposals),
+        UpdateExpression="SET active = if_not_exists(active, :z) + :a, waiting = if_not_exists(waiting, :z) + :w",
+        ExpressionAttributeValues=dynamo.values(a=len(entries), w=len(proposals), z=0),
     )
 
 
@@ -345,6 +361,20 @@ def consume(stack: Stack, records: list[dict[str, Any]]) -> dict[str, Any]:
 class OpCount:
     operations: list[str]
     per: int = 1  # how many operations were measured together (a batch)
+    units: Units = field(default_factory=Units)  # request units of all `per` of them (bench/units.py)
+
+    @property
+    def rru(self) -> float:
+        return self.units.rru / self.per
+
+    @property
+    def wru(self) -> float:
+        return self.units.wru / self.per
+
+    def units_text(self) -> str:
+        """`2 RRU + 10 WRU, $6.50 per 1 M`: what one operation costs in DynamoDB on demand."""
+        dollars = (self.units.rru * 0.125 + self.units.wru * 0.625) / self.per
+        return f"{self.rru:g} RRU + {self.wru:g} WRU, ${dollars:.2f} per 1 M"
 
     @property
     def calls(self) -> float:
@@ -372,10 +402,10 @@ def count_operations(stack: Stack, batch_size: int = 100) -> dict[str, OpCount]:
     user, api = "count-user", stack.api
 
     def counted(name: str, action: Callable[[], tuple[int, Any]], status: int, per: int = 1) -> Any:
-        with stack.counter.counting() as calls:
+        with stack.counter.counting() as calls, stack.meter.metering() as units:
             got, body = action()
         check(got == status, f"{name} answered {got}, not {status}")
-        counts[name] = OpCount(list(calls), per)
+        counts[name] = OpCount(list(calls), per, units)
         return body
 
     def user_call(method: str, path: str, body: Any = None) -> Callable[[], tuple[int, Any]]:
@@ -394,6 +424,7 @@ def count_operations(stack: Stack, batch_size: int = 100) -> dict[str, OpCount]:
 
     stack.stores.keyring.cache = KeyCache()  # a new container: its texts' keys (and the data key) in one Query (issue 26)
     counted(GET_COLD, user_call("GET", "/v1/memory"), 200)
+    counted("GET /v1/inbox", user_call("GET", "/v1/inbox"), 200)
     for route in ("/v1/memory", "/v1/inbox"):  # a page's poll while nothing changed (issue 14)
         counted(f"GET {route}, unchanged (If-None-Match: 304)", _conditional_get(api, user, route), 304)
     counted("DELETE /v1/memory/{id}", user_call("DELETE", f"/v1/memory/{entry['id']}"), 204)
@@ -409,9 +440,9 @@ def count_operations(stack: Stack, batch_size: int = 100) -> dict[str, OpCount]:
     counted(CONTEXT_COLD, lambda: iam_call(stack.http, "GET", path, HOST_ARN), 200)
 
     event = {"id": "count-one", "type": "memory.propose", "text": "Likes jazz on Fridays."}
-    status, _ = iam_call(stack.http, "POST", "/v1/sessions/count-session/events", WORKER_ARN, {"events": [event]})
+    counted(POST_EVENT, lambda: iam_call(stack.http, "POST", "/v1/sessions/count-session/events", WORKER_ARN, {"events": [event]}), 202)
     one = drain_inserts(stack)
-    check(status == 202 and len(one) == 1, "the worker's event did not reach the stream")
+    check(len(one) == 1, "the worker's event did not reach the stream")
     counted("consumer: one memory.propose", lambda: (200, consume(stack, one)), 200)
 
     batch = propose_records(stack, batch_size, "count-batch")
@@ -453,6 +484,7 @@ COUNT_TARGETS: dict[str, tuple[str, float]] = {
     "consumer: one memory.propose": ("calls", 3),
 }
 PATCH_TEXT = "PATCH /v1/memory/{id}, a new text (moves its fingerprint)"
+POST_EVENT = "POST /v1/sessions/{id}/events (1 event)"
 BATCH_PREFIX = "consumer: batch"
 # The user's first stored text also creates their data key (one more transaction: key row + journal row).
 FIRST_POST = "POST /v1/memory, the user's first text (creates their key)"
@@ -461,8 +493,9 @@ FIRST_POST = "POST /v1/memory, the user's first text (creates their key)"
 def count_figures(counts: dict[str, OpCount]) -> list[Figure]:
     figures = []
     for op_name, count in counts.items():
-        detail = {"operations": count.operations, "calls": count.calls, "write_calls": count.writes, "per": count.per}
-        name = f"{op_name} [{count.summary()}]"
+        detail = {"operations": count.operations, "calls": count.calls, "write_calls": count.writes, "per": count.per,
+                  "rru": count.rru, "wru": count.wru}
+        name = f"{op_name} [{count.summary()}; {count.units_text()}]"
         kind, limit = COUNT_TARGETS.get(op_name, ("calls", 3 if op_name.startswith(BATCH_PREFIX) else math.inf))
         if kind == "writes":
             met = count.writes == limit

@@ -39,6 +39,7 @@ class Settings:
     operator_arns: frozenset[str]
     page: Mapping[str, str]
     kms_key_id: str = ""  # the customer-managed KMS key (id, ARN or alias) that wraps every data key
+    log_pseudonym_key: bytes = b""  # keys the users' pseudonyms in the logs (chalicelib/logs.py); a stage secret
 
 
 def _required(env: Mapping[str, str], name: str) -> str:
@@ -60,6 +61,17 @@ def _page_settings(env: Mapping[str, str]) -> dict[str, str]:
     page = {"sign_in": "oidc"}
     page.update({key: env.get("OIDC_" + key.upper(), "") for key in keys})
     return page
+
+
+MIN_PSEUDONYM_KEY_CHARS = 32  # `make deploy` makes 43 (secrets.token_urlsafe(32): 256 random bits)
+
+
+def _pseudonym_key(env: Mapping[str, str]) -> bytes:
+    """The log pseudonyms' HMAC key: a stage secret (the template's NoEcho `LogPseudonymKey`), never in the code."""
+    value = _required(env, "LOG_PSEUDONYM_KEY")
+    if len(value) < MIN_PSEUDONYM_KEY_CHARS:
+        raise ConfigError(f"LOG_PSEUDONYM_KEY must hold at least {MIN_PSEUDONYM_KEY_CHARS} characters")
+    return value.encode()
 
 
 def load_settings(env: Mapping[str, str]) -> Settings:
@@ -92,6 +104,7 @@ def load_settings(env: Mapping[str, str]) -> Settings:
         operator_arns=_arn_list(env, "OPERATOR_ROLE_ARNS"),
         page=_page_settings(env),
         kms_key_id=_required(env, "KMS_KEY_ID"),
+        log_pseudonym_key=_pseudonym_key(env),
     )
 
 

@@ -6,6 +6,7 @@ message built from data cannot reach the logs; messages themselves are fixed str
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
 import logging
 import sys
@@ -15,6 +16,7 @@ from typing import Any
 FIELDS = (
     "route", "method", "status", "caller", "user", "latency_ms", "request_id", "outcome", "reason",
     "error_type", "sequence", "records", "failures",
+    "operator", "erased",  # an operator's account erasure (services/erasure.py): their ARN and counts per table
 )
 
 
@@ -56,8 +58,17 @@ def get_logger(name: str = "personal_memory") -> logging.Logger:
     return logging.getLogger(name)
 
 
-def user_hash(user_id: str | None) -> str | None:
-    """A stable pseudonym for correlating a user's log lines without writing their id."""
+def user_hash(user_id: str | None, key: bytes | None = None) -> str | None:
+    """A stable pseudonym for correlating a user's log lines without writing their id.
+
+    An HMAC-SHA256 under the stage's secret `LOG_PSEUDONYM_KEY` (`key` None: the settings' one), cut to 64
+    bits: whoever reads the logs, without that key, cannot test a guessed id against a pseudonym (an unkeyed
+    hash with a public salt let anyone who knows an id find every line of it). Stable while the key is.
+    """
     if not user_id:
         return None
-    return hashlib.sha256(b"personal-memory-log:" + user_id.encode()).hexdigest()[:16]
+    if key is None:
+        from chalicelib.config import get_settings  # read once per process, on first use
+
+        key = get_settings().log_pseudonym_key
+    return hmac.new(key, b"personal-memory-log:" + user_id.encode(), hashlib.sha256).hexdigest()[:16]

@@ -48,7 +48,10 @@ CLIENT_CALLS = {
     "batch_write_item": "BatchWriteItem",
 }
 # Helpers of chalicelib/storage/dynamo.py that make a client call on the caller's behalf.
-DYNAMO_HELPERS = {"query_all": "Query", "query_partition": "Query", "put_if_absent": "PutItem", "update_if": "UpdateItem"}
+DYNAMO_HELPERS = {
+    "query_all": "Query", "query_partition": "Query", "put_if_absent": "PutItem", "update_if": "UpdateItem",
+    "partition_keys": "Query", "batch_delete": "BatchWriteItem",
+}
 TRANSACTION_ELEMENTS = {
     "Put": "PutItem",
     "Update": "UpdateItem",

@@ -11,6 +11,7 @@ import functools
 import json
 import logging
 import os
+import secrets
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -139,6 +140,7 @@ class LocalStack:
             "JWT_JWKS": self.issuer.jwks_json(), "JWT_JWKS_URL": "",
             "HOST_ROLE_ARNS": self.principals["host"].arn, "WORKER_ROLE_ARNS": self.principals["worker"].arn,
             "OPERATOR_ROLE_ARNS": self.principals["operator"].arn, "MEMORY_DEV_SIGN_IN": "1",
+            "LOG_PSEUDONYM_KEY": secrets.token_urlsafe(32),  # a new one per launch: nothing outlives the stack
         }
         os.environ.update(env)
         reset_settings()

@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import secrets
 import shlex
 import subprocess
 import sys
@@ -47,9 +48,11 @@ PARAMETERS = {
     "ApiReservedConcurrency": "API_RESERVED_CONCURRENCY", "AuthorizerReservedConcurrency": "AUTHORIZER_RESERVED_CONCURRENCY",
     "StreamReservedConcurrency": "STREAM_RESERVED_CONCURRENCY",
     "PerTokenRateLimit": "PER_TOKEN_RATE_LIMIT", "PerIpRateLimit": "PER_IP_RATE_LIMIT",
+    "LogPseudonymKey": "LOG_PSEUDONYM_KEY",
 }
 STREAM_RESERVED_DEFAULT = 5  # the template's default for StreamReservedConcurrency
 MIN_UNRESERVED = 100  # Lambda keeps at least this much of an account's concurrency unreserved
+SECRET_PARAMETERS = ("LogPseudonymKey",)  # never printed (NoEcho in the template)
 REQUIRED = ("JWT_ISSUER", "JWT_AUDIENCE", "JWT_JWKS_URL")
 PAGE_OIDC = ("OIDC_AUTHORIZE_URL", "OIDC_TOKEN_URL", "OIDC_CLIENT_ID")
 
@@ -116,6 +119,10 @@ def run(plan: Plan, execute: Callable[[list[str]], str]) -> str:
         plan.log.append(f"WARNING: the account's unreserved concurrency cannot spare {STREAM_RESERVED_DEFAULT} for the consumer "
                         "(a new account's quota): deploying with StreamReservedConcurrency=0; ask for a higher quota")
         overrides["StreamReservedConcurrency"] = "0"
+    if not env.get("LOG_PSEUDONYM_KEY"):
+        # 256 random bits; a deploy without LOG_PSEUDONYM_KEY makes a new one, so pseudonyms change with it
+        overrides["LogPseudonymKey"] = secrets.token_urlsafe(32)
+        plan.log.append("No LOG_PSEUDONYM_KEY: this deploy keys the logs' user pseudonyms with a new secret (docs/deploy.md)")
     page = [env.get(name) for name in PAGE_OIDC]
     two_passes = all(page) and not env.get("OIDC_REDIRECT_URI") and not env.get("PAGE_SIGN_IN")
     if not any(page) and not env.get("PAGE_SIGN_IN"):
@@ -194,15 +201,20 @@ def endpoint_url(outputs_json: str) -> str:
     return next((o["OutputValue"] for o in outputs if o.get("OutputKey") == "EndpointURL"), "<EndpointURL>")
 
 
+def shown(command: list[str]) -> str:
+    """The command as printed: a secret parameter's value masked."""
+    return shlex.join([f"{arg.split('=', 1)[0]}=****" if arg.split("=", 1)[0] in SECRET_PARAMETERS else arg for arg in command])
+
+
 def _execute(command: list[str]) -> str:
-    print("+ " + shlex.join(command), flush=True)
+    print("+ " + shown(command), flush=True)
     done = subprocess.run(command, stdout=subprocess.PIPE, text=True, check=True)
     return done.stdout.strip()
 
 
 def _print_only(command: list[str]) -> str:
     """--dry-run: print the command; what it would have printed is a named placeholder."""
-    print(shlex.join(command))
+    print(shown(command))
     return f"<{' '.join(command[1:3])} output>"
 
 

@@ -228,7 +228,7 @@ MUTATIONS: tuple[Mutation, ...] = (
         "DELETE /v1/memory leaves waiting proposals behind",
         ("tests/routes/test_user_api.py",),
         (Edit("chalicelib/services/forget_all.py",
-              '    removals += [("proposal", p.id, False) for p in proposals if plan.wants(p)]\n', ""),),
+              '        removals += [Removal("proposal", p.id) for p in proposals]\n', ""),),
     ),
     Mutation(
         "session_cap_six",

@@ -53,7 +53,7 @@ _SLOW = {
     "tests/local_stack/test_embedded_aws.py::test_refused_transactions_racing_with_writes_never_undo_or_resurrect_them": "thread burst",  # noqa: E501
     "tests/local_stack/test_moto_direct.py::test_calls_to_the_stacks_moto_url_are_answered_in_process_by_the_same_backends": "a moto server",  # noqa: E501
     "tests/local_stack/test_moto_direct.py::test_a_faulted_call_is_never_applied_in_process": "a moto server",
-    "tests/tools/test_bench.py::test_the_agents_grants_add_no_call_and_forgetting_an_agent_is_few_transactions": "bench workload",  # noqa: E501
+    "tests/tools/test_bench.py::test_the_agents_grants_add_no_call_and_forgetting_an_agents_200_entries_with_their_fingerprints_is_16_calls": "bench workload",  # noqa: E501
     "tests/tools/test_bench.py::test_the_cap_path_refused_is_the_key_read_the_transaction_one_query_and_the_key_again_and_repairs_a_counter_ttl_left_high": "cap of 200",  # noqa: E501
     "tests/tools/test_bench.py::test_the_counter_sees_each_call_by_operation_name": "bench workload",
     "tests/sdk/test_sdk_prompt.py::test_any_text_round_trips_inside_a_well_formed_block": "Hypothesis, 300 examples",

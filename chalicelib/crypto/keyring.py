@@ -290,6 +290,22 @@ class Keyring:
             self.cache.drop_prefix(_text_slot(user_id, b""))
         return True
 
+    def erase(self, user_id: str) -> int:
+        """Delete every key row of the user — the data key first (its sort key sorts first), then each text's key —
+        with no journal row (an operator's account erasure: the user's journal goes too); how many rows there were."""
+        self._forget_user(user_id)
+        try:
+            return self.keys.erase(user_id)
+        finally:
+            self._forget_user(user_id)  # also what a sealing racing this call may have put back
+
+    def _forget_user(self, user_id: str) -> None:
+        self.cache.drop(user_id)
+        self.cache.drop_prefix(_text_slot(user_id, b""))
+        with self._lock:
+            for text_id in [t for t, (owner, *_) in self._pending.items() if owner == user_id]:
+                self._pending.pop(text_id, None)
+
     def _stored(self, user_id: str) -> StoredKey | None:
         try:
             return self.keys.get(user_id)

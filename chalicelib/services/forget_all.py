@@ -20,24 +20,30 @@ from __future__ import annotations
 import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, NamedTuple
 
 from chalicelib.bootstrap import Stores
 from chalicelib.clock import Instant, instant
 from chalicelib.errors import Unavailable
-from chalicelib.services.orphans import drop_stale
 from chalicelib.services.recount import recount
 from chalicelib.services.shredding import unrecoverable_by
 from chalicelib.storage.agents import only_from
 from chalicelib.storage.dynamo import TransactionCancelled, transact
 from chalicelib.storage.entry_items import StoredRef
+from chalicelib.storage.fingerprints import Fingerprint
 
 ACTION = "keep.memory.forget_all"
 _ITEMS_PER_TRANSACTION = 98  # 100 actions at most: the items, the counters and the journal row (their keys went first)
 _ROUNDS = 10  # a concurrent forget cancels a chunk (it committed one of its own): read again, go on
 
-Removal = tuple[str, str, bool]  # (kind, id or fingerprint, counts as a live entry)
 ENTRY_PRINT, PROPOSAL_PRINT = "entry_fingerprint", "proposal_fingerprint"
+
+
+class Removal(NamedTuple):
+    kind: str  # "entry", "proposal", or a fingerprint of either table
+    item_id: str  # the item's id, or the fingerprint
+    live: bool = False  # an unexpired entry: counts in the counters
+    owner: str | None = None  # a fingerprint an agent's forget releases: only while it still names this item
 
 
 @dataclass(frozen=True)
@@ -100,10 +106,8 @@ def forget_counted(
     """Delete what `plan` wants — their texts' keys first, then the items in counted transactions, each adding to the
     one journal row `row_id`, which carries the receipt's `unrecoverable_by` (services/shredding.py)."""
     plan = replace(plan, details={**plan.details, "unrecoverable_by": unrecoverable_by(now)})
-    wanted: set[str] = set()
     for _ in range(_ROUNDS):
         removals, text_ids = _stored(stores, user_id, now, plan)
-        wanted |= {item_id for kind, item_id, _ in removals if kind in ("entry", "proposal")}
         if not removals:
             break
         # Keys first: refused, this is a 503 before any item went (the texts whose keys did go are absent
@@ -117,8 +121,6 @@ def forget_counted(
             continue  # something went (or came) meanwhile: read what is stored now and go on
     if not deleted["transactions"]:  # nothing was left to delete: the request is still journaled, as a count of zero
         stores.journal.append(user_id, plan.action, now.iso, {**plan.details, "entries": 0, "proposals": 0}, row_id=row_id)
-    if plan.agent is not None and wanted:
-        _release_fingerprints(stores, user_id, wanted)
     # Entries TTL removed behind our back must not keep counting. Orphans stay: each belongs to the
     # concurrent forget-all that destroyed its key, which counts it (recount's docstring).
     recount(stores, user_id, now, orphans=False)
@@ -126,8 +128,8 @@ def forget_counted(
 
 def _stored(stores: Stores, user_id: str, now: Instant, plan: Forgetting) -> tuple[list[Removal], set[bytes]]:
     """What `plan` wants deleted, and the keys of their texts; forgetting everything also takes every
-    fingerprint item (never counted: no key gives them meaning any more). An agent's forget releases its
-    items' fingerprints afterwards.
+    fingerprint item (never counted: no key gives them meaning any more). An agent's forget releases each of
+    its items' fingerprints in the item's own transaction, conditioned on it still naming that item.
 
     A key that an item this plan keeps also names is not among the keys: only copied ciphertext (damaged
     storage) shares a key across items, and a forget of an agent's writes must not shred the text of a
@@ -135,34 +137,60 @@ def _stored(stores: Stores, user_id: str, now: Instant, plan: Forgetting) -> tup
     """
     _, entries, entry_prints = stores.entries.stored_all(user_id)
     proposals, proposal_prints = stores.proposals.stored_all(user_id)
-    removals: list[Removal] = [("entry", e.id, not e.is_expired(now.epoch)) for e in entries if plan.wants(e)]
-    removals += [("proposal", p.id, False) for p in proposals if plan.wants(p)]
     kept = {r.key_id for r in (*entries, *proposals) if not plan.shreds(r)}
     text_ids = {r.key_id for r in (*entries, *proposals) if plan.shreds(r) and r.key_id and r.key_id not in kept}
     if plan.agent is None:
-        removals += [(ENTRY_PRINT, f.fingerprint, False) for f in entry_prints]
-        removals += [(PROPOSAL_PRINT, f.fingerprint, False) for f in proposal_prints]
+        removals = [Removal("entry", e.id, not e.is_expired(now.epoch)) for e in entries]
+        removals += [Removal("proposal", p.id) for p in proposals]
+        removals += [Removal(ENTRY_PRINT, f.fingerprint) for f in entry_prints]
+        return removals + [Removal(PROPOSAL_PRINT, f.fingerprint) for f in proposal_prints], text_ids
+    # An agent's forget: each item followed by the fingerprints that name it, in the same transaction (`_chunks`).
+    prints: dict[str, list[Removal]] = {}
+    for kind, found in ((ENTRY_PRINT, entry_prints), (PROPOSAL_PRINT, proposal_prints)):
+        for f in found:
+            prints.setdefault(f.owner, []).append(Removal(kind, f.fingerprint, owner=f.owner))
+    removals = []
+    for kind, refs in (("entry", entries), ("proposal", proposals)):
+        for ref in refs:
+            if plan.wants(ref):
+                removals.append(Removal(kind, ref.id, kind == "entry" and not ref.is_expired(now.epoch)))
+                removals += [r for r in prints.get(ref.id, []) if (r.kind == ENTRY_PRINT) == (kind == "entry")]
     return removals, text_ids
 
 
-def _delete(stores: Stores, user_id: str, kind: str, item_id: str, plan: Forgetting) -> dict[str, Any]:
+def _delete(stores: Stores, user_id: str, removal: Removal, plan: Forgetting) -> dict[str, Any]:
+    kind, item_id = removal.kind, removal.item_id
     if kind == "entry":
         return plan.delete(stores.entries.delete_stored(user_id, item_id))
     if kind == "proposal":
         return plan.delete(stores.proposals.delete_waiting(user_id, item_id))
+    if removal.owner is not None:  # only while it still names the item this forget deletes (never a new owner's)
+        stale = Fingerprint(item_id, removal.owner, None)
+        if kind == ENTRY_PRINT:
+            return stores.entries.fingerprints.drop_stale(user_id, stale)
+        return stores.proposals.fingerprints.drop_stale(user_id, stale)
     if kind == ENTRY_PRINT:
         return stores.entries.fingerprints.delete_any(user_id, item_id)
     return stores.proposals.fingerprints.delete_any(user_id, item_id)
 
 
-def _release_fingerprints(stores: Stores, user_id: str, wanted: set[str]) -> None:
-    """After an agent's forget: the fingerprints of what it deleted go too, each only while it still names
-    that item (uncounted; one that is left is stale and cleared at the refusal it causes)."""
-    _, entries, entry_prints = stores.entries.stored_all(user_id)
-    proposals, proposal_prints = stores.proposals.stored_all(user_id)
-    gone = wanted - {r.id for r in entries} - {r.id for r in proposals}
-    drop_stale(stores, stores.entries.fingerprints.drop_stale, user_id, [f for f in entry_prints if f.owner in gone])
-    drop_stale(stores, stores.proposals.fingerprints.drop_stale, user_id, [f for f in proposal_prints if f.owner in gone])
+def _chunks(removals: list[Removal]) -> list[list[Removal]]:
+    """At most `_ITEMS_PER_TRANSACTION` removals a chunk, an item never apart from the fingerprints that follow it
+    (an agent's forget): a pair split across two transactions lost the fingerprint when the second was cancelled,
+    as the next round reads the item gone and no longer knows the fingerprint was its. Only a group too big for
+    one transaction (many fingerprint items naming one item: damaged storage) is cut."""
+    groups: list[list[Removal]] = []
+    for removal in removals:
+        if removal.owner is not None and groups and len(groups[-1]) < _ITEMS_PER_TRANSACTION:
+            groups[-1].append(removal)
+        else:
+            groups.append([removal])
+    chunks: list[list[Removal]] = []
+    for group in groups:
+        if not chunks or len(chunks[-1]) + len(group) > _ITEMS_PER_TRANSACTION:
+            chunks.append([])
+        chunks[-1].extend(group)
+    return chunks
 
 
 def _delete_in_chunks(
@@ -174,12 +202,11 @@ def _delete_in_chunks(
     deleted: dict[str, int],
     plan: Forgetting,
 ) -> None:
-    for start in range(0, len(removals), _ITEMS_PER_TRANSACTION):
-        part = removals[start : start + _ITEMS_PER_TRANSACTION]
-        entries = sum(1 for kind, *_ in part if kind == "entry")
-        live = sum(1 for kind, _, is_live in part if kind == "entry" and is_live)
-        proposals = sum(1 for kind, *_ in part if kind == "proposal")
-        actions: list[dict[str, Any]] = [_delete(stores, user_id, kind, item_id, plan) for kind, item_id, _ in part]
+    for part in _chunks(removals):
+        entries = sum(1 for r in part if r.kind == "entry")
+        live = sum(1 for r in part if r.kind == "entry" and r.live)
+        proposals = sum(1 for r in part if r.kind == "proposal")
+        actions: list[dict[str, Any]] = [_delete(stores, user_id, r, plan) for r in part]
         actions.append(stores.entries.release_counts(user_id, active=entries, waiting=proposals))
         counts = {"entries": live, "proposals": proposals}
         actions.append(stores.journal.add_counts(user_id, plan.action, now.iso, row_id, counts, plan.details))

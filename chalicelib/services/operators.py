@@ -13,7 +13,7 @@ from chalicelib.clock import instant
 from chalicelib.errors import NotFound
 from chalicelib.metrics import count
 from chalicelib.models import is_id
-from chalicelib.services import memory
+from chalicelib.services import erasure, memory
 from chalicelib.services.forgetting import forget_entry
 from chalicelib.services.shredding import receipt
 
@@ -57,3 +57,8 @@ def forget(stores: Stores, operator: str, user_id: str, entry_id: str, request_i
 def forget_all(stores: Stores, operator: str, user_id: str, request_id: str) -> dict[str, int]:
     _journal(stores, user_id, operator, "forget_all", request_id)
     return memory.forget_all(stores, user_id)
+
+
+def erase_account(stores: Stores, operator: str, user_id: str, request_id: str) -> dict[str, dict[str, int]]:
+    """Everything keyed by the user, in every table, and their data key (services/erasure.py); journaled to the operator."""
+    return erasure.erase_account(stores, operator, user_id, request_id)

@@ -176,3 +176,47 @@ def update_if(client: Any, **request: Any) -> Item | None:
             return None
         raise
     return load(raw)
+
+
+BATCH_WRITE_ITEMS = 25  # DynamoDB's BatchWriteItem limit per call
+
+
+def batch_delete(client: Any, table: str, keys: Sequence[Mapping[str, Any]]) -> int:
+    """Delete these items (each a whole primary key, plain values): BatchWriteItem, 25 a call; the items sent.
+
+    No condition (BatchWriteItem takes none): the caller has decided each key is to go. A key already
+    gone is no error. What DynamoDB hands back unprocessed (throttling) is sent again with backoff; still
+    unprocessed after `retries.MAX_ATTEMPTS` sends, it is `Unavailable` (503), and a retry of the whole
+    request deletes the rest (it lists again what is stored).
+    """
+    from chalicelib.errors import Unavailable
+    from chalicelib.storage import retries
+
+    for start in range(0, len(keys), BATCH_WRITE_ITEMS):
+        requests: list[dict[str, Any]] = [{"DeleteRequest": {"Key": dump(key)}} for key in keys[start : start + BATCH_WRITE_ITEMS]]
+        for attempt in range(1, retries.MAX_ATTEMPTS + 1):
+            answer = client.batch_write_item(RequestItems={table: requests})
+            requests = (answer.get("UnprocessedItems") or {}).get(table) or []
+            if not requests:
+                break
+            if attempt == retries.MAX_ATTEMPTS:
+                raise Unavailable()
+            retries.sleep(retries.backoff_within_the_deadline(attempt))
+    return len(keys)
+
+
+def partition_keys(client: Any, table: str, key_name: str, key_value: str, sort_name: str) -> list[dict[str, Any]]:
+    """The whole primary key of every item in one partition (a consistent Query that reads nothing else)."""
+    return [
+        {key_name: item[key_name], sort_name: item[sort_name]}
+        for item in query_all(
+            client,
+            TableName=table,
+            KeyConditionExpression="#p = :k",
+            ExpressionAttributeNames={"#p": key_name, "#s": sort_name},
+            ExpressionAttributeValues=values(k=key_value),
+            ProjectionExpression="#p, #s",
+            ConsistentRead=True,
+        )
+    ]
+

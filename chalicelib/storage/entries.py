@@ -86,6 +86,10 @@ class EntriesRepository:
     def _key(self, user_id: str, sort_key: str) -> dict[str, Any]:
         return dynamo.dump({"user_id": user_id, "sk": sort_key})
 
+    def erase(self, user_id: str) -> int:
+        """Delete every item of the user's partition (an operator's account erasure); how many there were."""
+        return dynamo.batch_delete(self._client, self.table, dynamo.partition_keys(self._client, self.table, "user_id", user_id, "sk"))
+
     # ---- reads -------------------------------------------------------------------------------
 
     def load(self, user_id: str, *, consistent: bool = False) -> tuple[MemoryState, list[Entry]]:

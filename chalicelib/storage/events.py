@@ -177,6 +177,21 @@ class EventsRepository:
             for item in dynamo.query_partition(self._client, self.table, "session_id", session_id)
         ]
 
+    def erase_of(self, session_id: str, user_id: str) -> int:
+        """Delete the events of a session the caller found is the user's that were posted for this user, or for no
+        user (posted before it was registered: textless); how many. An account's erasure. Another user's event in
+        the partition (their session of that id, which TTL removed before its events) is theirs and stays."""
+        items = dynamo.query_all(
+            self._client,
+            TableName=self.table,
+            KeyConditionExpression="session_id = :s",
+            ExpressionAttributeValues=dynamo.values(s=session_id),
+            ProjectionExpression="session_id, event_id, user_id",
+            ConsistentRead=True,
+        )
+        keys = [{"session_id": i["session_id"], "event_id": i["event_id"]} for i in items if i.get("user_id") in (None, user_id)]
+        return dynamo.batch_delete(self._client, self.table, keys)
+
     def settle(self, session_id: str, event_id: str, outcome: Mapping[str, Any], now_iso: str) -> dict[str, Any]:
         """Transaction action: record the outcome and drop the text, only if still pending (idempotency)."""
         return {

@@ -118,6 +118,10 @@ class JournalRepository:
         next_cursor = _encode_cursor(dynamo.load(last)["sk"]) if last else None
         return rows, next_cursor
 
+    def erase(self, user_id: str) -> int:
+        """Delete every item of the user's partition (an operator's account erasure); how many there were."""
+        return dynamo.batch_delete(self._client, self.table, dynamo.partition_keys(self._client, self.table, "user_id", user_id, "sk"))
+
     def all(self, user_id: str) -> list[JournalRecord]:
         return _rows(dynamo.query_partition(self._client, self.table, "user_id", user_id, newest_first=True))
 

@@ -137,6 +137,10 @@ class KeysRepository:
         return calls
 
 
+    def erase(self, user_id: str) -> int:
+        """Delete every item of the user's partition (an operator's account erasure); how many there were."""
+        return dynamo.batch_delete(self._client, self.table, dynamo.partition_keys(self._client, self.table, "user_id", user_id, "sk"))
+
     def put_new(self, key: StoredKey) -> dict[str, Any]:
         """Transaction action: store the user's first key; refused if one exists (two first writes racing)."""
         item = {"user_id": key.user_id, "sk": DATA_KEY_SK, "key_id": key.key_id, "wrapped": key.wrapped, "created_at": key.created_at}

@@ -34,6 +34,10 @@ class ProposalsRepository:
     def _key(self, user_id: str, proposal_id: str) -> dict[str, Any]:
         return dynamo.dump({"user_id": user_id, "sk": PROPOSAL_PREFIX + proposal_id})
 
+    def erase(self, user_id: str) -> int:
+        """Delete every item of the user's partition (an operator's account erasure); how many there were."""
+        return dynamo.batch_delete(self._client, self.table, dynamo.partition_keys(self._client, self.table, "user_id", user_id, "sk"))
+
     def list(self, user_id: str) -> list[Entry]:
         found = []
         items = [i for i in dynamo.query_partition(self._client, self.table, "user_id", user_id) if not is_fingerprint_key(i.get("sk"))]

@@ -163,9 +163,10 @@ def _user_id(value: str | None) -> str:
             f"no user: pass --user USER_ID or set {ENV['user_id']} (the sign-in's subject, "
             "e.g. alice for make run)"
         )
-    if not _USER_ID.fullmatch(value):
+    if not _USER_ID.fullmatch(value) or not value.strip("."):  # only dots: the service refuses it
         raise ConfigError(
-            "--user must be 1 to 128 letters, digits or . _ : @ | + - (a sign-in subject)"
+            "--user must be 1 to 128 letters, digits or . _ : @ | + -, "
+            "not only dots (a sign-in subject)"
         )
     return value
 

@@ -29,6 +29,7 @@ TABLE_ENV = {"ENTRIES_TABLE": "EntriesTable", "PROPOSALS_TABLE": "ProposalsTable
 # The wrapped data keys: a backup of them would keep forgotten text readable (docs/encryption.md).
 UNRECOVERABLE_TABLES = {"KeysTable"}
 JWT_ENV = {"JWT_ISSUER": "JwtIssuer", "JWT_AUDIENCE": "JwtAudience", "JWT_JWKS_URL": "JwtJwksUrl"}
+SECRET_ENV = {"LOG_PSEUDONYM_KEY": "LogPseudonymKey"}  # the logs' pseudonym key (chalicelib/logs.py), NoEcho
 API_ONLY_ENV = {"HOST_ROLE_ARNS": "HostRoleArns", "WORKER_ROLE_ARNS": "WorkerRoleArns", "OPERATOR_ROLE_ARNS": "OperatorRoleArns",
                 "OIDC_AUTHORIZE_URL": "OidcAuthorizeUrl", "OIDC_TOKEN_URL": "OidcTokenUrl", "OIDC_CLIENT_ID": "OidcClientId",
                 "OIDC_REDIRECT_URI": "OidcRedirectUri", "OIDC_SCOPE": "OidcScope"}
@@ -110,10 +111,10 @@ def test_the_keys_table_keeps_no_copy_of_a_deleted_key_and_text_keys_expire_with
 def test_each_function_reads_its_settings_from_refs_and_can_load_them(package: Package, function: str) -> None:
     logical_id = FUNCTIONS[function][0]
     variables = package.props(logical_id)["Environment"]["Variables"]
-    expected = {**TABLE_ENV, **JWT_ENV, **(API_ONLY_ENV if function == "api_handler" else {})}
+    expected = {**TABLE_ENV, **JWT_ENV, **SECRET_ENV, **(API_ONLY_ENV if function == "api_handler" else {})}
     assert variables == {name: {"Ref": target} for name, target in expected.items()}
     assert not {"MEMORY_DEV_SIGN_IN", "JWT_JWKS"} & set(variables)  # no dev sign-in, no inline keys deployed
-    stand_in = {name: "https://issuer.example" if name.startswith("JWT_") else "x" for name in variables}
+    stand_in = {name: "https://issuer.example" if name.startswith("JWT_") else "x" * (43 if name in SECRET_ENV else 1) for name in variables}
     load_settings(stand_in)  # the function's config is complete: no ConfigError at its first request
 
 

@@ -355,3 +355,38 @@ def test_without_the_cancellations_item_the_holder_is_read_and_still_named(api: 
     agents.propose("s-1", {"id": "e1", "text": TEA}, {"id": "e2", "text": "Has a cat"}, {"id": "e3", "text": "has a CAT"})
     reasons = {k: v.get("reason") for k, v in agents.outcomes("s-1").items()}
     assert reasons == {"e1": "duplicate", "e2": None, "e3": "duplicate"}
+
+
+def test_an_agents_forget_releases_a_fingerprint_whose_entry_went_in_a_chunk_before_a_cancelled_one(
+    api: Any, stores: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """60 of an agent's entries, one missing its fingerprint (half-written storage): the other pairs straddle the
+    98-delete transactions, so one entry goes in the first and its fingerprint would go in the second. The user
+    forgets one entry meanwhile, which cancels the second; the next round must still release the first's fingerprint."""
+    from types import SimpleNamespace
+
+    from bench.agents_bench import AGENT, _seed_agent_entries
+    from chalicelib.services import forget_all
+
+    api.turn_on("alice")
+    _seed_agent_entries(SimpleNamespace(stores=stores), "alice", 60)
+    _, entries, prints = stores.entries.stored_all("alice")
+    first = next(f for f in prints if f.owner == entries[0].id)
+    stores.client.delete_item(TableName=stores.entries.table, Key=stores.entries.fingerprints.key("alice", first.fingerprint))
+    real, sent = forget_all.transact, []
+
+    def concurrently(client: Any, actions: list[dict[str, Any]]) -> Any:
+        sent.append(len(actions))
+        if len(sent) == 2:  # the second chunk: the user's forget of its last entry (and that entry's fingerprint) lands first
+            last = entries[-1]
+            last_print = next(f for f in prints if f.owner == last.id)
+            stores.client.delete_item(TableName=stores.entries.table, Key=dynamo.dump({"user_id": "alice", "sk": "e#" + last.id}))
+            stores.client.delete_item(TableName=stores.entries.table, Key=stores.entries.fingerprints.key("alice", last_print.fingerprint))
+        return real(client, actions)
+
+    monkeypatch.setattr(forget_all, "transact", concurrently)
+    status, body = api.call("POST", f"/v1/agents/{AGENT}/forget", "alice")
+
+    assert status == 200 and len(sent) >= 3, (status, body, sent)
+    assert _entry_ids(stores, "alice") == set()
+    assert _fingerprints(stores, "alice") == {}  # none left naming an entry that is gone

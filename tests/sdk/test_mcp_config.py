@@ -43,6 +43,7 @@ def keys_file(tmp_path: Path) -> Path:
         (["--base-url", "ftp://x"], "--base-url must be an http(s) address"),
         (["--base-url", "http://127.0.0.1:8000"], "no user: pass --user USER_ID or set PERSONAL_MEMORY_USER"),
         (["--base-url", "http://127.0.0.1:8000", "--user", "al ice"], "--user must be 1 to 128"),
+        (["--base-url", "http://127.0.0.1:8000", "--user", ".."], "--user must be 1 to 128"),
         (["--base-url", "http://127.0.0.1:8000", "--user", "alice"], "no host credentials: pass --host-profile"),
         (
             ["--base-url", "http://127.0.0.1:8000", "--user", "alice", "--credentials-file", "/nope/credentials.json"],

@@ -10,6 +10,7 @@ from local.kms import LOCAL_ALIAS
 HOST_ARN = "arn:aws:iam::111122223333:role/memory-host"
 WORKER_ARN = "arn:aws:iam::111122223333:role/memory-worker"
 OPERATOR_ARN = "arn:aws:iam::111122223333:role/memory-operator"
+TEST_PSEUDONYM_KEY = "test-log-pseudonym-key-0123456789abcdef"  # the stage secret of the logs' pseudonyms
 
 
 def settings_env(names: TableNames, issuer: DevTokenIssuer) -> dict[str, str]:
@@ -29,6 +30,7 @@ def settings_env(names: TableNames, issuer: DevTokenIssuer) -> dict[str, str]:
         "WORKER_ROLE_ARNS": WORKER_ARN,
         "OPERATOR_ROLE_ARNS": OPERATOR_ARN,
         "MEMORY_DEV_SIGN_IN": "1",
+        "LOG_PSEUDONYM_KEY": TEST_PSEUDONYM_KEY,
     }
 
 

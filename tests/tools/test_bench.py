@@ -102,7 +102,7 @@ def test_the_users_first_text_costs_one_more_write_for_their_key(counts: dict[st
     assert counts[run.FIRST_POST].writes == 2 and counts["POST /v1/memory"].writes == 1
 
 
-def test_the_agents_grants_add_no_call_and_forgetting_an_agent_is_few_transactions(bench_stack: run.Stack) -> None:
+def test_the_agents_grants_add_no_call_and_forgetting_an_agents_200_entries_with_their_fingerprints_is_16_calls(bench_stack: run.Stack) -> None:
     from bench import agents_bench
 
     results = {name: (value, limit) for name, value, limit, _ in agents_bench.agent_counts(bench_stack, run.seed_user, run.seed_journal, 300)}
@@ -110,4 +110,24 @@ def test_the_agents_grants_add_no_call_and_forgetting_an_agent_is_few_transactio
     assert results["dynamodb calls: context fetch, agent stopped reading"][0] <= 3
     assert results["dynamodb calls: consumer: one memory.propose, agent allowed"][0] <= 3
     assert results["dynamodb calls: GET /v1/agents, 300 journal rows"][0] <= 3
-    assert results["transactions: POST /v1/agents/{id}/forget, 200 entries"][0] <= 4
+    # Issue 37: seeded as the product stores them (fingerprints included), 200 entries' forget is 8 BatchWriteItem
+    # (their keys), 5 transactions (each entry with its fingerprint) and 3 Queries: 16 calls, every call full.
+    assert agents_bench.forget_call_bound(200) == 16
+    assert results["dynamodb calls: POST /v1/agents/{id}/forget, 200 entries"][0] <= 16
+    assert results["  Query calls of that forget"][0] <= 3 and results["  TransactWriteItems calls of that forget"][0] <= 5
+
+
+def test_the_cost_block_in_docs_deploy_md_is_what_the_bench_measures(counts: dict[str, run.OpCount]) -> None:
+    """Issue 37: the page's per-route units had drifted (4 WRU for a POST that writes 10); bench/cost_doc.py writes it."""
+    from bench import cost_doc
+
+    assert cost_doc.current(cost_doc.DOC.read_text()) == cost_doc.render(counts)
+
+
+def test_the_bench_reports_request_units_beside_the_calls(counts: dict[str, run.OpCount]) -> None:
+    post = counts["POST /v1/memory"]
+    # The entry (~600 B), its fingerprint and its text's key row, each a transactional write of 1 KB or less
+    # (2 WRU), plus the state item's counters (its key row read first: 1 RRU, strongly consistent).
+    assert (post.rru, post.wru) >= (1, 8)
+    figure = next(f for f in run.count_figures(counts) if f.name.startswith("dynamodb write calls: POST /v1/memory ["))
+    assert f"{post.wru:g} WRU" in figure.name and figure.detail["wru"] == post.wru

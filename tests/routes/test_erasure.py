@@ -1,0 +1,209 @@
+"""An operator erases a whole account: nothing keyed by the user is left in any table, nothing of anyone else goes."""
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from chalicelib.storage import dynamo
+from tests.support.iam import iam_call
+from tests.support.raw_storage import every_item
+from tests.support.stack import HOST_ARN, OPERATOR_ARN, WORKER_ARN
+
+ERASE = "/v1/operator/account?user_id={}"
+TEXTS = {"alice": "Alice sees doctor Ferreira on Tuesdays", "bob": "Bob keeps his bike in the cellar"}
+
+
+def _story(api: Any, agents: Any, user: str) -> None:
+    """Everything a user leaves behind: entries, a waiting proposal, an agent row, journal rows, a session and its events."""
+    api.turn_on(user)
+    api.add(user, TEXTS[user])
+    api.add(user, f"{user} prefers tea", kind="preference")
+    assert api.call("PUT", "/v1/agents/helper", user, {"propose": True})[0] == 200
+    assert agents.register(f"s-{user}", user)[0] == 200
+    agents.items(f"s-{user}")  # the journal's context row names the session
+    assert agents.propose(f"s-{user}", {"id": "e1", "text": f"{user} walks to work"})[0] == 202
+    assert len(api.call("GET", "/v1/memory", user)[1]["proposals"]) == 1
+    assert api.call("DELETE", "/v1/memory", user)[0] == 200  # forget-all: the journal, agents, sessions stay
+    api.add(user, TEXTS[user] + " again")
+    assert agents.register(f"s-{user}-quiet", user)[0] == 200  # only its waiting proposal names it
+    assert agents.propose(f"s-{user}-quiet", {"id": "e1", "text": f"{user} plays chess"})[0] == 202
+    assert len(api.call("GET", "/v1/memory", user)[1]["proposals"]) == 1
+
+
+def _held_by(dynamodb: Any, user: str) -> list[tuple[str, dict[str, Any]]]:
+    """Every raw item keyed by `user` or belonging to one of their sessions (by Scan: the test looking)."""
+    tables = every_item(dynamodb)
+    loaded = {name: [dynamo.load(raw) for raw in items] for name, items in tables.items()}
+    sessions = {i["session_id"] for name, items in loaded.items() if "sessions" in name for i in items if i.get("user_id") == user}
+    return [
+        (name, item)
+        for name, items in loaded.items()
+        for item in items
+        if item.get("user_id") == user or ("events" in name and item.get("session_id") in sessions)
+    ]
+
+
+def test_erasing_an_account_leaves_nothing_keyed_by_the_user_and_nothing_of_anyone_else_goes(
+    client: Any, api: Any, agents: Any, dynamodb: Any
+) -> None:
+    _story(api, agents, "alice")
+    _story(api, agents, "bob")
+    held = {name for name, _ in _held_by(dynamodb, "alice")}
+    assert {n for n in held if any(t in n for t in ("entries", "proposals", "journal", "sessions", "events", "keys"))} == held
+    assert len(held) == 6  # before: alice has items in every table, forget-all notwithstanding
+    bob_before = _held_by(dynamodb, "bob")
+
+    status, body = iam_call(client, "DELETE", ERASE.format("alice"), OPERATOR_ARN)
+
+    assert status == 200, body
+    assert _held_by(dynamodb, "alice") == []
+    assert sorted(map(repr, _held_by(dynamodb, "bob"))) == sorted(map(repr, bob_before))
+    counts = body["erased"]
+    assert counts["sessions"] == 2 and counts["events"] == 2 and counts["entries"] >= 1 and counts["journal"] >= 1 and counts["keys"] >= 1
+    # The user's view: a fresh account (memory off, nothing kept, no journal); bob's is untouched.
+    assert api.call("GET", "/v1/memory", "alice")[1]["items"] == []
+    assert api.call("GET", "/v1/memory/journal", "alice")[1]["items"] == []
+    assert [e["text"] for e in api.call("GET", "/v1/memory", "bob")[1]["items"]] == [TEXTS["bob"] + " again"]
+
+
+def test_erasing_again_finds_nothing_and_answers_zeros(client: Any, api: Any, agents: Any, dynamodb: Any) -> None:
+    _story(api, agents, "alice")
+    assert iam_call(client, "DELETE", ERASE.format("alice"), OPERATOR_ARN)[0] == 200
+    status, body = iam_call(client, "DELETE", ERASE.format("alice"), OPERATOR_ARN)
+    assert (status, body) == (200, {"erased": dict.fromkeys(("keys", "sessions", "events", "entries", "proposals", "journal"), 0)})
+    assert _held_by(dynamodb, "alice") == []
+
+
+@pytest.mark.parametrize("failing", ["events", "sessions", "entries", "proposals", "journal"])
+def test_a_retry_after_a_failure_midway_finishes_the_job(
+    client: Any, api: Any, agents: Any, dynamodb: Any, stores: Any, monkeypatch: pytest.MonkeyPatch, failing: str
+) -> None:
+    """AWS stays busy at one step: 503, part erased; the operator runs it again and nothing of the user is left."""
+    from chalicelib.errors import Unavailable
+
+    _story(api, agents, "alice")
+    _story(api, agents, "bob")
+    bob_before = _held_by(dynamodb, "bob")
+    repository = getattr(stores, failing)
+    method = "erase_of" if failing in ("events", "sessions") else "erase"
+
+    def busy(*args: Any, **kwargs: Any) -> Any:
+        raise Unavailable()
+
+    monkeypatch.setattr(repository, method, busy)
+    status, body = iam_call(client, "DELETE", ERASE.format("alice"), OPERATOR_ARN)
+    assert (status, body["code"]) == (503, "unavailable")
+    assert _held_by(dynamodb, "alice") != []
+    monkeypatch.undo()
+
+    assert iam_call(client, "DELETE", ERASE.format("alice"), OPERATOR_ARN)[0] == 200
+    assert _held_by(dynamodb, "alice") == []
+    assert sorted(map(repr, _held_by(dynamodb, "bob"))) == sorted(map(repr, bob_before))
+
+
+def test_a_stored_row_naming_another_users_session_erases_nothing_of_theirs(
+    client: Any, api: Any, agents: Any, dynamodb: Any, stores: Any
+) -> None:
+    """Stored data is hostile: alice's journal row altered (or forged) to name bob's session."""
+    _story(api, agents, "alice")
+    _story(api, agents, "bob")
+    bob_before = _held_by(dynamodb, "bob")
+    stores.journal.append("alice", "keep.memory.context", "2026-01-01T00:00:00.000Z", {"session_id": "s-bob", "count": 0})
+    stores.journal.append("alice", "keep.memory.context", "2026-01-01T00:00:01.000Z", {"session_id": "x" * 3000, "count": 0})
+
+    assert iam_call(client, "DELETE", ERASE.format("alice"), OPERATOR_ARN)[0] == 200
+
+    assert _held_by(dynamodb, "alice") == []
+    assert sorted(map(repr, _held_by(dynamodb, "bob"))) == sorted(map(repr, bob_before))
+    assert [e["id"] for e in agents.events("s-bob")] == ["e1"]
+
+
+@pytest.mark.parametrize("arn", [HOST_ARN, WORKER_ARN, "arn:aws:iam::999999999999:role/stranger", None])
+def test_only_operators_may_erase_an_account_and_a_refused_call_changes_nothing(client: Any, api: Any, dynamodb: Any, arn: Any) -> None:
+    api.turn_on("alice")
+    api.add("alice", TEXTS["alice"])
+    before = _held_by(dynamodb, "alice")
+    assert iam_call(client, "DELETE", ERASE.format("alice"), arn)[0] == 403
+    assert iam_call(client, "DELETE", ERASE.format("alice"), None, headers=api.headers("alice"))[0] == 403
+    assert _held_by(dynamodb, "alice") == before
+    assert iam_call(client, "DELETE", ERASE.format("alice"), OPERATOR_ARN)[0] == 200  # the operator's own call does erase
+    assert _held_by(dynamodb, "alice") == []
+
+
+def test_user_id_is_required(client: Any) -> None:
+    for path in ("/v1/operator/account", "/v1/operator/account?user_id=", "/v1/operator/account?user_id=" + "a" * 129):
+        status, body = iam_call(client, "DELETE", path, OPERATOR_ARN)
+        assert (status, body["code"]) == (400, "invalid_request")
+
+
+def test_the_erasure_is_journaled_to_the_operator_under_a_keyed_pseudonym_never_the_id_or_a_text(
+    client: Any, api: Any, agents: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from chalicelib.logs import user_hash
+
+    _story(api, agents, "alice")
+    capsys.readouterr()
+    assert iam_call(client, "DELETE", ERASE.format("alice"), OPERATOR_ARN)[0] == 200
+    out = capsys.readouterr().out
+    lines = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+    erasure = [line for line in lines if line.get("outcome") == "erase_account"]
+    assert [line["reason"] for line in erasure] == ["started", "done"]
+    assert all(line["operator"] == OPERATOR_ARN and line["user"] == user_hash("alice") for line in erasure)
+    assert erasure[1]["erased"]["sessions"] == 2
+    assert "alice" not in out and "Ferreira" not in out and "tea" not in out
+
+
+@pytest.mark.slow  # 120 sessions
+def test_a_retry_reads_the_sessions_already_erased_in_bulk_so_a_run_cut_short_converges(
+    client: Any, api: Any, stores: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A heavy journal names many sessions; a run cut short at the journal must not redo per-session work on retry."""
+    from chalicelib.errors import Unavailable
+    from chalicelib.models import Session
+
+    api.turn_on("alice")
+    for n in range(120):
+        stores.sessions.create(Session(session_id=f"s-{n}", user_id="alice", thread_id=None, agent="helper",
+                                       memory_requested=True, tainted=False, proposals=0, created_at="2026-12-01T00:00:00Z"), 1_800_000_000)
+        stores.journal.append("alice", "keep.memory.context", f"2026-12-01T00:{n // 60:02d}:{n % 60:02d}.000Z", {"session_id": f"s-{n}", "count": 0})
+
+    def busy(*args: Any, **kwargs: Any) -> Any:
+        raise Unavailable()
+
+    monkeypatch.setattr(stores.journal, "erase", busy)
+    assert iam_call(client, "DELETE", ERASE.format("alice"), OPERATOR_ARN)[0] == 503
+    monkeypatch.undo()
+    assert all(stores.sessions.get(f"s-{n}") is None for n in range(120))
+
+    calls: list[str] = []
+    stores.client.meta.events.register("before-call.dynamodb", lambda model, **_: calls.append(model.name))
+    status, body = iam_call(client, "DELETE", ERASE.format("alice"), OPERATOR_ARN)
+    assert (status, body["erased"]["sessions"], body["erased"]["journal"]) == (200, 0, 120 + 1)  # + the settings row
+    assert calls.count("BatchGetItem") == 2 and calls.count("GetItem") == 0 and calls.count("DeleteItem") == 0
+
+
+def test_events_of_another_user_in_a_reused_session_id_are_not_erased(
+    client: Any, api: Any, agents: Any, dynamodb: Any, stores: Any
+) -> None:
+    """A session id outlived by its events (TTL removed bob's session first, as docs/operators.md says it can) is
+    registered again for alice: bob's events in that partition carry bob's user and are his, not hers."""
+    _story(api, agents, "bob")
+    api.turn_on("bob")
+    assert agents.register("s-shared", "bob")[0] == 200
+    assert agents.propose("s-shared", {"id": "e-bob", "text": "bob likes rowing"})[0] == 202
+    stores.client.delete_item(TableName=stores.sessions.table, Key={"session_id": {"S": "s-shared"}})  # TTL took the session
+    api.turn_on("alice")
+    assert agents.register("s-shared", "alice")[0] == 200
+    assert agents.propose("s-shared", {"id": "e-alice", "text": "alice walks to work"})[0] == 202
+    bob_events = [i for n, items in every_item(dynamodb).items() if "events" in n for i in items
+                  if dynamo.load(i).get("user_id") == "bob" and dynamo.load(i)["session_id"] == "s-shared"]
+    assert len(bob_events) == 1
+
+    assert iam_call(client, "DELETE", ERASE.format("alice"), OPERATOR_ARN)[0] == 200
+
+    assert _held_by(dynamodb, "alice") == []
+    after = [i for n, items in every_item(dynamodb).items() if "events" in n for i in items
+             if dynamo.load(i).get("user_id") == "bob" and dynamo.load(i)["session_id"] == "s-shared"]
+    assert sorted(map(repr, after)) == sorted(map(repr, bob_events))
