@@ -27,13 +27,14 @@ from chalicelib.web_api import (
 if TYPE_CHECKING:
     from chalicelib import bootstrap, config
     from chalicelib.auth import callers, tokens
-    from chalicelib.services import agent_grants, agents, consumer, freshness, memory, operators
+    from chalicelib.services import agent_grants, agents, connections, consumer, freshness, memory, operators
 else:  # each Lambda function loads only what its handlers touch (see chalicelib/lazy.py)
     bootstrap, config = lazy_module("chalicelib.bootstrap"), lazy_module("chalicelib.config")
     callers, tokens = lazy_module("chalicelib.auth.callers"), lazy_module("chalicelib.auth.tokens")
     agents, consumer = lazy_module("chalicelib.services.agents"), lazy_module("chalicelib.services.consumer")
     memory, operators = lazy_module("chalicelib.services.memory"), lazy_module("chalicelib.services.operators")
     freshness, agent_grants = lazy_module("chalicelib.services.freshness"), lazy_module("chalicelib.services.agent_grants")
+    connections = lazy_module("chalicelib.services.connections")
 
 
 def get_stores() -> bootstrap.Stores:
@@ -235,6 +236,31 @@ def forget_agent(id):  # type: ignore[no-untyped-def]
     raw = _body()
     body = parse_body(ForgetAgentBody, raw) if raw else ForgetAgentBody()  # no body: everything from the agent
     return json_response(agent_grants.forget_agent(get_stores(), _user(), path_id(id), body.session_id))
+
+
+# ---- the person's connections for their own agents (bearer token) --------------------------------
+
+
+@app.route("/v1/connections", methods=["POST"], authorizer=user_token, content_types=ANY_BODY)
+@contract_errors
+def post_connection():  # type: ignore[no-untyped-def]
+    from chalicelib.schemas import ConnectionBody, parse_body  # pydantic loads on first use, not at cold start
+
+    body = parse_body(ConnectionBody, _body())
+    return json_response(connections.create(get_stores(), _user(), body), 201)
+
+
+@app.route("/v1/connections", methods=["GET"], authorizer=user_token, content_types=ANY_BODY)
+@contract_errors
+def get_connections():  # type: ignore[no-untyped-def]
+    return json_response(connections.list_connections(get_stores(), _user()))
+
+
+@app.route("/v1/connections/{id}", methods=["DELETE"], authorizer=user_token, content_types=ANY_BODY)
+@contract_errors
+def delete_connection(id):  # type: ignore[no-untyped-def]
+    connections.revoke(get_stores(), _user(), path_id(id))
+    return json_response(None, 204)
 
 
 # ---- hosts and workers (IAM) ------------------------------------------------------------------
