@@ -27,14 +27,14 @@ from chalicelib.web_api import (
 if TYPE_CHECKING:
     from chalicelib import bootstrap, config
     from chalicelib.auth import callers, tokens
-    from chalicelib.services import agent_grants, agents, connections, consumer, freshness, memory, operators
+    from chalicelib.services import agent_grants, agents, connected, connections, consumer, freshness, memory, operators
 else:  # each Lambda function loads only what its handlers touch (see chalicelib/lazy.py)
     bootstrap, config = lazy_module("chalicelib.bootstrap"), lazy_module("chalicelib.config")
     callers, tokens = lazy_module("chalicelib.auth.callers"), lazy_module("chalicelib.auth.tokens")
     agents, consumer = lazy_module("chalicelib.services.agents"), lazy_module("chalicelib.services.consumer")
     memory, operators = lazy_module("chalicelib.services.memory"), lazy_module("chalicelib.services.operators")
     freshness, agent_grants = lazy_module("chalicelib.services.freshness"), lazy_module("chalicelib.services.agent_grants")
-    connections = lazy_module("chalicelib.services.connections")
+    connections, connected = lazy_module("chalicelib.services.connections"), lazy_module("chalicelib.services.connected")
 
 
 def get_stores() -> bootstrap.Stores:
@@ -261,6 +261,40 @@ def get_connections():  # type: ignore[no-untyped-def]
 def delete_connection(id):  # type: ignore[no-untyped-def]
     connections.revoke(get_stores(), _user(), path_id(id))
     return json_response(None, 204)
+
+
+# ---- a person's own agent, by its connection token (checked here: API Gateway would make a deny 403) ----
+
+
+def _connection():  # type: ignore[no-untyped-def]
+    """The live connection the bearer token names; 401 for anything else (a person's sign-in token too)."""
+    try:
+        return connections.authenticate(get_stores(), connections.bearer(_request().headers))
+    except Unauthorized as exc:
+        exc.challenge = 'Bearer realm="personal-memory"'
+        raise
+
+
+@app.route("/v1/agent/memory", methods=["GET"], content_types=ANY_BODY)
+@contract_errors
+def get_agent_memory():  # type: ignore[no-untyped-def]
+    return json_response(connected.context(get_stores(), _connection()))
+
+
+@app.route("/v1/agent/proposals", methods=["POST"], content_types=ANY_BODY)
+@contract_errors
+def post_agent_proposal():  # type: ignore[no-untyped-def]
+    from chalicelib.schemas import AgentProposalBody, parse_body  # pydantic loads on first use, not at cold start
+
+    connection = _connection()
+    body = parse_body(AgentProposalBody, _body())
+    return json_response(connected.propose(get_stores(), connection, body.text, body.kind), 202)
+
+
+@app.route("/v1/agent/proposals/{event_id}", methods=["GET"], content_types=ANY_BODY)
+@contract_errors
+def get_agent_proposal(event_id):  # type: ignore[no-untyped-def]
+    return json_response(connected.outcome(get_stores(), _connection(), path_id(event_id)))
 
 
 # ---- hosts and workers (IAM) ------------------------------------------------------------------
