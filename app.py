@@ -297,6 +297,49 @@ def get_agent_proposal(event_id):  # type: ignore[no-untyped-def]
     return json_response(connected.outcome(get_stores(), _connection(), path_id(event_id)))
 
 
+# ---- remote MCP (Streamable HTTP, stateless, JSON responses), by connection token -------------------
+
+MCP_METADATA_PATH = "/.well-known/oauth-protected-resource/mcp"
+
+
+def _base_url() -> str:
+    from chalicelib.web_api import base_url
+
+    return base_url(_request())
+
+
+@app.route("/mcp", methods=["POST"], content_types=ANY_BODY)
+@contract_errors
+def post_mcp():  # type: ignore[no-untyped-def]
+    try:
+        connection = connections.authenticate(get_stores(), connections.bearer(_request().headers))
+    except Unauthorized as exc:
+        exc.challenge = f'Bearer resource_metadata="{_base_url()}{MCP_METADATA_PATH}"'
+        raise
+    from chalicelib.mcp.server import handle  # the MCP code loads on this route only
+
+    status, answer = handle(get_stores(), connection, _body(), _request().headers.get("mcp-protocol-version"))
+    return json_response(answer, status)
+
+
+@app.route("/mcp", methods=["GET", "DELETE"], content_types=ANY_BODY)
+def mcp_no_stream() -> Response:
+    """A stateless server offers no stream to GET and no session to DELETE."""
+    return Response(body="", status_code=405, headers={"Allow": "POST", "Cache-Control": "no-store"})
+
+
+@app.route(MCP_METADATA_PATH, methods=["GET"], content_types=ANY_BODY)
+def mcp_resource_metadata() -> Response:
+    """RFC 9728 protected resource metadata for `/mcp` (its authorization servers come with OAuth, a later issue)."""
+    base = _base_url()
+    return json_response({
+        "resource": f"{base}/mcp",
+        "bearer_methods_supported": ["header"],
+        "resource_name": "Personal memory",
+        "resource_documentation": f"{base}/",
+    })
+
+
 # ---- hosts and workers (IAM) ------------------------------------------------------------------
 
 
