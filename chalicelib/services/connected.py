@@ -43,15 +43,16 @@ def context(stores: Stores, connection: Connection) -> dict[str, Any]:
     """Exactly the context a session of this agent for this person gets; journaled with the agent, never the text."""
     now = instant(stores.clock)
     state, entries = stores.entries.load(connection.user_id)
+    me = {"agent": connection.agent, "tainted": not connection.trusted}  # what the connection acts as, so a client can say it
     if not state.enabled:
-        return {"items": []}
+        return {"items": [], **me}
     journaled = {"agent": connection.agent, "connection_id": connection.id}
     used = stores.connections.used(connection, now.iso, now.epoch)
     if not state.grant(connection.agent).read:  # the person stopped this agent reading: it learns only `[]`
         row = stores.journal.record(connection.user_id, "keep.memory.context", now.iso, {**journaled, "count": 0, "reason": "agent_blocked"})
         _live_or_401(stores, [used, row], 0)
         count("ContextFetches")
-        return {"items": []}
+        return {"items": [], **me}
     chosen = select_context([e for e in entries if not e.is_expired(now.epoch)])
     _live_or_401(
         stores,
@@ -63,7 +64,7 @@ def context(stores: Stores, connection: Connection) -> dict[str, Any]:
         0,
     )
     count("ContextFetches")
-    return {"items": [e.context_item() for e in chosen]}
+    return {"items": [e.context_item() for e in chosen], **me}
 
 
 def propose(stores: Stores, connection: Connection, text: str, kind: str) -> dict[str, Any]:
@@ -88,7 +89,7 @@ def propose(stores: Stores, connection: Connection, text: str, kind: str) -> dic
             raise Unauthorized(_REVOKED) from exc
         raise
     stores.keyring.written(guarded)
-    return {"event_id": event.event_id}
+    return {"event_id": event.event_id, "agent": connection.agent, "tainted": session.tainted}
 
 
 def outcome(stores: Stores, connection: Connection, event_id: str) -> dict[str, Any]:

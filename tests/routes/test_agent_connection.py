@@ -50,7 +50,7 @@ def test_the_context_is_what_a_session_of_that_agent_gets_and_is_journaled_with_
     token = _connect(api, "alice")["token"]
     agents.register("s-1", "alice", agent="claude-code")
     status, body, _ = _as(client, token, "GET", "/v1/agent/memory")
-    assert status == 200 and body == {"items": agents.items("s-1")}
+    assert status == 200 and body == {"items": agents.items("s-1"), "agent": "claude-code", "tainted": True}
     assert [i["text"] for i in body["items"]] == ["likes green tea", "walks at six"]
     rows = _journal(stores, "alice")
     mine = [r for r in rows if r.get("connection_id")]
@@ -63,11 +63,11 @@ def test_the_context_is_what_a_session_of_that_agent_gets_and_is_journaled_with_
 
 def test_memory_off_and_a_blocked_agent_read_nothing(api: Any, client: Any, stores: Any) -> None:
     token = _connect(api, "alice")["token"]
-    assert _as(client, token, "GET", "/v1/agent/memory")[:2] == (200, {"items": []})  # memory never turned on
+    assert _as(client, token, "GET", "/v1/agent/memory")[:2] == (200, {"items": [], "agent": "claude-code", "tainted": True})  # memory off
     api.turn_on("alice")
     api.add("alice", "likes green tea")
     assert api.call("PUT", "/v1/agents/claude-code", "alice", {"read": False})[0] == 200
-    assert _as(client, token, "GET", "/v1/agent/memory")[:2] == (200, {"items": []})
+    assert _as(client, token, "GET", "/v1/agent/memory")[1]["items"] == []
     assert [(r["count"], r.get("reason")) for r in _journal(stores, "alice")] == [(0, "agent_blocked")]
 
 
