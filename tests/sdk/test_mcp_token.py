@@ -11,7 +11,6 @@ from typing import Any
 import pytest
 from mcp import Client
 from mcp_stdio import parameters, run_client, structured, text_of, unique
-
 from personal_memory_sdk.mcp_config import ConfigError, load_config
 
 
