@@ -18,6 +18,7 @@ SCRIPT_MODULES = (
     "agent-item.js",
     "agents-view.js",
     "api.js",
+    "connections.js",
     "dialogs.js",
     "dom.js",
     "entries-view.js",

@@ -8,10 +8,12 @@
  * [data-testid=agent-read|agent-entries|agent-waiting|agent-proposed], input[data-switch=read|propose],
  * button[data-action=forget-agent]; on entries and suggestions button[data-action=forget-conversation];
  * #agent-forget-dialog, #agent-forget-text (data-count), #agent-forget-confirm, #agent-forget-cancel.
+ * Connections (the "Connect an agent" card, each agent's connections, Revoke): connections.js.
  */
 
 import { api } from "./api.js";
 import { agentItem, quoted } from "./agent-item.js";
+import { agentsOnlyConnected, loadConnections, wireConnections } from "./connections.js";
 import { $, focusNode, plural } from "./dom.js";
 import { say } from "./status.js";
 import { on, onChange, run, signedInAsNow, state } from "./store.js";
@@ -21,7 +23,8 @@ let pending = null; // what the open dialog will forget: {agent, session, count,
 let loads = 0;
 
 export function renderAgents() {
-  const rows = state.agents || [];
+  // An agent connected but never used yet still gets a row, to list its connection under.
+  const rows = state.agents === null ? [] : [...state.agents, ...agentsOnlyConnected(state.agents)];
   $("agents").replaceChildren(...rows.map(agentItem));
   $("agents").hidden = rows.length === 0;
   $("agents-empty").hidden = state.agents === null || rows.length !== 0;
@@ -30,7 +33,7 @@ export function renderAgents() {
 export async function loadAgents() {
   const seq = ++loads;
   try {
-    const data = await api("GET", "v1/agents");
+    const [data] = await Promise.all([api("GET", "v1/agents"), loadConnections()]);
     if (seq !== loads || !state.token) return false;
     state.agents = data && Array.isArray(data.agents) ? data.agents : [];
     renderAgents();
@@ -182,6 +185,7 @@ function onConversationClick(event) {
 
 export function wireAgents(given) {
   deps = { ...deps, ...given };
+  wireConnections({ render: renderAgents, report: (err, action) => deps.report(err, action) });
   $("agents").addEventListener("change", (event) => {
     if (event.target.matches("input[data-switch]")) setSwitch(event.target);
   });
