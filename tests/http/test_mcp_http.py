@@ -97,7 +97,7 @@ def test_the_python_client_reads_and_suggests_with_a_bearer_token(live: Any, mod
 
     async def session() -> tuple[Any, Any, Any]:
         http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {connection}"}, timeout=60)
-        async with http, Client(streamable_http_client(live.url + "/mcp", http_client=http), mode=mode) as client:  # type: ignore[arg-type]
+        async with http, Client(streamable_http_client(live.url + "/mcp", http_client=http), mode=mode) as client:
             tools = (await client.list_tools()).tools
             context = await client.call_tool("memory_context", {})
             proposed = await client.call_tool("memory_propose", {"text": "Reads before bed", "kind": "fact"})
