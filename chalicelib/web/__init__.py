@@ -18,6 +18,7 @@ SCRIPT_MODULES = (
     "agent-item.js",
     "agents-view.js",
     "api.js",
+    "connect-form.js",
     "connections.js",
     "dialogs.js",
     "dom.js",

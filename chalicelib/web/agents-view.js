@@ -8,11 +8,12 @@
  * [data-testid=agent-read|agent-entries|agent-waiting|agent-proposed], input[data-switch=read|propose],
  * button[data-action=forget-agent]; on entries and suggestions button[data-action=forget-conversation];
  * #agent-forget-dialog, #agent-forget-text (data-count), #agent-forget-confirm, #agent-forget-cancel.
- * Connections (the "Connect an agent" card, each agent's connections, Revoke): connections.js.
+ * Connections: connect-form.js ("Connect an agent") and connections.js (each agent's connections, Revoke).
  */
 
 import { api } from "./api.js";
 import { agentItem, quoted } from "./agent-item.js";
+import { wireConnectForm } from "./connect-form.js";
 import { agentsOnlyConnected, loadConnections, wireConnections } from "./connections.js";
 import { $, focusNode, plural } from "./dom.js";
 import { say } from "./status.js";
@@ -186,6 +187,7 @@ function onConversationClick(event) {
 export function wireAgents(given) {
   deps = { ...deps, ...given };
   wireConnections({ render: renderAgents, report: (err, action) => deps.report(err, action) });
+  wireConnectForm({ reload: loadConnections, report: (err, action) => deps.report(err, action) });
   $("agents").addEventListener("change", (event) => {
     if (event.target.matches("input[data-switch]")) setSwitch(event.target);
   });
