@@ -73,15 +73,17 @@ def handle(stores: Stores, connection: Connection, raw: bytes | None, protocol_h
         if "id" in message and ("result" in message or "error" in message):
             return 202, None  # a response to a server request: this server sends none, so there is nothing to match
         return 400, _error(None, INVALID_REQUEST, "Not a JSON-RPC 2.0 message.")
+    if set(message) - {"jsonrpc", "method", "id", "params"}:
+        return 400, _error(None, INVALID_REQUEST, "A JSON-RPC request has jsonrpc, method, id and params only.")
     method, params = message.get("method"), message.get("params", {})
-    if not isinstance(method, str) or (params is not None and not isinstance(params, dict)):
+    if not isinstance(method, str) or not isinstance(params, dict):  # MCP's params are an object when given
         return 400, _error(message.get("id") if _valid_id(message.get("id")) else None, INVALID_REQUEST, "Not a JSON-RPC 2.0 request.")
     if "id" not in message:
         return 202, None  # a notification (initialized, cancelled, ...): accepted, nothing to answer
     message_id = message["id"]
     if not _valid_id(message_id):
         return 400, _error(None, INVALID_REQUEST, "A request id is a string or a whole number.")
-    return 200, _answer(stores, connection, message_id, method, params or {})
+    return 200, _answer(stores, connection, message_id, method, params)
 
 
 def _answer(stores: Stores, connection: Connection, message_id: Any, method: str, params: dict[str, Any]) -> dict[str, Any]:

@@ -46,7 +46,9 @@ def context(stores: Stores, connection: Connection) -> dict[str, Any]:
     me = {"agent": connection.agent, "tainted": not connection.trusted}  # what the connection acts as, so a client can say it
     if not state.enabled:
         return {"items": [], **me}
-    journaled = {"agent": connection.agent, "connection_id": connection.id}
+    # The read belongs to this hour's conversation, as the suggestions that follow it do.
+    conversation = conversation_id(connection, now.epoch // CONVERSATION_SECONDS)
+    journaled = {"session_id": conversation, "agent": connection.agent, "connection_id": connection.id}
     used = stores.connections.used(connection, now.iso, now.epoch)
     if not state.grant(connection.agent).read:  # the person stopped this agent reading: it learns only `[]`
         row = stores.journal.record(connection.user_id, "keep.memory.context", now.iso, {**journaled, "count": 0, "reason": "agent_blocked"})

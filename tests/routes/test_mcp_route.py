@@ -122,6 +122,8 @@ BAD_MESSAGES: list[tuple[str, Any, int, int | None]] = [
     ("wrong version", {"jsonrpc": "1.0", "id": 1, "method": "ping"}, 400, -32600),
     ("method a number", {"jsonrpc": "2.0", "id": 1, "method": 5}, 400, -32600),
     ("params a list", {"jsonrpc": "2.0", "id": 1, "method": "ping", "params": [1]}, 400, -32600),
+    ("an unknown member", {"jsonrpc": "2.0", "id": 1, "method": "ping", "extra": 1}, 400, -32600),
+    ("params null", {"jsonrpc": "2.0", "id": 1, "method": "ping", "params": None}, 400, -32600),
     ("id an object", {"jsonrpc": "2.0", "id": {"a": 1}, "method": "ping"}, 400, -32600),
     ("id a bool", {"jsonrpc": "2.0", "id": True, "method": "ping"}, 400, -32600),
     ("neither", {"jsonrpc": "2.0", "id": 1}, 400, -32600),
