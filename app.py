@@ -27,13 +27,14 @@ from chalicelib.web_api import (
 if TYPE_CHECKING:
     from chalicelib import bootstrap, config
     from chalicelib.auth import callers, tokens
-    from chalicelib.services import agent_grants, agents, consumer, freshness, memory, operators
+    from chalicelib.services import agent_grants, agents, connected, connections, consumer, freshness, memory, operators
 else:  # each Lambda function loads only what its handlers touch (see chalicelib/lazy.py)
     bootstrap, config = lazy_module("chalicelib.bootstrap"), lazy_module("chalicelib.config")
     callers, tokens = lazy_module("chalicelib.auth.callers"), lazy_module("chalicelib.auth.tokens")
     agents, consumer = lazy_module("chalicelib.services.agents"), lazy_module("chalicelib.services.consumer")
     memory, operators = lazy_module("chalicelib.services.memory"), lazy_module("chalicelib.services.operators")
     freshness, agent_grants = lazy_module("chalicelib.services.freshness"), lazy_module("chalicelib.services.agent_grants")
+    connections, connected = lazy_module("chalicelib.services.connections"), lazy_module("chalicelib.services.connected")
 
 
 def get_stores() -> bootstrap.Stores:
@@ -246,6 +247,108 @@ def forget_agent(id):  # type: ignore[no-untyped-def]
     raw = _body()
     body = parse_body(ForgetAgentBody, raw) if raw else ForgetAgentBody()  # no body: everything from the agent
     return json_response(agent_grants.forget_agent(get_stores(), _user(), path_id(id), body.session_id))
+
+
+# ---- the person's connections for their own agents (bearer token) --------------------------------
+
+
+@app.route("/v1/connections", methods=["POST"], authorizer=user_token, content_types=ANY_BODY)
+@contract_errors
+def post_connection():  # type: ignore[no-untyped-def]
+    from chalicelib.schemas import ConnectionBody, parse_body  # pydantic loads on first use, not at cold start
+
+    body = parse_body(ConnectionBody, _body())
+    return json_response(connections.create(get_stores(), _user(), body), 201)
+
+
+@app.route("/v1/connections", methods=["GET"], authorizer=user_token, content_types=ANY_BODY)
+@contract_errors
+def get_connections():  # type: ignore[no-untyped-def]
+    return json_response(connections.list_connections(get_stores(), _user()))
+
+
+@app.route("/v1/connections/{id}", methods=["DELETE"], authorizer=user_token, content_types=ANY_BODY)
+@contract_errors
+def delete_connection(id):  # type: ignore[no-untyped-def]
+    connections.revoke(get_stores(), _user(), path_id(id))
+    return json_response(None, 204)
+
+
+# ---- a person's own agent, by its connection token (checked here: API Gateway would make a deny 403) ----
+
+
+def _connection():  # type: ignore[no-untyped-def]
+    """The live connection the bearer token names; 401 for anything else (a person's sign-in token too)."""
+    try:
+        return connections.authenticate(get_stores(), connections.bearer(_request().headers))
+    except Unauthorized as exc:
+        exc.challenge = 'Bearer realm="personal-memory"'
+        raise
+
+
+@app.route("/v1/agent/memory", methods=["GET"], content_types=ANY_BODY)
+@contract_errors
+def get_agent_memory():  # type: ignore[no-untyped-def]
+    return json_response(connected.context(get_stores(), _connection()))
+
+
+@app.route("/v1/agent/proposals", methods=["POST"], content_types=ANY_BODY)
+@contract_errors
+def post_agent_proposal():  # type: ignore[no-untyped-def]
+    from chalicelib.schemas import AgentProposalBody, parse_body  # pydantic loads on first use, not at cold start
+
+    connection = _connection()
+    body = parse_body(AgentProposalBody, _body())
+    return json_response(connected.propose(get_stores(), connection, body.text, body.kind), 202)
+
+
+@app.route("/v1/agent/proposals/{event_id}", methods=["GET"], content_types=ANY_BODY)
+@contract_errors
+def get_agent_proposal(event_id):  # type: ignore[no-untyped-def]
+    return json_response(connected.outcome(get_stores(), _connection(), path_id(event_id)))
+
+
+# ---- remote MCP (Streamable HTTP, stateless, JSON responses), by connection token -------------------
+
+MCP_METADATA_PATH = "/.well-known/oauth-protected-resource/mcp"
+
+
+def _base_url() -> str:
+    from chalicelib.web_api import base_url
+
+    return base_url(_request())
+
+
+@app.route("/mcp", methods=["POST"], content_types=ANY_BODY)
+@contract_errors
+def post_mcp():  # type: ignore[no-untyped-def]
+    try:
+        connection = connections.authenticate(get_stores(), connections.bearer(_request().headers))
+    except Unauthorized as exc:
+        exc.challenge = f'Bearer resource_metadata="{_base_url()}{MCP_METADATA_PATH}"'
+        raise
+    from chalicelib.mcp.server import handle  # the MCP code loads on this route only
+
+    status, answer = handle(get_stores(), connection, _body(), _request().headers.get("mcp-protocol-version"))
+    return json_response(answer, status)
+
+
+@app.route("/mcp", methods=["GET", "DELETE"], content_types=ANY_BODY)
+def mcp_no_stream() -> Response:
+    """A stateless server offers no stream to GET and no session to DELETE."""
+    return Response(body="", status_code=405, headers={"Allow": "POST", "Cache-Control": "no-store"})
+
+
+@app.route(MCP_METADATA_PATH, methods=["GET"], content_types=ANY_BODY)
+def mcp_resource_metadata() -> Response:
+    """RFC 9728 protected resource metadata for `/mcp` (its authorization servers come with OAuth, a later issue)."""
+    base = _base_url()
+    return json_response({
+        "resource": f"{base}/mcp",
+        "bearer_methods_supported": ["header"],
+        "resource_name": "Personal memory",
+        "resource_documentation": f"{base}/",
+    })
 
 
 # ---- hosts and workers (IAM) ------------------------------------------------------------------

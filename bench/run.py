@@ -445,6 +445,8 @@ def count_operations(stack: Stack, batch_size: int = 100) -> dict[str, OpCount]:
     check(len(one) == 1, "the worker's event did not reach the stream")
     counted("consumer: one memory.propose", lambda: (200, consume(stack, one)), 200)
 
+    _count_connection(stack, user, counted)
+
     batch = propose_records(stack, batch_size, "count-batch")
     check(len(batch) == batch_size, f"{len(batch)} records on the stream, not {batch_size}")
     name = f"consumer: batch of {batch_size} memory.propose, per propose"
@@ -454,6 +456,49 @@ def count_operations(stack: Stack, batch_size: int = 100) -> dict[str, OpCount]:
     proposed = sum(1 for o in outcomes if (o or {}).get("type") == "memory.proposed")
     check(proposed == batch_size, f"only {proposed} of {batch_size} proposes became proposals")
     return counts
+
+
+def _count_connection(stack: Stack, user: str, counted: Callable[..., Any]) -> None:
+    """Issue 38: a person's own agent by its connection token, on /mcp and the agent routes (the lookup cached or not)."""
+    from chalicelib.services import connections
+
+    status, made = stack.api.call("POST", "/v1/connections", user, {"agent": "bench-agent"})
+    check(status == 201, f"POST /v1/connections answered {status}")
+    headers = {"Authorization": f"Bearer {made['token']}", "Content-Type": "application/json"}
+
+    def mcp(tool: str, arguments: dict[str, Any]) -> Callable[[], tuple[int, Any]]:
+        message = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": tool, "arguments": arguments}}
+
+        def call() -> tuple[int, Any]:
+            response = stack.api.client.http.post("/mcp", headers=headers, body=json.dumps(message))
+            answer = json.loads(response.body)
+            check("result" in answer and not answer["result"].get("isError"), f"{tool} failed")
+            return response.status_code, answer
+        return call
+
+    def get(path: str) -> Callable[[], tuple[int, Any]]:
+        def call() -> tuple[int, Any]:
+            response = stack.api.client.http.get(path, headers=headers)
+            return response.status_code, json.loads(response.body)
+        return call
+
+    connections.forget_cache()
+    counted(MCP_CONTEXT_COLD, mcp("memory_context", {}), 200)
+    counted(MCP_CONTEXT, mcp("memory_context", {}), 200)
+    counted("GET /v1/agent/memory", get("/v1/agent/memory"), 200)
+    proposed = counted(MCP_PROPOSE, mcp("memory_propose", {"text": "Likes jazz on Sundays."}), 200)
+    connections.forget_cache()
+    counted(MCP_PROPOSE_COLD, mcp("memory_propose", {"text": "Likes jazz on Mondays."}), 200)
+    counted("GET /v1/agent/proposals/{event_id}", get(f"/v1/agent/proposals/{proposed['result']['structuredContent']['event_id']}"), 200)
+    counted("POST /mcp tools/list (the lookup cached)", lambda: (stack.api.client.http.post("/mcp", headers=headers, body=json.dumps(
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"})).status_code, None), 200)
+    drain_inserts(stack)  # the two suggestions' records: the consumer's counts below are the worker's
+
+
+MCP_CONTEXT = "POST /mcp memory_context (connection lookup cached)"
+MCP_CONTEXT_COLD = "POST /mcp memory_context, lookup not cached (one GetItem more)"
+MCP_PROPOSE = "POST /mcp memory_propose (connection lookup cached)"
+MCP_PROPOSE_COLD = "POST /mcp memory_propose, lookup not cached (one GetItem more)"
 
 
 def _conditional_get(api: Any, user: str, route: str) -> Callable[[], tuple[int, Any]]:
@@ -482,6 +527,10 @@ COUNT_TARGETS: dict[str, tuple[str, float]] = {
     "PATCH /v1/memory/{id}": ("calls", 2),
     "PATCH /v1/memory/{id}, a new text (moves its fingerprint)": ("calls", 2),
     "consumer: one memory.propose": ("calls", 3),
+    MCP_CONTEXT: ("calls", 4),  # issue 38: the session context's calls, no more
+    MCP_CONTEXT_COLD: ("calls", 5),  # ... and at most one GetItem for the connection (cached per container <= 60 s)
+    MCP_PROPOSE: ("calls", 2),
+    MCP_PROPOSE_COLD: ("calls", 3),
 }
 PATCH_TEXT = "PATCH /v1/memory/{id}, a new text (moves its fingerprint)"
 POST_EVENT = "POST /v1/sessions/{id}/events (1 event)"

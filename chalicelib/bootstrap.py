@@ -8,11 +8,13 @@ from datetime import datetime
 from typing import Any
 
 from chalicelib.config import Settings, get_settings
+from chalicelib.crypto.connection_key import ConnectionMacKey
 from chalicelib.crypto.keyring import Keyring
 from chalicelib.crypto.kms import Kms
 from chalicelib.models import utc_now
 from chalicelib.storage import dynamo
 from chalicelib.storage.agents import AgentsRepository
+from chalicelib.storage.connections import ConnectionsRepository
 from chalicelib.storage.entries import EntriesRepository
 from chalicelib.storage.events import EventsRepository
 from chalicelib.storage.journal import JournalRepository
@@ -35,6 +37,8 @@ class Stores:
     events: EventsRepository
     keyring: Keyring
     agents: AgentsRepository  # the user's grants per agent, in the entries table
+    connections: ConnectionsRepository  # the person's connections, in the keys table
+    connection_key: ConnectionMacKey  # the service's key for connection tokens' MACs
     clock: Callable[[], datetime] = utc_now
 
 
@@ -45,7 +49,9 @@ def build_stores(
     tables = settings.tables
     client = guarded(client)  # exhausted retries become Unavailable here, at the storage boundary
     journal = JournalRepository(client, tables.journal)
-    keyring = Keyring(client, KeysRepository(client, tables.keys), journal, Kms(settings.kms_key_id, kms_client), clock)
+    kms = Kms(settings.kms_key_id, kms_client)
+    keyring = Keyring(client, KeysRepository(client, tables.keys), journal, kms, clock)
+    connections = ConnectionsRepository(client, tables.keys)
     return Stores(
         client=client,
         entries=EntriesRepository(client, tables.entries, TextSeal(keyring, "entries")),
@@ -55,6 +61,8 @@ def build_stores(
         events=EventsRepository(client, tables.events, TextSeal(keyring, "events")),
         keyring=keyring,
         agents=AgentsRepository(tables.entries),
+        connections=connections,
+        connection_key=ConnectionMacKey(connections, kms, clock),
         clock=clock,
     )
 

@@ -33,6 +33,10 @@ class InvalidRequest(ServiceError):
 
 class Unauthorized(ServiceError):
     code, status, default_message = "unauthorized", 401, "Sign in again: the token is missing or not valid."
+    challenge = ""  # a WWW-Authenticate value (RFC 6750), set where the route knows its scheme
+
+    def headers(self) -> dict[str, str]:
+        return {"WWW-Authenticate": self.challenge} if self.challenge else {}
 
 
 class Forbidden(ServiceError):

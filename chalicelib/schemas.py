@@ -135,6 +135,21 @@ class AgentSwitchesBody(_Body):
         return self
 
 
+class ConnectionBody(_Body):
+    """`POST /v1/connections`: the agent the connection acts as, whether it is trusted, how long it lives."""
+
+    agent: AgentId
+    trusted: StrictBool = False
+    expires_in_days: ExpiryDays = Field(default=90, ge=1, le=365)
+
+
+class AgentProposalBody(_Body):
+    """`POST /v1/agent/proposals`: bounded at the door as a worker's event; the consumer refuses the rest."""
+
+    text: StrictStr = Field(max_length=8000)
+    kind: StrictStr = Field(default="note", max_length=64)
+
+
 class ForgetAgentBody(_Body):
     """`POST /v1/agents/{id}/forget`: only one session's writes when `session_id` is given."""
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 import time
 from collections.abc import Callable
 from typing import Any
@@ -185,3 +186,23 @@ def log_requests(event: Any, get_response: Callable[[Any], Any]) -> Any:
         },
     )
     return response
+
+
+_HOST = re.compile(r"[A-Za-z0-9.\-]{1,253}(?::[0-9]{1,5})?|\[[0-9A-Fa-f:.]{2,45}\](?::[0-9]{1,5})?")
+
+
+def base_url(request: Any) -> str:
+    """This API's own URL (scheme, host, stage), as the caller reached it: for links the API gives out.
+
+    A Host header that is not a plain host name (or an address) gives a relative base: nothing a caller
+    sends can put text into a header we answer with.
+    """
+    headers, context = request.headers or {}, request.context or {}
+    host = str(headers.get("host") or "")
+    if not _HOST.fullmatch(host):
+        return ""
+    scheme = "https" if str(headers.get("x-forwarded-proto", "")).lower() == "https" else "http"
+    path, resource = str(context.get("path") or ""), str(context.get("resourcePath") or "")
+    stage = path[: -len(resource)] if resource and path.endswith(resource) else ""
+    stage = stage if re.fullmatch(r"(/[A-Za-z0-9_\-]{1,128})?", stage) else ""
+    return f"{scheme}://{host}{stage}"

@@ -27,6 +27,7 @@ REPOSITORIES = {
     "events": "EventsTable",
     "keys": "KeysTable",
     "agents": "EntriesTable",  # the user's grants per agent live in their entries partition
+    "connections": "KeysTable",  # a person's connections and the service's MAC key (storage/connections.py)
 }
 # chalicelib/crypto/keyring.py reaches the keys and journal repositories as `self.keys` / `self.journal`.
 # Every function that stores or reads text goes through it: repositories seal and open with its keys.

@@ -43,6 +43,7 @@ from personal_memory_sdk import (  # noqa: E402
     load_credentials_file,
 )
 
+from local.demo_connection import ConnectionStory  # noqa: E402
 from local.demo_mcp import McpStory  # noqa: E402
 from local.process import LocalProcess, start_local_stack  # noqa: E402
 
@@ -194,6 +195,7 @@ class Story:
             Step(f"{a} forgets one entry: its own key goes with it, and her journal gives a receipt "
                  "(forgotten at … · unrecoverable everywhere by …)", self.forget_one_gives_a_receipt),
             *McpStory(self).steps(),  # the same promise through an MCP client (local/demo_mcp.py)
+            *ConnectionStory(self).steps(),  # a person's own client by its connection, no role (local/demo_connection.py)
         ]
 
     # -- helpers

@@ -118,13 +118,14 @@ class _Session:
     takes calls from a queue (a test process may already run a loop in its own thread: Playwright's).
     """
 
-    def __init__(self, base_url: str, user: str, credentials_file: Path) -> None:
+    def __init__(self, base_url: str, user: str, credentials_file: Path, *, token: str | None = None) -> None:
         from mcp.client.stdio import StdioServerParameters
 
+        # A connection token (issue 38) is all a person's own client needs; otherwise the trusted-host mode.
+        who = ["--token", token] if token else ["--user", user, "--credentials-file", str(credentials_file)]
         self._params = StdioServerParameters(
             command=sys.executable,
-            args=["-m", "personal_memory_sdk.mcp_server", "--base-url", base_url,
-                  "--user", user, "--credentials-file", str(credentials_file),
+            args=["-m", "personal_memory_sdk.mcp_server", "--base-url", base_url, *who,
                   # the longest wait allowed: the answer comes as soon as the pump has handled the suggestion,
                   # and a loaded machine's pump can take more than the default 3 s
                   "--outcome-wait", "30"],

@@ -56,6 +56,8 @@ _TOKENS: tuple[tuple[str, str, re.Pattern[str], str], ...] = (
     ("gcp_oauth_token", "ya29.", _tok(r"ya29\.", r"(?P<b>[A-Za-z0-9_\-]{30,2048}+)", 5), _T),
     # Mailchimp: <32 hex>-<datacenter>, found from its '-us'
     ("mailchimp_key", "-us", re.compile(r"-us(?<=(?<![A-Za-z0-9_\-])(?P<b>[0-9a-f]{32})-us)[0-9]{1,2}(?![A-Za-z0-9_\-])"), ""),
+    # This service's own connection tokens (chalicelib/auth/connection_tokens.py): known by their checksum.
+    ("memory_connection_token", "pmc_", _tok("pmc_", r"(?P<t>[A-Za-z0-9_\-]{43}[0-9a-f]{8})", 4), _T),
     ("private_key", "AGE-SECRET-KEY-1", _tok("AGE-SECRET-KEY-1", r"(?P<b>[0-9A-Z]{58})", 16), _T),
 )
 
@@ -86,6 +88,10 @@ def _token_ok(shape: str, m: re.Match[str], text: str, left: str) -> bool:
         raw = b64_decode(m.group(0).split(".")[0])
         if not raw or not raw.isdigit() or not 15 <= len(raw) <= 21:
             return False
+    if shape == "memory_connection_token":
+        from chalicelib.auth.connection_tokens import is_well_formed
+
+        return is_well_formed(m.group(0))
     if shape == "openai_api_key":
         if g["b"].startswith("ant-") or (not g["p"] and len(g["b"]) < 32) or is_wordy(g["b"]):
             return False

@@ -19,6 +19,7 @@ ALLOWED_DETAILS = frozenset(
         "count", "entries", "proposals", "enabled", "session_id", "agent", "operator", "operation",
         "request_id", "reason", "entry_id", "read", "propose",
         "unrecoverable_by",  # a forget's receipt (services/shredding.py)
+        "connection_id", "trusted", "expires_at",  # a connection made or revoked (services/connections.py)
     }
 )
 

@@ -131,3 +131,24 @@ class SessionsRepository:
                 return False
             raise
         return True
+
+    def open_conversation(self, session: Session, now_epoch: int) -> dict[str, Any]:
+        """Transaction action: a connection's conversation, created by its first proposal (a host registers no
+        session for it). Later proposals find it as it was made; a session of the same id that belongs to
+        another person or agent refuses the write, so a conversation is never borrowed."""
+        fields = {
+            "user_id": session.user_id, "agent": session.agent, "memory": True,  # no thread: absent reads as None
+            "tainted": session.tainted, "proposals": 0, "created_at": session.created_at, "ttl": now_epoch + SESSION_TTL_SECONDS,
+        }
+        names = {f"#f{n}": name for n, name in enumerate(fields)}
+        sets = ", ".join(f"#f{n} = if_not_exists(#f{n}, :f{n})" for n in range(len(fields)))
+        return {
+            "Update": {
+                "TableName": self.table,
+                "Key": self._key(session.session_id),
+                "UpdateExpression": f"SET {sets}",
+                "ConditionExpression": "attribute_not_exists(session_id) OR (#f0 = :f0 AND #f1 = :f1)",
+                "ExpressionAttributeNames": names,
+                "ExpressionAttributeValues": dynamo.values(**{f"f{n}": value for n, value in enumerate(fields.values())}),
+            }
+        }

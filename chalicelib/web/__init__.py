@@ -18,6 +18,8 @@ SCRIPT_MODULES = (
     "agent-item.js",
     "agents-view.js",
     "api.js",
+    "connect-form.js",
+    "connections.js",
     "dialogs.js",
     "dom.js",
     "entries-view.js",

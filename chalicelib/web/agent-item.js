@@ -1,5 +1,6 @@
 /* One agent's row on the Agents tab, in words: when it last read, what came from it, what waits, its two switches. */
 
+import { connectionsList } from "./connections.js";
 import { el, nextId, plural } from "./dom.js";
 import { agentLabel, agentQuoted, ago } from "./words.js";
 
@@ -48,6 +49,7 @@ export function agentItem(row) {
     el("p", { text: waitingWords(row), attrs: { "data-testid": "agent-waiting" } }),
     row.last_proposal_at ? el("p", { className: "hint", text: `Its last suggestion arrived ${ago(row.last_proposal_at)}.`,
       attrs: { "data-testid": "agent-proposed" } }) : null,
+    connectionsList(row.agent),
     agentSwitch(row, "read", "May read my memory", "Off: its conversations are given nothing from your memory."),
     agentSwitch(row, "propose", "May suggest", "Off: anything it suggests is refused before it reaches you."),
     forgettable

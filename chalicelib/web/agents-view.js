@@ -8,10 +8,13 @@
  * [data-testid=agent-read|agent-entries|agent-waiting|agent-proposed], input[data-switch=read|propose],
  * button[data-action=forget-agent]; on entries and suggestions button[data-action=forget-conversation];
  * #agent-forget-dialog, #agent-forget-text (data-count), #agent-forget-confirm, #agent-forget-cancel.
+ * Connections: connect-form.js ("Connect an agent") and connections.js (each agent's connections, Revoke).
  */
 
 import { api } from "./api.js";
 import { agentItem, quoted } from "./agent-item.js";
+import { wireConnectForm } from "./connect-form.js";
+import { agentsOnlyConnected, loadConnections, wireConnections } from "./connections.js";
 import { $, focusNode, plural } from "./dom.js";
 import { say } from "./status.js";
 import { agentLabel } from "./words.js";
@@ -22,7 +25,8 @@ let pending = null; // what the open dialog will forget: {agent, session, count,
 let loads = 0;
 
 export function renderAgents() {
-  const rows = state.agents || [];
+  // An agent connected but never used yet still gets a row, to list its connection under.
+  const rows = state.agents === null ? [] : [...state.agents, ...agentsOnlyConnected(state.agents)];
   $("agents").replaceChildren(...rows.map(agentItem));
   $("agents").hidden = rows.length === 0;
   $("agents-empty").hidden = state.agents === null || rows.length !== 0;
@@ -32,6 +36,8 @@ export async function loadAgents() {
   const seq = ++loads;
   try {
     // Paged (issue 37 #10): the first page, then each `next` (a person has at most a few hundred agents).
+    const connected = loadConnections();
+    connected.catch(() => {}); // awaited below; an early return must not leave it unhandled
     let rows = [];
     let next = null;
     let pages = 0;
@@ -41,6 +47,8 @@ export async function loadAgents() {
       rows = rows.concat(data && Array.isArray(data.agents) ? data.agents : []);
       next = data && typeof data.next === "string" ? data.next : null;
     } while (next !== null && ++pages < 20);
+    await connected;
+    if (seq !== loads || !state.token) return false;
     state.agents = rows;
     renderAgents();
     return true;
@@ -215,6 +223,8 @@ function onConversationClick(event) {
 
 export function wireAgents(given) {
   deps = { ...deps, ...given };
+  wireConnections({ render: renderAgents, report: (err, action) => deps.report(err, action) });
+  wireConnectForm({ reload: loadConnections, report: (err, action) => deps.report(err, action) });
   $("agents").addEventListener("change", (event) => {
     if (event.target.matches("input[data-switch]")) setSwitch(event.target);
   });

@@ -87,6 +87,8 @@ class MemoryBridge:
         sleep: Callable[[float], Awaitable[None]] = anyio.sleep,
     ) -> None:
         self.config = config
+        if (host is None and config.host is None) or (worker is None and config.worker is None):
+            raise ValueError("the trusted-host mode needs host and worker credentials")
         self._host = host or HostClient.from_botocore(config.base_url, config.host, config.region)
         self._worker = worker or WorkerClient.from_botocore(
             config.base_url, config.worker, config.region

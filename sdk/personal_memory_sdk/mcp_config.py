@@ -31,6 +31,7 @@ _REGION = re.compile(r"[a-z]{2}(-[a-z0-9]+){1,4}")
 
 ENV = {
     "base_url": "PERSONAL_MEMORY_URL",
+    "token": "PERSONAL_MEMORY_TOKEN",
     "user_id": "PERSONAL_MEMORY_USER",
     "credentials_file": "PERSONAL_MEMORY_CREDENTIALS_FILE",
     "host_profile": "PERSONAL_MEMORY_HOST_PROFILE",
@@ -50,12 +51,13 @@ class McpConfig:
     """Everything the server needs, checked."""
 
     base_url: str
-    user_id: str
-    host: Credentials = field(repr=False)
-    worker: Credentials = field(repr=False)
+    user_id: str | None  # None with a connection token: the token names its person
+    host: Credentials | None = field(repr=False)
+    worker: Credentials | None = field(repr=False)
     region: str = DEFAULT_REGION
     trusted_clients: frozenset[str] = frozenset()
     outcome_wait: float = _DEFAULT_OUTCOME_WAIT
+    token: str | None = field(default=None, repr=False)  # a person's connection token (pmc_...)
 
     def trusts(self, agent: str) -> bool:
         return agent in self.trusted_clients
@@ -69,7 +71,15 @@ def parser() -> argparse.ArgumentParser:
         "in the environment (shown in brackets).",
     )
     cli.add_argument("--base-url", help=f"the API's address [{ENV['base_url']}]")
-    cli.add_argument("--user", dest="user_id", help=f"whose memory this is [{ENV['user_id']}]")
+    cli.add_argument(
+        "--token",
+        help="a connection token made on the Agents tab of your memory page (pmc_...): your own "
+        f"client's way in, no AWS role needed [{ENV['token']}]. Without it the server runs in "
+        "the trusted-host mode below (host and worker roles, for a runtime serving many users).",
+    )
+    cli.add_argument(
+        "--user", dest="user_id", help=f"whose memory (trusted-host mode) [{ENV['user_id']}]"
+    )
     cli.add_argument(
         "--credentials-file",
         help="the local stack's .local/credentials.json (make run): host and worker keys "
@@ -111,6 +121,9 @@ def load_config(
         return value.strip() if isinstance(value, str) else value
 
     base_url = _base_url(pick("base_url"))
+    token = pick("token")
+    if token:
+        return _connection_config(base_url, token, args, env)
     user_id = _user_id(pick("user_id"))
     region = pick("region") or DEFAULT_REGION
     if not _REGION.fullmatch(region):
@@ -124,6 +137,43 @@ def load_config(
         region=region,
         trusted_clients=_trusted(args.get("trusted_clients"), env.get(ENV["trusted_clients"])),
         outcome_wait=_outcome_wait(args.get("outcome_wait"), env.get(ENV["outcome_wait"])),
+    )
+
+
+_HOST_MODE_FLAGS = {
+    "user_id": "--user",
+    "credentials_file": "--credentials-file",
+    "host_profile": "--host-profile",
+    "worker_profile": "--worker-profile",
+    "trusted_clients": "--trust-client",
+}
+
+
+def _connection_config(
+    base_url: str, token: str, args: Mapping[str, object], env: Mapping[str, str]
+) -> McpConfig:
+    """A person's own client: the token names the person and the agent; no role, no trust list."""
+    if not re.fullmatch(r"pmc_[A-Za-z0-9_\-]{20,200}", token):
+        raise ConfigError(
+            "--token must be a connection token (pmc_...) as the Agents tab of your memory page "
+            "shows it"
+        )
+    given = [flag for name, flag in _HOST_MODE_FLAGS.items() if args.get(name)]
+    if given:
+        raise ConfigError(
+            f"--token cannot be combined with {', '.join(given)}: a connection names its person "
+            "and agent, and whether it is trusted is set on the memory page"
+        )
+    wait = args.get("outcome_wait")
+    return McpConfig(
+        base_url=base_url,
+        user_id=None,
+        host=None,
+        worker=None,
+        token=token,
+        outcome_wait=_outcome_wait(
+            wait if isinstance(wait, float) else None, env.get(ENV["outcome_wait"])
+        ),
     )
 
 

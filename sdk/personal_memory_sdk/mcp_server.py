@@ -94,7 +94,14 @@ def _client_name(ctx: Context) -> object:
 
 def build_server(config: McpConfig, bridge: MemoryBridge | None = None) -> MCPServer:
     """The MCP server with its two tools, bound to one configured user."""
-    memory = bridge or MemoryBridge(config)
+    if bridge is not None:
+        memory: Any = bridge
+    elif config.token is not None:  # a person's own client, by its connection token
+        from .mcp_connection import ConnectionBridge
+
+        memory = ConnectionBridge(config)
+    else:  # the trusted-host mode: host and worker roles
+        memory = MemoryBridge(config)
 
     async def register_on_start(
         ctx: ServerRequestContext[Any, Any], call_next: CallNext

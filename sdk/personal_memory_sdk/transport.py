@@ -26,7 +26,7 @@ from botocore.credentials import Credentials
 
 from .errors import ProtocolError, TransportError, error_for
 
-__all__ = ["DEFAULT_REGION", "SERVICE", "RetryPolicy", "SignedTransport"]
+__all__ = ["DEFAULT_REGION", "SERVICE", "BearerTransport", "RetryPolicy", "SignedTransport"]
 
 SERVICE = "execute-api"
 DEFAULT_REGION = "us-east-1"
@@ -79,7 +79,7 @@ class SignedTransport:
     def __init__(
         self,
         base_url: str,
-        credentials: Credentials,
+        credentials: Credentials | None,
         region: str = DEFAULT_REGION,
         *,
         timeout: float = 10.0,
@@ -93,7 +93,8 @@ class SignedTransport:
             raise ValueError("base_url must not carry a query or fragment")
         self.base_url = base_url.rstrip("/")
         self.region = region
-        self._signer = SigV4Auth(credentials, SERVICE, region)
+        self._signer = SigV4Auth(credentials, SERVICE, region) if credentials is not None else None
+        self._bearer: str | None = None
         self._timeout = timeout
         self._retry = retry or RetryPolicy()
         self._sleep = sleep
@@ -132,9 +133,12 @@ class SignedTransport:
         headers = {"Accept": "application/json"}
         if data is not None:
             headers["Content-Type"] = "application/json"
+        if self._bearer is not None:  # a connection token (BearerTransport): no signature
+            headers["Authorization"] = f"Bearer {self._bearer}"
         aws_request = AWSRequest(method=method, url=url, data=data, headers=headers)
         # Signed afresh for each attempt so X-Amz-Date stays inside the server's freshness window.
-        self._signer.add_auth(aws_request)
+        if self._signer is not None:
+            self._signer.add_auth(aws_request)
         prepared = aws_request.prepare()
         request = urllib.request.Request(
             prepared.url, data=data, headers=dict(prepared.headers.items()), method=method
@@ -154,6 +158,17 @@ class SignedTransport:
             return json.loads(payload)
         except ValueError:
             raise ProtocolError(method, path, "body is not JSON") from None
+
+
+class BearerTransport(SignedTransport):
+    """The same sending, retrying and parsing, authenticated by a person's connection token.
+
+    The token is never part of a message, an error or a repr.
+    """
+
+    def __init__(self, base_url: str, token: str, **kwargs: Any) -> None:
+        super().__init__(base_url, None, **kwargs)
+        self._bearer = token
 
 
 def _read_capped(response: Any) -> bytes:

@@ -18,7 +18,7 @@ from local.demo import Step, StepFailed, Story, run_steps
 
 ROOT = Path(__file__).resolve().parents[2]
 # The story as issue 4 tells it, one line per check; a step that silently disappears fails this.
-EXPECTED_STEPS = 25  # issue 12 added forget-all destroying the key and the new key after it; issue 25 three MCP steps; issue 26 the receipt
+EXPECTED_STEPS = 29  # issue 12 added forget-all destroying the key and the new key after it; issue 25 three MCP steps; issue 26 the receipt; issue 38 four connection steps
 PROPOSAL_TEXT = "Prefers short, direct answers"  # what examples/memory-agent proposes
 
 

@@ -26,7 +26,7 @@ import yaml
 ROOT = Path(__file__).resolve().parents[2]
 SPEC_PATH = ROOT / "openapi.yaml"
 CONFIG = Path(__file__).with_name("schemathesis.toml")
-FAMILIES = ("user", "host", "worker", "operator")
+FAMILIES = ("user", "host", "worker", "operator", "agent")
 EXAMPLES_PER_OPERATION = 3  # the fuzzing phase's; coverage and stateful size themselves (~630 cases in all)
 
 
@@ -61,14 +61,18 @@ def test_every_app_route_is_in_a_fuzzed_family() -> None:
 
     by_family = _operations_by_family()
     fuzzed = set().union(*(by_family[family] for family in FAMILIES))
-    api_routes = {f"{method} {path}" for path, methods in app.routes.items() for method in methods if path.startswith("/v1/")}
+    served = ("/v1/", "/mcp", "/.well-known/")  # the API, the remote MCP endpoint and its metadata (not the page)
+    api_routes = {f"{method} {path}" for path, methods in app.routes.items() for method in methods if path.startswith(served)}
     assert api_routes == fuzzed and all(by_family[family] for family in FAMILIES)
 
 
 def test_schemathesis_runs_clean_on_every_route_family(live: Any, fuzz_user: dict[str, str], tmp_path: Path) -> None:
     keys = live.credentials()
-    auth: dict[str, Any] = {"user": {"bearer": fuzz_user["Authorization"].removeprefix("Bearer ")}}
-    for family in FAMILIES[1:]:
+    user_token = fuzz_user["Authorization"].removeprefix("Bearer ")
+    status, made, _ = live.request("POST", "/v1/connections", token=user_token, body={"agent": "fuzzer"})
+    assert status == 201, made
+    auth: dict[str, Any] = {"user": {"bearer": user_token}, "agent": {"bearer": made["token"]}}
+    for family in ("host", "worker", "operator"):
         auth[family] = {"sigv4": {name: keys[family][name] for name in ("access_key_id", "secret_access_key")}}
     command = [
         str(Path(sys.executable).with_name("st")), "--no-color", "--config-file", str(CONFIG),

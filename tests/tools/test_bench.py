@@ -64,6 +64,15 @@ def test_each_propose_through_the_consumer_is_at_most_three_calls(counts: dict[s
     assert batch.per == BATCH and 1 <= batch.calls <= 3
 
 
+def test_a_connection_costs_one_get_item_at_most_and_mcp_stays_within_issue_38s_counts(counts: dict[str, run.OpCount]) -> None:
+    context, cold = counts[run.MCP_CONTEXT], counts[run.MCP_CONTEXT_COLD]
+    propose, propose_cold = counts[run.MCP_PROPOSE], counts[run.MCP_PROPOSE_COLD]
+    assert context.calls <= 4 and propose.calls <= 2
+    assert cold.calls - context.calls <= 1 and propose_cold.calls - propose.calls <= 1
+    assert context.writes == 1 and propose.writes == 1  # one transaction each: the connection's check rides on it
+    assert counts["POST /mcp tools/list (the lookup cached)"].calls == 0
+
+
 def test_every_counted_operation_meets_its_target(counts: dict[str, run.OpCount]) -> None:
     figures = run.count_figures(counts)
     assert len(figures) == len(counts)

@@ -1,0 +1,1 @@
+"""Remote MCP over Streamable HTTP for a person's connection (loaded only by the `/mcp` route)."""
