@@ -16,6 +16,7 @@ from chalicelib.clock import Instant, instant
 from chalicelib.errors import NotFound, Unauthorized
 from chalicelib.metrics import count
 from chalicelib.models import Session, new_id
+from chalicelib.services.agent_rows import fold_rows, read_receipt
 from chalicelib.services.agents import select_context
 from chalicelib.storage.connections import Connection
 from chalicelib.storage.dynamo import TransactionCancelled, transact
@@ -46,6 +47,9 @@ def context(stores: Stores, connection: Connection) -> dict[str, Any]:
     me = {"agent": connection.agent, "tainted": not connection.trusted}  # what the connection acts as, so a client can say it
     if not state.enabled:
         return {"items": [], **me}
+    if not state.agents_folded:  # once per user: rows stored before agent names were folded (services/agent_rows.py)
+        fold_rows(stores, connection.user_id)
+        state, entries = stores.entries.load(connection.user_id)
     # The read belongs to this hour's conversation, as the suggestions that follow it do.
     conversation = conversation_id(connection, now.epoch // CONVERSATION_SECONDS)
     journaled = {"session_id": conversation, "agent": connection.agent, "connection_id": connection.id}
@@ -56,15 +60,11 @@ def context(stores: Stores, connection: Connection) -> dict[str, Any]:
         count("ContextFetches")
         return {"items": [], **me}
     chosen = select_context([e for e in entries if not e.is_expired(now.epoch)])
-    _live_or_401(
-        stores,
-        [
-            used,
-            stores.journal.record(connection.user_id, "keep.memory.context", now.iso, {**journaled, "count": len(chosen)}),
-            stores.agents.record_read(connection.user_id, connection.agent, now.iso),
-        ],
-        0,
-    )
+    journal_row = stores.journal.record(connection.user_id, "keep.memory.context", now.iso, {**journaled, "count": len(chosen)})
+    try:
+        _live_or_401(stores, [used, journal_row, *read_receipt(stores, connection.user_id, connection.agent, now.iso, state)], 0)
+    except TransactionCancelled:  # another fetch made this agent's row, or took the last room, meanwhile
+        _live_or_401(stores, [used, journal_row], 0)
     count("ContextFetches")
     return {"items": [e.context_item() for e in chosen], **me}
 
