@@ -4,7 +4,7 @@
  * own; the page then lists the ones that failed and why. Imports helpers and the store only; app.js
  * hands in reloading memory and reporting an error.
  *
- * Hooks: #proposals-bulk, #accept-all, button[data-action=reject-agent][data-agent], #bulk-report
+ * Hooks: #proposals-bulk, #accept-all, #accept-all-taint, button[data-action=reject-agent][data-agent], #bulk-report
  * (li[data-testid=bulk-failure][data-proposal-id]).
  */
 
@@ -40,9 +40,14 @@ export function renderBulk() {
   }
   const box = $("proposals-bulk");
   box.hidden = proposals.length === 0 && failures.length === 0;
+  const tainted = proposals.filter((p) => p.tainted).length;
+  // Accept all takes the tainted ones in too: it says so, to the eye and in its description, as each Accept does.
+  const taintNote = tainted ? el("p", { className: "notice", attrs: { id: "accept-all-taint" } }, [el("strong", { text: "Tainted: " }),
+    `${tainted === proposals.length ? (tainted === 1 ? "It" : `All ${tainted}`) : `${tainted} of these ${proposals.length}`} came from a session that read untrusted content. “Accept all” takes ${tainted === 1 ? "it" : "them"} in too.`]) : null;
+  const describedBy = [mem && !mem.enabled ? "proposals-off-note" : null, taintNote ? "accept-all-taint" : null].filter(Boolean).join(" ");
   const accept = el("button", { className: "button button-small button-primary", text: `Accept all (${proposals.length})`,
     attrs: { id: "accept-all", type: "button", disabled: !mem || !mem.enabled || proposals.length === 0,
-      "aria-describedby": mem && !mem.enabled ? "proposals-off-note" : null } });
+      "aria-describedby": describedBy || null } });
   const rejects = agentsWaiting(proposals).map(([agent, n]) => el("button", {
     className: "button button-small", text: `Reject all from ${agentLabel(agent)} (${n})`,
     attrs: { type: "button", "data-action": "reject-agent", "data-agent": agent } }));
@@ -55,7 +60,7 @@ export function renderBulk() {
         [withText(el("strong"), quoted(proposal.text)), withText(el("span"), ` — ${reason}`)]))),
     ])
     : null;
-  box.replaceChildren(...[row, report].filter(Boolean));
+  box.replaceChildren(...[proposals.length ? taintNote : null, row, report].filter(Boolean));
 }
 
 /** Why the rest were not sent: after a lost connection or a full memory, nothing after would succeed either. */
