@@ -71,12 +71,14 @@ function stopsTheRest(err, verdict) {
 }
 
 /**
- * Each decision in turn: {done, stopped} where `stopped` is the error that ended the run early (a lost
- * connection, a full memory), or null when every one was tried; null when the person signed out midway
- * (the rest are not sent under anyone else's token).
+ * Each decision in turn: {done, gone, stopped} where `gone` counts the ones already decided elsewhere (another
+ * tab or device: no longer waiting, so not a failure, and not this run's either) and `stopped` is the error that
+ * ended the run early (a lost connection, a full memory), or null when every one was tried; null when the person
+ * signed out midway (the rest are not sent under anyone else's token).
  */
 async function decideAll(proposals, verdict) {
   const done = [];
+  let gone = 0;
   let stopped = null;
   const still = signedInAsNow();
   failures = [];
@@ -90,6 +92,10 @@ async function decideAll(proposals, verdict) {
       if (err.status === 401 || err.status === 403) {
         await deps.report(err, verdict); // signs out: nothing after this would be this person's
         break;
+      }
+      if (err.code === "not_found") {
+        gone += 1;
+        continue;
       }
       failures.push({ proposal, reason: describeError(err, verdict) });
       const rest = stopsTheRest(err, verdict);
@@ -107,7 +113,14 @@ async function decideAll(proposals, verdict) {
   state.etag = null;
   for (const p of done) state.correcting.delete(p.id);
   await deps.reload();
-  return { done: done.length, stopped };
+  return { done: done.length, gone, stopped };
+}
+
+/** Those decided elsewhere meanwhile, in words ("" when none). */
+function goneWords(result) {
+  if (!result.gone) return "";
+  const them = `${plural(result.gone, "suggestion")} had`;
+  return ` ${them} already been decided elsewhere (in another tab or on another device), so nothing was done to ${result.gone === 1 ? "it" : "them"} here.`;
 }
 
 /** What happened, in words: all of them, or how many of how many and why the others still wait. */
@@ -143,8 +156,9 @@ async function acceptAll() {
   const result = await decideAll(proposals, "accept");
   if (result === null) return;
   const failed = failures.length;
-  say(failed ? outcome("Accepted", proposals.length, result, "")
-    : `Accepted all ${plural(result.done, "suggestion")}: they are now in your memory.`, failed ? "error" : "ok", failed ? "bulk_partial" : "");
+  const all = !result.gone ? `Accepted all ${plural(result.done, "suggestion")}: they are now in your memory.`
+    : result.done ? `Accepted ${plural(result.done, "suggestion")}: they are now in your memory.` : "Nothing was accepted here.";
+  say((failed ? outcome("Accepted", proposals.length, result, "") : all) + goneWords(result), failed ? "error" : "ok", failed ? "bulk_partial" : "");
   renderBulk();
   focusNode(failed ? $("bulk-report") : $("proposals-heading"));
 }
@@ -154,8 +168,9 @@ async function rejectFrom(agent) {
   const result = await decideAll(proposals, "reject");
   if (result === null) return;
   const from = ` from ${agentQuoted(agent)}`;
-  say(failures.length ? outcome("Rejected", proposals.length, result, from)
-    : `Rejected ${plural(result.done, "suggestion")}${from}: they were deleted.`, failures.length ? "error" : "ok");
+  say((failures.length ? outcome("Rejected", proposals.length, result, from)
+    : result.done || !result.gone ? `Rejected ${plural(result.done, "suggestion")}${from}: they were deleted.` : "Nothing was rejected here.")
+    + goneWords(result), failures.length ? "error" : "ok");
   renderBulk();
   focusNode(failures.length ? $("bulk-report") : $("proposals-heading"));
 }

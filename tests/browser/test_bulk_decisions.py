@@ -10,7 +10,17 @@ from typing import Any
 import pytest
 from playwright.sync_api import Page, Route, expect
 
-from tests.browser.browser_support import Agent, memory, new_user, pause_clock, reload, settled, sign_in, switch_on
+from tests.browser.browser_support import (
+    Agent,
+    memory,
+    new_user,
+    open_page,
+    pause_clock,
+    reload,
+    settled,
+    sign_in,
+    switch_on,
+)
 
 PROPOSALS, ENTRIES = "[data-testid=proposal]", "[data-testid=entry]"
 
@@ -133,3 +143,31 @@ def test_accept_all_stops_and_asks_while_a_suggestion_is_being_corrected(page: P
     expect(item.get_by_test_id("edit-text")).to_be_focused()
     stored = memory(live, token)
     assert stored["items"] == [] and len(stored["proposals"]) == 2  # nothing accepted, least of all uncorrected
+
+
+def test_accept_all_in_a_stale_tab_does_not_call_one_decided_in_another_tab_a_failure(
+    clocked: Page, live: Any, agent: Agent
+) -> None:
+    """Two tabs, one person: one suggestion is accepted in the first; the second, not refreshed yet, accepts all.
+    That one is no longer waiting: not a failure to list under "Waiting for your review", and said so."""
+    first = clocked
+    user = new_user("two-tabs")
+    token = sign_in(first, user)
+    switch_on(first)
+    ids = [agent.propose(user, token, text)["id"] for text in ("Tea at four", "Walks at six", "Reads at nine")]
+    reload(first)
+    second = open_page(first.context, live.url)
+    sign_in(second, user)
+    expect(second.locator(PROPOSALS)).to_have_count(3)
+    pause_clock(second)  # the second tab asks for nothing more until it acts: it stays stale
+    first.locator(f"{PROPOSALS}[data-proposal-id='{ids[0]}'] [data-action=accept]").click()
+    expect(first.locator(PROPOSALS)).to_have_count(2)
+    settled(first)
+    second.locator("#accept-all").click()
+    settled(second)
+    assert sorted(e["id"] for e in memory(live, token)["items"]) == sorted(ids)  # all three kept, none twice
+    expect(second.locator("#status")).to_have_text(
+        "Accepted 2 suggestions: they are now in your memory. 1 suggestion had already been decided elsewhere"
+        " (in another tab or on another device), so nothing was done to it here.")
+    expect(second.locator("#status")).to_have_attribute("data-kind", "ok")
+    expect(second.locator("[data-testid=bulk-failure]")).to_have_count(0)
