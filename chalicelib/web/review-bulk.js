@@ -11,7 +11,7 @@
 import { api } from "./api.js";
 import { $, el, focusNode, plural, quoted, setText } from "./dom.js";
 import { say } from "./status.js";
-import { ask, limits, run, signedInAsNow, state } from "./store.js";
+import { ask, changed, limits, run, signedInAsNow, state } from "./store.js";
 import { agentLabel, agentQuoted, describeError } from "./words.js";
 
 let deps = { reload: async () => {}, report: async () => {} };
@@ -78,7 +78,7 @@ function stopsTheRest(err, verdict) {
  */
 async function decideAll(proposals, verdict) {
   const done = [];
-  let gone = 0;
+  const gone = [];
   let stopped = null;
   const still = signedInAsNow();
   failures = [];
@@ -94,7 +94,7 @@ async function decideAll(proposals, verdict) {
         break;
       }
       if (err.code === "not_found") {
-        gone += 1;
+        gone.push(proposal);
         continue;
       }
       failures.push({ proposal, reason: describeError(err, verdict) });
@@ -112,8 +112,12 @@ async function decideAll(proposals, verdict) {
   }
   state.etag = null;
   for (const p of done) state.correcting.delete(p.id);
+  // No longer waiting, whether the refresh below lands or not (a lost connection): a retry must not send them again.
+  const decided = new Set([...done, ...gone].map((p) => p.id));
+  if (state.memory) state.memory = { ...state.memory, proposals: state.memory.proposals.filter((p) => !decided.has(p.id)) };
+  changed();
   await deps.reload();
-  return { done: done.length, gone, stopped };
+  return { done: done.length, gone: gone.length, stopped };
 }
 
 /** Those decided elsewhere meanwhile, in words ("" when none). */

@@ -171,3 +171,34 @@ def test_accept_all_in_a_stale_tab_does_not_call_one_decided_in_another_tab_a_fa
         " (in another tab or on another device), so nothing was done to it here.")
     expect(second.locator("#status")).to_have_attribute("data-kind", "ok")
     expect(second.locator("[data-testid=bulk-failure]")).to_have_count(0)
+
+
+def test_after_a_lost_connection_the_ones_accepted_leave_the_list_and_a_retry_says_all_went(
+    page: Page, live: Any, agent: Agent
+) -> None:
+    """The connection goes mid Accept all and stays gone for the refresh after it: the one accepted must not still
+    be listed as waiting, and once back online, Accept all again takes the rest in without calling the first
+    one "decided elsewhere"."""
+    user = new_user("bulk-retry")
+    token = sign_in(page, user)
+    switch_on(page)
+    for text in ("First idea", "Second idea", "Third idea"):
+        agent.propose(user, token, text)
+    reload(page)
+    expect(page.locator(PROPOSALS)).to_have_count(3)
+    accepts = _cut_from(page, "**/v1/memory/*/accept", 2)
+    loads = _cut_from(page, "**/v1/memory", 1)
+    page.locator("#accept-all").click()
+    settled(page)
+    assert len(accepts) == 2 and loads  # the refresh after it was tried, and failed
+    first = accepts[0].split("/")[-2]
+    assert [e["id"] for e in memory(live, token)["items"]] == [first]
+    expect(page.locator(PROPOSALS)).to_have_count(2)
+    expect(page.locator(f"{PROPOSALS}[data-proposal-id='{first}']")).to_have_count(0)
+
+    page.unroute("**/v1/memory/*/accept")
+    page.unroute("**/v1/memory")
+    page.locator("#accept-all").click()
+    settled(page)
+    expect(page.locator("#status")).to_have_text("Accepted all 2 suggestions: they are now in your memory.")
+    assert len(memory(live, token)["items"]) == 3
