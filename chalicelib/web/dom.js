@@ -51,6 +51,12 @@ const markOf = (control) => `[U+${control.codePointAt(0).toString(16).toUpperCas
 /** A text with every bidi control written out as its mark ("[U+202E]"): for strings, names and labels. */
 export const withMarks = (text) => String(text).replace(MARKED, markOf);
 
+/** How many marked characters a text holds, and the text without them (for an edit form: a textarea obeys them). */
+export function withoutMarked(text) {
+  const value = String(text);
+  return { text: value.replace(MARKED, ""), count: [...value.matchAll(MARKED)].length };
+}
+
 /** A stored text as nodes to append: its words, and each bidi control as a visible mark. */
 export function textNodes(text) {
   const value = String(text);

@@ -69,3 +69,25 @@ def test_invisible_characters_in_a_stored_text_are_shown_as_marks(page: Page, li
         expect(shown).to_contain_text(mark)
     forget = page.locator(ENTRIES).locator("[data-action=forget]")
     expect(forget).to_have_attribute("aria-label", re.compile(r"^Forget “Likes tea\[U\+E0069\]\[U\+E0067\]"))
+
+
+def test_the_edit_form_never_obeys_a_stored_control_and_says_it_leaves_them_out(page: Page, live: Any) -> None:
+    """A textarea obeys bidi controls: "Do ‮ton‬ share" would be edited as "Do not share". The form gets the text
+    without them (and without invisible characters), says so, and saving sends that text."""
+    serve_memory(page, [hostile_item("e-1", f"Do {RLO}ton\u202c share{_tags('x')}", agent=None)], [])
+    sign_in(page, new_user("edit-controls"))
+    sent: list[Any] = []
+
+    def answer(route: Any) -> None:
+        sent.append(route.request.post_data_json)
+        route.fulfill(json={"id": "e-1"})
+
+    page.route("**/v1/memory/e-1", answer)
+    page.locator(f"{ENTRIES} [data-action=edit]").click()
+    text = page.locator(f"{ENTRIES} [data-testid=edit-text]")
+    expect(text).to_have_value("Do ton share")
+    expect(page.locator(f"{ENTRIES} [data-testid=edit-left-out]")).to_have_text(re.compile(r"^This text holds 3 direction controls or invisible characters"))
+    expect(text).to_have_accessible_description(re.compile(r"3 direction controls"))
+    with page.expect_request("**/v1/memory/e-1"):
+        page.locator(f"{ENTRIES} button[type=submit]").click()
+    assert sent[0]["text"] == "Do ton share"
