@@ -123,8 +123,8 @@ async function decideAll(proposals, verdict) {
 /** Those decided elsewhere meanwhile, in words ("" when none). */
 function goneWords(result) {
   if (!result.gone) return "";
-  const them = `${plural(result.gone, "suggestion")} had`;
-  return ` ${them} already been decided elsewhere (in another tab or on another device), so nothing was done to ${result.gone === 1 ? "it" : "them"} here.`;
+  const one = result.gone === 1;
+  return ` ${plural(result.gone, "suggestion")} ${one ? "was" : "were"} no longer waiting (decided or forgotten in another tab or on another device), so nothing was done to ${one ? "it" : "them"} here.`;
 }
 
 /** What happened, in words: all of them, or how many of how many and why the others still wait. */

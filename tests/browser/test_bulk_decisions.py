@@ -167,8 +167,8 @@ def test_accept_all_in_a_stale_tab_does_not_call_one_decided_in_another_tab_a_fa
     settled(second)
     assert sorted(e["id"] for e in memory(live, token)["items"]) == sorted(ids)  # all three kept, none twice
     expect(second.locator("#status")).to_have_text(
-        "Accepted 2 suggestions: they are now in your memory. 1 suggestion had already been decided elsewhere"
-        " (in another tab or on another device), so nothing was done to it here.")
+        "Accepted 2 suggestions: they are now in your memory. 1 suggestion was no longer waiting"
+        " (decided or forgotten in another tab or on another device), so nothing was done to it here.")
     expect(second.locator("#status")).to_have_attribute("data-kind", "ok")
     expect(second.locator("[data-testid=bulk-failure]")).to_have_count(0)
 
