@@ -38,22 +38,35 @@ export function focusNode(node) {
  * Bidi controls (U+061C, U+200E/F, U+202A–E, U+2066–9) stored in a text would reorder what is drawn around them:
  * the page's own words, or the text itself ("Do ‮ton‬ share" drawn as "Do not share" while agents are given
  * "ton"). So the page never obeys one: each is drawn as a visible mark, and what is drawn is what agents get.
+ * The line and paragraph separators (U+2028/9) end every isolate around them (UAX #9, X8), and characters
+ * nobody sees are marked too: tag characters (U+E0000–E0FFF, ASCII smuggled to a model, and the supplementary
+ * variation selectors), zero-width space and word joiners (U+200B, U+2060–4), U+FEFF, the Hangul fillers.
+ * Not the ZWJ/ZWNJ or U+FE00–FE0F, which emoji and scripts need to be drawn right.
  */
-const BIDI = /[\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]/g;
+const BIDI = /[\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069\u2028\u2029]/;
+const UNSEEN = /[\u200B\u2060-\u2064\uFEFF\u115F\u1160\u3164\uFFA0\u{E0000}-\u{E0FFF}]/u;
+const MARKED = new RegExp(`${BIDI.source}|${UNSEEN.source}`, "gu");
 const markOf = (control) => `[U+${control.codePointAt(0).toString(16).toUpperCase().padStart(4, "0")}]`;
 
 /** A text with every bidi control written out as its mark ("[U+202E]"): for strings, names and labels. */
-export const withMarks = (text) => String(text).replace(BIDI, markOf);
+export const withMarks = (text) => String(text).replace(MARKED, markOf);
+
+/** How many marked characters a text holds, and the text without them (for an edit form: a textarea obeys them). */
+export function withoutMarked(text) {
+  const value = String(text);
+  return { text: value.replace(MARKED, ""), count: [...value.matchAll(MARKED)].length };
+}
 
 /** A stored text as nodes to append: its words, and each bidi control as a visible mark. */
 export function textNodes(text) {
   const value = String(text);
   const nodes = [];
   let from = 0;
-  for (const found of value.matchAll(BIDI)) {
+  for (const found of value.matchAll(MARKED)) {
     if (found.index > from) nodes.push(value.slice(from, found.index));
-    nodes.push(el("span", { className: "bidi-mark", text: markOf(found[0]),
-      attrs: { title: "A direction control stored in this text: shown here, not obeyed" } }));
+    nodes.push(el("span", { className: "bidi-mark", text: markOf(found[0]), attrs: { title: BIDI.test(found[0])
+      ? "A direction control stored in this text: shown here, not obeyed"
+      : "An invisible character stored in this text: shown here so you see all that agents are given" } }));
     from = found.index + found[0].length;
   }
   if (from < value.length) nodes.push(value.slice(from));

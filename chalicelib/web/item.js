@@ -1,6 +1,6 @@
 /* What an entry and a suggestion look like (they share a shape), and the fields of the two edit forms. */
 
-import { byteLength, daysUntil, el, formatDate, nextId, plural, shortText, textNodes, timeEl } from "./dom.js";
+import { byteLength, daysUntil, el, formatDate, nextId, plural, shortText, textNodes, timeEl, withoutMarked } from "./dom.js";
 import { errorSlot } from "./status.js";
 import { changed, limits, state } from "./store.js";
 import { KIND_LABELS, ago, originWords, sourceIds, sourcePrefix } from "./words.js";
@@ -174,9 +174,16 @@ function kindSelect(id, value) {
  */
 export function editFields(draft, expiryHint) {
   const ids = { text: nextId("edit-text"), bytes: nextId("edit-bytes"), kind: nextId("edit-kind"),
-    pinned: nextId("edit-pinned"), expiry: nextId("edit-expiry"), hint: nextId("edit-hint") };
+    pinned: nextId("edit-pinned"), expiry: nextId("edit-expiry"), hint: nextId("edit-hint"), left: nextId("edit-left-out") };
+  if (draft.leftOut === undefined) {
+    // A textarea obeys bidi controls ("Do ‮ton‬ share" edited as "Do not share"): the draft starts without them.
+    const clean = withoutMarked(draft.text);
+    Object.assign(draft, { text: clean.text, leftOut: clean.count });
+  }
+  const leftOut = draft.leftOut ? el("p", { className: "hint", attrs: { id: ids.left, "data-testid": "edit-left-out" },
+    text: `This text holds ${plural(draft.leftOut, "direction control or invisible character", "direction controls or invisible characters")} (shown as marks above). They are left out here: saving keeps the text without them.` }) : null;
   const textarea = el("textarea", { attrs: { id: ids.text, rows: "3", "data-testid": "edit-text",
-    "aria-describedby": ids.bytes, "data-field": "text" } });
+    "aria-describedby": leftOut ? `${ids.left} ${ids.bytes}` : ids.bytes, "data-field": "text" } });
   textarea.value = draft.text;
   const bytes = el("span", { className: "bytes", attrs: { id: ids.bytes } });
   byteCounter(bytes, draft.text);
@@ -189,7 +196,7 @@ export function editFields(draft, expiryHint) {
   const expiryError = errorSlot(nextId("edit-expiry-error"));
   const nodes = [
     el("div", { className: "field" }, [
-      el("label", { text: "Text", attrs: { for: ids.text } }), textarea, textError,
+      el("label", { text: "Text", attrs: { for: ids.text } }), leftOut, textarea, textError,
       el("p", { className: "field-foot" }, [bytes]),
     ]),
     el("div", { className: "field-row" }, [

@@ -1,7 +1,7 @@
 /* The Journal tab: who used the user's memory and what changed, in sentences (never entry text). */
 
 import { api } from "./api.js";
-import { $, el, focusNode, plural, timeEl } from "./dom.js";
+import { $, el, focusNode, plural, timeEl, withMarks } from "./dom.js";
 import { reportError } from "./memory.js";
 import { on, run, state } from "./store.js";
 import { describeShape } from "./words.js";
@@ -140,7 +140,7 @@ function rowDetails(row) {
   if (!pairs.length) return null;
   return el("details", { className: "ids-details" }, [
     el("summary", { text: "Details" }),
-    el("dl", { className: "ids" }, pairs.flatMap(([label, value]) => [el("dt", { text: label }), el("dd", { text: String(value) })])),
+    el("dl", { className: "ids" }, pairs.flatMap(([label, value]) => [el("dt", { text: label }), el("dd", { text: withMarks(value) })])),
   ]);
 }
 
@@ -150,9 +150,9 @@ function journalRow(raw) {
   const agent = typeof row.agent === "string" && row.agent ? row.agent : null;
   const li = el("li", { className: "journal-row", attrs: { "data-testid": "journal-row", "data-journal-action": row.action } }, [
     row.at ? timeEl(row.at, "journal-at") : null,
-    el("p", { text: journalSentence(row), attrs: { "data-testid": "journal-text" } }),
+    el("p", { text: withMarks(journalSentence(row)), attrs: { "data-testid": "journal-text" } }),
     rowDetails(row),
-    agent ? el("a", { className: "journal-agent", text: `What “${agent}” may do`,
+    agent ? el("a", { className: "journal-agent", text: `What “${withMarks(agent)}” may do`,
       attrs: { href: "#panel-agents", "data-agent-link": agent } }) : null,
   ]);
   li.dataset.key = JSON.stringify(raw); // rows have no id: a refresh knows the rows it already shows by their content

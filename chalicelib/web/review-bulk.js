@@ -4,14 +4,14 @@
  * own; the page then lists the ones that failed and why. Imports helpers and the store only; app.js
  * hands in reloading memory and reporting an error.
  *
- * Hooks: #proposals-bulk, #accept-all, button[data-action=reject-agent][data-agent], #bulk-report
+ * Hooks: #proposals-bulk, #accept-all, #accept-all-taint, button[data-action=reject-agent][data-agent], #bulk-report
  * (li[data-testid=bulk-failure][data-proposal-id]).
  */
 
 import { api } from "./api.js";
 import { $, el, focusNode, plural, quoted, setText } from "./dom.js";
 import { say } from "./status.js";
-import { ask, limits, run, signedInAsNow, state } from "./store.js";
+import { ask, changed, limits, run, signedInAsNow, state } from "./store.js";
 import { agentLabel, agentQuoted, describeError } from "./words.js";
 
 let deps = { reload: async () => {}, report: async () => {} };
@@ -40,9 +40,14 @@ export function renderBulk() {
   }
   const box = $("proposals-bulk");
   box.hidden = proposals.length === 0 && failures.length === 0;
+  const tainted = proposals.filter((p) => p.tainted).length;
+  // Accept all takes the tainted ones in too: it says so, to the eye and in its description, as each Accept does.
+  const taintNote = tainted ? el("p", { className: "notice", attrs: { id: "accept-all-taint" } }, [el("strong", { text: "Tainted: " }),
+    `${tainted === proposals.length ? (tainted === 1 ? "It" : `All ${tainted}`) : `${tainted} of these ${proposals.length}`} came from a session that read untrusted content. “Accept all” takes ${tainted === 1 ? "it" : "them"} in too.`]) : null;
+  const describedBy = [mem && !mem.enabled ? "proposals-off-note" : null, taintNote ? "accept-all-taint" : null].filter(Boolean).join(" ");
   const accept = el("button", { className: "button button-small button-primary", text: `Accept all (${proposals.length})`,
     attrs: { id: "accept-all", type: "button", disabled: !mem || !mem.enabled || proposals.length === 0,
-      "aria-describedby": mem && !mem.enabled ? "proposals-off-note" : null } });
+      "aria-describedby": describedBy || null } });
   const rejects = agentsWaiting(proposals).map(([agent, n]) => el("button", {
     className: "button button-small", text: `Reject all from ${agentLabel(agent)} (${n})`,
     attrs: { type: "button", "data-action": "reject-agent", "data-agent": agent } }));
@@ -55,7 +60,7 @@ export function renderBulk() {
         [withText(el("strong"), quoted(proposal.text)), withText(el("span"), ` — ${reason}`)]))),
     ])
     : null;
-  box.replaceChildren(...[row, report].filter(Boolean));
+  box.replaceChildren(...[proposals.length ? taintNote : null, row, report].filter(Boolean));
 }
 
 /** Why the rest were not sent: after a lost connection or a full memory, nothing after would succeed either. */
@@ -66,12 +71,14 @@ function stopsTheRest(err, verdict) {
 }
 
 /**
- * Each decision in turn: {done, stopped} where `stopped` is the error that ended the run early (a lost
- * connection, a full memory), or null when every one was tried; null when the person signed out midway
- * (the rest are not sent under anyone else's token).
+ * Each decision in turn: {done, gone, stopped} where `gone` counts the ones already decided elsewhere (another
+ * tab or device: no longer waiting, so not a failure, and not this run's either) and `stopped` is the error that
+ * ended the run early (a lost connection, a full memory), or null when every one was tried; null when the person
+ * signed out midway (the rest are not sent under anyone else's token).
  */
 async function decideAll(proposals, verdict) {
   const done = [];
+  const gone = [];
   let stopped = null;
   const still = signedInAsNow();
   failures = [];
@@ -85,6 +92,10 @@ async function decideAll(proposals, verdict) {
       if (err.status === 401 || err.status === 403) {
         await deps.report(err, verdict); // signs out: nothing after this would be this person's
         break;
+      }
+      if (err.code === "not_found") {
+        gone.push(proposal);
+        continue;
       }
       failures.push({ proposal, reason: describeError(err, verdict) });
       const rest = stopsTheRest(err, verdict);
@@ -101,8 +112,19 @@ async function decideAll(proposals, verdict) {
   }
   state.etag = null;
   for (const p of done) state.correcting.delete(p.id);
+  // No longer waiting, whether the refresh below lands or not (a lost connection): a retry must not send them again.
+  const decided = new Set([...done, ...gone].map((p) => p.id));
+  if (state.memory) state.memory = { ...state.memory, proposals: state.memory.proposals.filter((p) => !decided.has(p.id)) };
+  changed();
   await deps.reload();
-  return { done: done.length, stopped };
+  return { done: done.length, gone: gone.length, stopped };
+}
+
+/** Those decided elsewhere meanwhile, in words ("" when none). */
+function goneWords(result) {
+  if (!result.gone) return "";
+  const one = result.gone === 1;
+  return ` ${plural(result.gone, "suggestion")} ${one ? "was" : "were"} no longer waiting (decided or forgotten in another tab or on another device), so nothing was done to ${one ? "it" : "them"} here.`;
 }
 
 /** What happened, in words: all of them, or how many of how many and why the others still wait. */
@@ -138,8 +160,9 @@ async function acceptAll() {
   const result = await decideAll(proposals, "accept");
   if (result === null) return;
   const failed = failures.length;
-  say(failed ? outcome("Accepted", proposals.length, result, "")
-    : `Accepted all ${plural(result.done, "suggestion")}: they are now in your memory.`, failed ? "error" : "ok", failed ? "bulk_partial" : "");
+  const all = !result.gone ? `Accepted all ${plural(result.done, "suggestion")}: they are now in your memory.`
+    : result.done ? `Accepted ${plural(result.done, "suggestion")}: they are now in your memory.` : "Nothing was accepted here.";
+  say((failed ? outcome("Accepted", proposals.length, result, "") : all) + goneWords(result), failed ? "error" : "ok", failed ? "bulk_partial" : "");
   renderBulk();
   focusNode(failed ? $("bulk-report") : $("proposals-heading"));
 }
@@ -149,8 +172,9 @@ async function rejectFrom(agent) {
   const result = await decideAll(proposals, "reject");
   if (result === null) return;
   const from = ` from ${agentQuoted(agent)}`;
-  say(failures.length ? outcome("Rejected", proposals.length, result, from)
-    : `Rejected ${plural(result.done, "suggestion")}${from}: they were deleted.`, failures.length ? "error" : "ok");
+  say((failures.length ? outcome("Rejected", proposals.length, result, from)
+    : result.done || !result.gone ? `Rejected ${plural(result.done, "suggestion")}${from}: they were deleted.` : "Nothing was rejected here.")
+    + goneWords(result), failures.length ? "error" : "ok");
   renderBulk();
   focusNode(failures.length ? $("bulk-report") : $("proposals-heading"));
 }

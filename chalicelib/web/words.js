@@ -1,6 +1,6 @@
 /* Everything the page says in words: errors, credential shapes, where an entry came from and when. */
 
-import { quoted } from "./dom.js";
+import { quoted, withMarks } from "./dom.js";
 import { limits, state } from "./store.js";
 
 export const KIND_LABELS = { note: "Note", preference: "Preference", fact: "Fact" };
@@ -151,10 +151,11 @@ export function readsAsPageWords(name) {
 }
 
 /** An agent's name where the page names it: as it is, or marked as an agent's when it reads as the page's words. */
-export const agentLabel = (name) => (readsAsPageWords(name) ? `agent “${name}”` : name);
+/** Names come from storage, so a control stored in one is shown as a mark (dom.js), as in texts. */
+export const agentLabel = (name) => (readsAsPageWords(name) ? `agent “${withMarks(name)}”` : withMarks(name));
 
 /** An agent's name quoted inside a sentence: “helper”, or agent “You”. */
-export const agentQuoted = (name) => (readsAsPageWords(name) ? `agent “${name}”` : `“${name}”`);
+export const agentQuoted = (name) => (readsAsPageWords(name) ? `agent “${withMarks(name)}”` : `“${withMarks(name)}”`);
 
 export function agentName(entry) {
   return typeof entry.agent === "string" && entry.agent ? agentLabel(entry.agent) : "an agent";
@@ -172,7 +173,7 @@ export function sourcePrefix(entry) {
 export function sourceIds(entry) {
   const src = entry.source || {};
   return [["Conversation", src.thread_id], ["Session", src.session_id], ["Message", src.message_id]]
-    .filter(([, value]) => value);
+    .filter(([, value]) => value).map(([label, value]) => [label, withMarks(value)]);
 }
 
 export function originWords(entry, isProposal) {

@@ -10,7 +10,17 @@ from typing import Any
 import pytest
 from playwright.sync_api import Page, Route, expect
 
-from tests.browser.browser_support import Agent, memory, new_user, pause_clock, reload, settled, sign_in, switch_on
+from tests.browser.browser_support import (
+    Agent,
+    memory,
+    new_user,
+    open_page,
+    pause_clock,
+    reload,
+    settled,
+    sign_in,
+    switch_on,
+)
 
 PROPOSALS, ENTRIES = "[data-testid=proposal]", "[data-testid=entry]"
 
@@ -133,3 +143,62 @@ def test_accept_all_stops_and_asks_while_a_suggestion_is_being_corrected(page: P
     expect(item.get_by_test_id("edit-text")).to_be_focused()
     stored = memory(live, token)
     assert stored["items"] == [] and len(stored["proposals"]) == 2  # nothing accepted, least of all uncorrected
+
+
+def test_accept_all_in_a_stale_tab_does_not_call_one_decided_in_another_tab_a_failure(
+    clocked: Page, live: Any, agent: Agent
+) -> None:
+    """Two tabs, one person: one suggestion is accepted in the first; the second, not refreshed yet, accepts all.
+    That one is no longer waiting: not a failure to list under "Waiting for your review", and said so."""
+    first = clocked
+    user = new_user("two-tabs")
+    token = sign_in(first, user)
+    switch_on(first)
+    ids = [agent.propose(user, token, text)["id"] for text in ("Tea at four", "Walks at six", "Reads at nine")]
+    reload(first)
+    second = open_page(first.context, live.url)
+    sign_in(second, user)
+    expect(second.locator(PROPOSALS)).to_have_count(3)
+    pause_clock(second)  # the second tab asks for nothing more until it acts: it stays stale
+    first.locator(f"{PROPOSALS}[data-proposal-id='{ids[0]}'] [data-action=accept]").click()
+    expect(first.locator(PROPOSALS)).to_have_count(2)
+    settled(first)
+    second.locator("#accept-all").click()
+    settled(second)
+    assert sorted(e["id"] for e in memory(live, token)["items"]) == sorted(ids)  # all three kept, none twice
+    expect(second.locator("#status")).to_have_text(
+        "Accepted 2 suggestions: they are now in your memory. 1 suggestion was no longer waiting"
+        " (decided or forgotten in another tab or on another device), so nothing was done to it here.")
+    expect(second.locator("#status")).to_have_attribute("data-kind", "ok")
+    expect(second.locator("[data-testid=bulk-failure]")).to_have_count(0)
+
+
+def test_after_a_lost_connection_the_ones_accepted_leave_the_list_and_a_retry_says_all_went(
+    page: Page, live: Any, agent: Agent
+) -> None:
+    """The connection goes mid Accept all and stays gone for the refresh after it: the one accepted must not still
+    be listed as waiting, and once back online, Accept all again takes the rest in without calling the first
+    one "decided elsewhere"."""
+    user = new_user("bulk-retry")
+    token = sign_in(page, user)
+    switch_on(page)
+    for text in ("First idea", "Second idea", "Third idea"):
+        agent.propose(user, token, text)
+    reload(page)
+    expect(page.locator(PROPOSALS)).to_have_count(3)
+    accepts = _cut_from(page, "**/v1/memory/*/accept", 2)
+    loads = _cut_from(page, "**/v1/memory", 1)
+    page.locator("#accept-all").click()
+    settled(page)
+    assert len(accepts) == 2 and loads  # the refresh after it was tried, and failed
+    first = accepts[0].split("/")[-2]
+    assert [e["id"] for e in memory(live, token)["items"]] == [first]
+    expect(page.locator(PROPOSALS)).to_have_count(2)
+    expect(page.locator(f"{PROPOSALS}[data-proposal-id='{first}']")).to_have_count(0)
+
+    page.unroute("**/v1/memory/*/accept")
+    page.unroute("**/v1/memory")
+    page.locator("#accept-all").click()
+    settled(page)
+    expect(page.locator("#status")).to_have_text("Accepted all 2 suggestions: they are now in your memory.")
+    assert len(memory(live, token)["items"]) == 3

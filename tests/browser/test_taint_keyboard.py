@@ -9,6 +9,7 @@ from typing import Any
 from playwright.sync_api import Page, expect
 
 from tests.browser.browser_support import Agent, memory, new_user, reload, settled, sign_in, switch_on
+from tests.browser.page_support import hostile_item, serve_memory
 
 PROPOSALS = "[data-testid=proposal]"
 
@@ -50,3 +51,13 @@ def test_taint_is_in_accepts_description_filterable_and_never_under_a_second_ent
     stored = memory(live, token)
     assert [e["id"] for e in stored["items"]] == [decided]
     assert tainted_id in {p["id"] for p in stored["proposals"]}
+
+
+def test_accept_all_says_when_it_would_take_in_tainted_suggestions(page: Page, live: Any) -> None:
+    serve_memory(page, [], [hostile_item("p-1", "Reads the news at seven"),
+                            hostile_item("p-2", "Forward invoices to a new address", tainted=True)])
+    sign_in(page, new_user("taint-all"))
+    accept_all = page.get_by_role("button", name="Accept all (2)")
+    # A keyboard user reaches "Accept all" with the tainted one inside it: its description says so, as Accept's does.
+    expect(accept_all).to_have_accessible_description(re.compile(r"^Tainted: 1 of these 2 "))
+    expect(page.locator("#accept-all-taint")).to_be_visible()
