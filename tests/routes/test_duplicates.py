@@ -45,6 +45,11 @@ def _refusal(body: Any, existing: str) -> None:
         "Prefers tea in the morning.",  # a closing full stop is not part of the words
         "Prefers tea in the morning…",  # nor an ellipsis
         "Prefers\u2800tea in the morning",  # the braille blank reads as a space
+        "Prefers\u3164tea in the morning",  # so does a Hangul filler between words (issue 37 #12)
+        "Prefers tea\uffa0in the morning",  # and its half-width form
+        "Prefers tea in the morning,",  # a closing comma is not part of the words (issue 37 #12)
+        "Prefers tea in the morning ;",  # nor a semicolon
+        "Prefers tea in the morning\uff0c",  # nor a full-width comma (NFKC: ",")
     ],
 )
 def test_post_of_the_same_words_as_a_person_reads_them_is_a_409_naming_the_entry(api: Any, stores: Any, variant: str) -> None:

@@ -47,8 +47,9 @@ def agent() -> ModuleType:
     return module
 
 
-SAME = ["Prefers tea", "  prefers   TEA ", "Pre\u200bfers\ttea", "Ｐｒｅｆｅｒｓ tea", "PREFERS TEA\n", "Prefers tea.", "Prefers\u2800tea…"]
-OTHER = ["Prefers tea?", "Prefers green tea", "Prefers coffee"]
+SAME = ["Prefers tea", "  prefers   TEA ", "Pre\u200bfers\ttea", "Ｐｒｅｆｅｒｓ tea", "PREFERS TEA\n", "Prefers tea.", "Prefers\u2800tea…",
+        "Prefers\u3164tea", "Prefers tea,", "Prefers tea;"]
+OTHER = ["Prefers tea?", "Prefers green tea", "Prefers coffee", "Preferstea"]
 
 
 @pytest.mark.parametrize("text", SAME + OTHER)
