@@ -182,9 +182,11 @@ class _AcceptPlan:
         built = [removed[0], *created, *forgotten[:1]]
         released = [*forgotten[1:], *removed[1:]]
         self.releases[:] = range(len(built), len(built) + len(released))  # read by _insert_counted after each build
-        # The replaced entry's text key goes with it (last: the indices above stay), as in every forget.
-        shredded = self.stores.keyring.shred(user_id, [replaced.key_id]) if replaced is not None else []
-        return [*built, *released, *shredded]
+        # The replaced entry's text key goes with it (last: the indices above stay), as in every forget, and
+        # the forget gets its receipt as a single forget does (issue 37 #12).
+        if replaced is None:
+            return [*built, *released]
+        return [*built, *released, *stores.keyring.shred(user_id, [replaced.key_id]), receipt(stores, user_id, self.now)]
 
 
 def _replaced(stores: Stores, user_id: str, body: AcceptBody | None, now: Instant) -> StoredRef | None:

@@ -275,6 +275,21 @@ def test_accept_with_replaces_at_the_cap_forgets_the_old_entry_in_the_same_trans
     assert api.call("POST", "/v1/memory", "alice", {"text": "Prefers coffee"})[1]["code"] == "limit_reached"  # not a duplicate
 
 
+def test_accept_with_replaces_journals_the_replaced_entrys_forget_with_its_receipt(api: Any, stores: Any, clock: Any) -> None:
+    """The replaced entry is forgotten as finally as by DELETE, so it gets the same receipt (issue 37 #12)."""
+    api.turn_on("alice")
+    old = api.add("alice", "Prefers coffee")
+    proposal = add_proposal(stores, "alice", "Now prefers tea")
+    assert api.call("POST", f"/v1/memory/{proposal.id}/accept", "alice", {"replaces": old["id"]})[0] == 201
+    forgets = [r.public() for r in stores.journal.all("alice") if r.action == "keep.memory.forget"]
+    assert len(forgets) == 1
+    (row,) = forgets
+    assert row["unrecoverable_by"] > row["at"]
+    assert "coffee" not in repr(row) and "tea" not in repr(row)  # never the text
+    stored = stores.entries.raw_entry("alice", old["id"])
+    assert stored is None and api.call("DELETE", f"/v1/memory/{old['id']}", "alice")[0] == 404
+
+
 def test_replacing_an_entry_with_the_same_words_keeps_one_fingerprint(api: Any, stores: Any) -> None:
     api.turn_on("alice")
     old = api.add("alice", TEA)
