@@ -99,7 +99,7 @@ def forget_counted(
     wanted: set[str] = set()
     for _ in range(_ROUNDS):
         removals, text_ids = _stored(stores, user_id, now, plan)
-        wanted |= {item_id for kind, item_id, _ in removals if kind in ("entry", "proposal")}
+        wanted |= {item_id for kind, item_id, _ in removals if kind in ("entry", "proposal", "slot")}
         if not removals:
             break
         # Keys first: refused, this is a 503 before any item went (the texts whose keys did go are absent
@@ -132,7 +132,9 @@ def _stored(stores: Stores, user_id: str, now: Instant, plan: Forgetting) -> tup
     _, entries, entry_prints = stores.entries.stored_all(user_id)
     proposals, proposal_prints = stores.proposals.stored_all(user_id)
     removals: list[Removal] = [("entry", e.id, not e.is_expired(now.epoch)) for e in entries if plan.wants(e)]
-    removals += [("proposal", p.id, False) for p in proposals if plan.wants(p)]
+    # A duplicate's waiting slot (storage/proposals.py) is deleted and uncounted with them, but is no proposal
+    # the person ever saw: the journal's counts and `deleted` leave it out.
+    removals += [("slot" if p.slot else "proposal", p.id, False) for p in proposals if plan.wants(p)]
     kept = {r.key_id for r in (*entries, *proposals) if not plan.shreds(r)}
     text_ids = {r.key_id for r in (*entries, *proposals) if plan.shreds(r) and r.key_id and r.key_id not in kept}
     if plan.agent is None:
@@ -144,7 +146,7 @@ def _stored(stores: Stores, user_id: str, now: Instant, plan: Forgetting) -> tup
 def _delete(stores: Stores, user_id: str, kind: str, item_id: str, plan: Forgetting) -> dict[str, Any]:
     if kind == "entry":
         return plan.delete(stores.entries.delete_stored(user_id, item_id))
-    if kind == "proposal":
+    if kind in ("proposal", "slot"):
         return plan.delete(stores.proposals.delete_waiting(user_id, item_id))
     if kind == ENTRY_PRINT:
         return stores.entries.fingerprints.delete_any(user_id, item_id)
@@ -176,7 +178,8 @@ def _delete_in_chunks(
         live = sum(1 for kind, _, is_live in part if kind == "entry" and is_live)
         proposals = sum(1 for kind, *_ in part if kind == "proposal")
         actions: list[dict[str, Any]] = [_delete(stores, user_id, kind, item_id, plan) for kind, item_id, _ in part]
-        actions.append(stores.entries.release_counts(user_id, active=entries, waiting=proposals))
+        slots = sum(1 for kind, *_ in part if kind == "slot")
+        actions.append(stores.entries.release_counts(user_id, active=entries, waiting=proposals + slots))
         counts = {"entries": live, "proposals": proposals}
         actions.append(stores.journal.add_counts(user_id, plan.action, now.iso, row_id, counts, plan.details))
         transact(stores.client, actions)
