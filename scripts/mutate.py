@@ -226,7 +226,7 @@ MUTATIONS: tuple[Mutation, ...] = (
         "DELETE /v1/memory leaves waiting proposals behind",
         ("tests/routes/test_user_api.py",),
         (Edit("chalicelib/services/forget_all.py",
-              '    removals += [("proposal", p.id, False) for p in proposals if plan.wants(p)]\n', ""),),
+              '    removals += [("slot" if p.slot else "proposal", p.id, False) for p in proposals if plan.wants(p)]\n', ""),),
     ),
     Mutation(
         "session_cap_six",
@@ -538,7 +538,7 @@ MUTATIONS: tuple[Mutation, ...] = (
         "comparison_keeps_case",
         "texts are compared without case folding: 'PREFERS TEA' is stored beside 'Prefers tea'",
         (DUPLICATES,),
-        (Edit("chalicelib/comparison.py", 'unicodedata.normalize("NFKC", readable(text).casefold())', 'unicodedata.normalize("NFKC", readable(text))'),),
+        (Edit("chalicelib/comparison.py", 'readable(_FILLERS.sub(" ", text)).casefold())', 'readable(_FILLERS.sub(" ", text)))'),),
     ),
     Mutation(
         "fingerprint_is_a_plain_hash",

@@ -20,6 +20,7 @@ from chalicelib.models import KINDS, MAX_WAITING_PROPOSALS, Entry, Source, new_i
 from chalicelib.services.orphans import recount_waiting
 from chalicelib.storage.dynamo import TransactionCancelled, transact
 from chalicelib.storage.events import PENDING, AgentEvent
+from chalicelib.storage.fingerprints import stale_owner
 from chalicelib.text_rules import refusal_reason
 
 logger = get_logger("personal_memory.consumer")
@@ -125,7 +126,8 @@ def propose(stores: Stores, event: AgentEvent) -> str:
         text_id=event.text_id,  # the text's life goes on under the event's key
     )
     recounted, masked = False, False
-    for _ in range(KEY_RETRIES + 3):
+    stale: dict[int, str] = {}  # a fingerprint's dead holder, by the action that met it: taken over on the next try
+    for _ in range(KEY_RETRIES + 4):
         actions = [
             stores.events.settle(event.session_id, event.event_id, {"type": PROPOSED, "proposal_id": proposal.id}, now.iso),
             stores.sessions.count_proposal(event.session_id),
@@ -136,6 +138,8 @@ def propose(stores: Stores, event: AgentEvent) -> str:
             *(_masked(stores, event, proposal, now) if masked else
               stores.proposals.put_unique(proposal, entries_check=stores.entries.fingerprints.check_free, now_epoch=now.epoch)),
         ]
+        for index, owner in stale.items() if not masked else ():
+            actions[index] = (stores.proposals if index == _CLAIM else stores.entries).fingerprints.taken_over(actions[index], owner)
         guarded = stores.keyring.guard(actions)  # ... which must still be current when this lands
         try:
             transact(stores.client, guarded)
@@ -158,17 +162,19 @@ def propose(stores: Stores, event: AgentEvent) -> str:
                 return _refuse(stores, event, "waiting_cap" if over else "memory_off", user_id, now, session.agent)
             if any(exc.failed(index) for index in range(len(actions), len(guarded))):
                 continue  # a forget-all destroyed the key meanwhile: seal again under the new one
-            if masked:
+            if masked or not (exc.failed(_CLAIM) or exc.failed(_CHECK)):
                 raise
-            if exc.failed(_CLAIM) and stores.proposals.holder(user_id, stores.proposals.fingerprints.met(stores.client, exc, _CLAIM, actions[_CLAIM])):
-                masked = True  # the same words already wait: told as proposed, holding a slot (module docstring)
-                continue
-            if exc.failed(_CHECK) and stores.entries.holder(user_id, stores.entries.fingerprints.met(stores.client, exc, _CHECK, actions[_CHECK]), now.epoch):
-                masked = True  # the same words are already kept
-                continue
-            if exc.failed(_CLAIM) or exc.failed(_CHECK):
-                continue  # a stale fingerprint was cleared: try again
-            raise
+            if exc.failed(_CLAIM):
+                met = stores.proposals.fingerprints.met(stores.client, exc, _CLAIM, actions[_CLAIM])
+                masked = stores.proposals.holder(user_id, met) is not None  # the same words already wait
+                if (dead := stale_owner(met)) is not None and not masked:
+                    stale[_CLAIM] = dead
+            if exc.failed(_CHECK) and not masked:
+                met = stores.entries.fingerprints.met(stores.client, exc, _CHECK, actions[_CHECK])
+                masked = stores.entries.holder(user_id, met, now.epoch) is not None  # the same words are already kept
+                if (dead := stale_owner(met)) is not None and not masked:
+                    stale[_CHECK] = dead
+            continue  # a duplicate: told as proposed, holding a slot (`_masked`); or a stale fingerprint, taken over
         if masked:
             stores.keyring.forget_cached(user_id, [event.text_id])
             count("ProposalsRefused", ("Reason", "duplicate"))

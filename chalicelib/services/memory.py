@@ -30,6 +30,7 @@ from chalicelib.services.shredding import receipt
 from chalicelib.storage.dynamo import TransactionCancelled, transact
 from chalicelib.storage.entry_edits import EntryChange
 from chalicelib.storage.entry_items import StoredRef
+from chalicelib.storage.fingerprints import stale_owner
 from chalicelib.text_rules import accepted_text
 
 if TYPE_CHECKING:  # request bodies are pydantic models; pydantic loads only when a body is parsed
@@ -226,7 +227,7 @@ def _insert_counted(
     The text is sealed by `build()` and the transaction checks its key is still the user's: if a
     concurrent forget-all destroyed it, the actions are built (sealed) again under the new key. The
     fingerprint claim at `claim_index` refuses a duplicate (`duplicate`, naming the entry that holds the
-    words) unless that fingerprint turns out stale, which is then cleared and the write tried again.
+    words) unless that fingerprint turns out stale: the write is tried again, taking it over.
     """
     refusals, release = 0, True
     built = build(release)
@@ -252,7 +253,9 @@ def _insert_counted(
                 holder = stores.entries.holder(user_id, met, now.epoch)
                 if holder is not None:
                     raise Duplicate(holder) from exc
-                continue  # a stale fingerprint was cleared
+                if (stale := stale_owner(met)) is not None:  # taken over from its dead holder, in this write
+                    built[claim_index] = stores.entries.fingerprints.taken_over(built[claim_index], stale)
+                continue
             if release and releases and any(exc.failed(index) for index in releases):
                 release = False  # another item holds a fingerprint this would release (damaged storage): leave it
                 built = build(release)

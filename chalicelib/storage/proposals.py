@@ -123,14 +123,16 @@ class ProposalsRepository:
 
     def holder(self, user_id: str, met: dict[str, Any] | None) -> str | None:
         """The waiting proposal holding the fingerprint item `met` (a refused claim's item); None when that
-        fingerprint is stale (its proposal gone or holding other words): then it is deleted here."""
+        fingerprint is stale (its proposal gone, holding other words, or its text's key gone: restored after its
+        reject), and the write may take it over (`fingerprints.taken_over`)."""
         found = fingerprint_from_item(met)
         if found is None:
             return None
         held = self.stored_one(user_id, found.owner) if found.owner else None
-        if held is not None and held.fingerprint == found.fingerprint:
+        if held is not None and held.key_live and held.fingerprint == found.fingerprint:
             return held.id
-        self.fingerprints.drop_if_stale(self._client, user_id, found)
+        if not found.owner:
+            self.fingerprints.drop_if_stale(self._client, user_id, found)  # names nobody: no takeover can name it
         return None
 
     def stored_one(self, user_id: str, proposal_id: str) -> StoredRef | None:
