@@ -59,6 +59,7 @@ def forget_agent(stores: Stores, user_id: str, agent: str, session_id: str | Non
     now = instant(stores.clock)
     details: dict[str, Any] = {"agent": agent} | ({"session_id": session_id} if session_id is not None else {})
     plan = Forgetting(FORGET_ACTION, details, agent=agent, session_id=session_id)
+    forget_pending(stores, user_id, agent, session_id, now.iso)
     deleted = {"entries": 0, "proposals": 0, "transactions": 0}
     try:
         forget_counted(stores, user_id, now, secrets.token_hex(6), deleted, plan)
@@ -101,3 +102,12 @@ def agent_rows(stored: tuple[AgentGrant, ...], live: list[Entry], proposals: lis
 
 def _agent_of(item: Entry) -> str | None:
     return item.agent if item.origin == "agent" and is_agent_name(item.agent) else None
+
+
+def forget_pending(stores: Stores, user_id: str, agent: str, session_id: str | None, now_iso: str) -> None:
+    """Before the writes go: the agent's (or the session's) events posted until now and still pending are refused
+    `agent_forgotten` when the consumer meets them (a retry, a redrive), never made suggestions (issue 37 #12)."""
+    if session_id is None:
+        stores.agents.forget_before(stores.client, user_id, agent, now_iso)
+    else:
+        stores.sessions.forget_before(session_id, user_id, agent, now_iso)

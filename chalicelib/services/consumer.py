@@ -130,16 +130,18 @@ def propose(stores: Stores, event: AgentEvent) -> str:
     for _ in range(KEY_RETRIES + 4):
         actions = [
             stores.events.settle(event.session_id, event.event_id, {"type": PROPOSED, "proposal_id": proposal.id}, now.iso),
-            stores.sessions.count_proposal(event.session_id),
+            stores.sessions.count_proposal(event.session_id, event.created_at),  # its cap, and not forgotten since
             stores.entries.take_waiting_slot(user_id),
-            stores.agents.admit_proposal(user_id, session.agent, now.iso),  # the user's grant: no read needed
+            stores.agents.admit_proposal(user_id, session.agent, now.iso, event.created_at),  # the user's grant: no read needed
             # sealed here, under the user's current key: [4] Put, [5] claim its fingerprint, [6] no live entry has it;
             # or, for a duplicate, [4] the waiting slot it holds instead, its journal row and its text key's deletion
             *(_masked(stores, event, proposal, now) if masked else
               stores.proposals.put_unique(proposal, entries_check=stores.entries.fingerprints.check_free, now_epoch=now.epoch)),
         ]
-        for index, owner in stale.items() if not masked else ():
-            actions[index] = (stores.proposals if index == _CLAIM else stores.entries).fingerprints.taken_over(actions[index], owner)
+        if _CLAIM in stale and not masked:
+            actions[_CLAIM] = stores.proposals.fingerprints.taken_over(actions[_CLAIM], stale[_CLAIM])
+        if _CHECK in stale and not masked:
+            actions[_CHECK] = stores.entries.fingerprints.taken_over(actions[_CHECK], stale[_CHECK])
         guarded = stores.keyring.guard(actions)  # ... which must still be current when this lands
         try:
             transact(stores.client, guarded)
@@ -147,10 +149,8 @@ def propose(stores: Stores, event: AgentEvent) -> str:
         except TransactionCancelled as exc:
             if exc.failed(0):
                 return "replayed"  # already handled by an earlier delivery
-            if exc.failed(_ADMIT):
-                return _refuse(stores, event, "agent_blocked", user_id, now, session.agent)
-            if exc.failed(1):
-                return _refuse(stores, event, "session_cap", user_id, now, session.agent)
+            if exc.failed(_ADMIT) or exc.failed(1):
+                return _refuse(stores, event, _why_not_admitted(stores, exc, event, user_id, session.agent), user_id, now, session.agent)
             if exc.failed(2):
                 state = stores.entries.get_state(user_id)
                 if state.enabled and state.waiting >= MAX_WAITING_PROPOSALS and not recounted:
@@ -182,6 +182,14 @@ def propose(stores: Stores, event: AgentEvent) -> str:
             count("ProposalsCreated")
         return PROPOSED
     raise RuntimeError("the user's key changed during every attempt")  # the record fails and is retried
+
+
+def _why_not_admitted(stores: Stores, exc: TransactionCancelled, event: AgentEvent, user_id: str, agent: str) -> str:
+    """`agent_forgotten` when the user forgot the agent's (or the session's) writes after the event was posted
+    (it was still pending: a retry, a redrive), else `agent_blocked` or `session_cap` (a refusal path: reads)."""
+    if exc.failed(_ADMIT):
+        return "agent_forgotten" if stores.agents.forgot_before(stores.client, user_id, agent, event.created_at) else "agent_blocked"
+    return "agent_forgotten" if stores.sessions.forgot_before(event.session_id, event.created_at) else "session_cap"
 
 
 def _masked(stores: Stores, event: AgentEvent, proposal: Entry, now: Instant) -> list[dict[str, Any]]:

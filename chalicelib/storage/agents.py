@@ -17,6 +17,7 @@ from chalicelib.models import AgentGrant
 from chalicelib.storage import dynamo
 
 AGENT_PREFIX = "a#"
+FORGOTTEN_AT = "forgotten_at"  # when the user last forgot the agent's writes (POST /v1/agents/{id}/forget)
 _AGENT = re.compile(IDENTIFIER_PATTERN)
 _INSTANT = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{6})?Z")
 
@@ -96,7 +97,29 @@ class AgentsRepository:
             }
         }
 
-    def admit_proposal(self, user_id: str, agent: str, now_iso: str) -> dict[str, Any]:
+    def forget_before(self, client: Any, user_id: str, agent: str, now_iso: str) -> None:
+        """The user forgot this agent's writes now (one UpdateItem), so its events posted until now and still
+        pending (a stream retry, a later redrive) are refused `agent_forgotten`, never turned into suggestions.
+
+        Only on a row that exists: every admitted proposal writes one, so an agent without a row never got a
+        suggestion through (a forget must not add an agent to the person's list).
+        """
+        dynamo.update_if(
+            client,
+            TableName=self.table,
+            Key=self._key(user_id, agent),
+            UpdateExpression=f"SET {FORGOTTEN_AT} = :t",
+            ConditionExpression="attribute_exists(sk)",
+            ExpressionAttributeValues=dynamo.values(t=now_iso),
+        )
+
+    def forgot_before(self, client: Any, user_id: str, agent: str, posted_at: str) -> bool:
+        """Whether the user forgot this agent's writes after `posted_at` (one GetItem: a refusal path only)."""
+        raw = client.get_item(TableName=self.table, Key=self._key(user_id, agent), ConsistentRead=True).get("Item")
+        forgotten = dynamo.load(raw).get(FORGOTTEN_AT) if raw else None
+        return isinstance(forgotten, str) and posted_at <= forgotten
+
+    def admit_proposal(self, user_id: str, agent: str, now_iso: str, posted_at: str) -> dict[str, Any]:
         """The proposal's gate and its receipt: fails when the user turned `propose` off for this agent.
 
         In the proposal's own transaction, so the grant costs no read: the condition is the check.
@@ -108,9 +131,10 @@ class AgentsRepository:
                 "TableName": self.table,
                 "Key": self._key(user_id, agent),
                 "UpdateExpression": "SET last_proposal_at = :t",
-                "ConditionExpression": "attribute_not_exists(#p) OR #p = :on",
+                # ... and the event was posted after the user last forgot this agent's writes (issue 37 #12)
+                "ConditionExpression": f"(attribute_not_exists(#p) OR #p = :on) AND (attribute_not_exists({FORGOTTEN_AT}) OR {FORGOTTEN_AT} < :posted)",
                 "ExpressionAttributeNames": {"#p": "propose"},
-                "ExpressionAttributeValues": dynamo.values(t=now_iso, on=True),
+                "ExpressionAttributeValues": dynamo.values(t=now_iso, on=True, posted=posted_at),
             }
         }
 
