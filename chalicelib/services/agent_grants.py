@@ -64,9 +64,10 @@ def forget_agent(stores: Stores, user_id: str, agent: str, session_id: str | Non
     try:
         forget_counted(stores, user_id, now, secrets.token_hex(6), deleted, plan)
     except Unavailable as exc:
+        # `deleted`: what can no longer be read, deleted or only its key gone (journaled as `unreadable`).
         raise Unavailable(
             "The service got busy before everything from this agent was forgotten: try again to forget the rest.",
-            deleted=deleted["entries"] + deleted["proposals"],
+            deleted=max(deleted["entries"] + deleted["proposals"], deleted.get("unreadable", 0)),
         ) from exc
     return {"deleted": deleted["entries"] + deleted["proposals"]}
 

@@ -104,8 +104,14 @@ def forget_counted(
             break
         # Keys first: refused, this is a 503 before any item went (the texts whose keys did go are absent
         # everywhere from now on; a retry deletes them, counted). Then no text of these opens again,
-        # whatever happens to the deletions below.
+        # whatever happens to the deletions below. An agent's forget then journals them (issue 37 #12): if the
+        # deletions are refused, its row and its 503 still say how many texts can no longer be read.
         stores.keyring.shred_now(user_id, text_ids)
+        if plan.agent is not None and text_ids:
+            counts = {"unreadable": len(text_ids), "entries": 0, "proposals": 0}
+            transact(stores.client, [stores.journal.add_counts(user_id, plan.action, now.iso, row_id, counts, plan.details)])
+            deleted["unreadable"] = deleted.get("unreadable", 0) + len(text_ids)
+            deleted["transactions"] += 1  # the row exists: no zero row below
         try:
             _delete_in_chunks(stores, user_id, removals, now, row_id, deleted, plan)
             break

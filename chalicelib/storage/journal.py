@@ -19,6 +19,7 @@ ALLOWED_DETAILS = frozenset(
         "count", "entries", "proposals", "enabled", "session_id", "agent", "operator", "operation",
         "request_id", "reason", "entry_id", "read", "propose",
         "unrecoverable_by",  # a forget's receipt (services/shredding.py)
+        "unreadable",  # an agent's forget: how many texts' keys it deleted (issue 37 #12)
     }
 )
 
