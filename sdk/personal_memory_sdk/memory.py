@@ -28,7 +28,7 @@ def comparable(text: str) -> str:
     trimmed, closing full stops, ellipses, commas and semicolons dropped ("İ" folds to "i").
     A Hangul filler reads as a space.
     The service also unmasks look-alike letters of other scripts; an agent that misses such a
-    disguise only gets its proposal refused `duplicate`, which `EventOutcome.duplicate` reports.
+    disguise is told its proposal was made, and nothing is added (the person's journal says why).
     """
     visible = "".join(" " if c in _FILLERS else c for c in text if unicodedata.category(c) != "Cf")
     folded = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", visible).casefold())
