@@ -192,7 +192,7 @@ MUTATIONS: tuple[Mutation, ...] = (
         "an agent the user stopped suggesting still gets its proposals through",
         (AGENT_GRANTS,),
         (Edit("chalicelib/services/consumer.py",
-              "            stores.agents.admit_proposal(user_id, session.agent, now.iso),  # the user's grant: no read needed\n",
+              "            stores.agents.admit_proposal(user_id, session.agent, now.iso, event.created_at),  # the user's grant: no read needed\n",
               ""),),
     ),
     Mutation(
