@@ -116,7 +116,7 @@ class ProposalsRepository:
         """Transaction action: a waiting slot held for a duplicate, named after its agent and session so forgetting
         them deletes it, until `until` (epoch seconds), after which the waiting cap's recount deletes it."""
         item = {
-            "user_id": user_id, "sk": PROPOSAL_PREFIX + slot_id, SLOT_ATTRIBUTE: True, "origin": "agent", "agent": agent,
+            "user_id": user_id, "sk": PROPOSAL_PREFIX + slot_id, "id": slot_id, SLOT_ATTRIBUTE: True, "origin": "agent", "agent": agent,
             "src_session": session_id, "created_at": now_iso, EXPIRY_ATTRIBUTE: until,
         }
         return {"Put": {"TableName": self.table, "Item": dynamo.dump(item), "ConditionExpression": "attribute_not_exists(sk)"}}
