@@ -12,8 +12,9 @@ The stored text is always what the user typed; only the checks look at these vie
   ``\\x41`` escapes, HTML entities, each up to three times nested) and, after a word such as
   'key' or 'token', the separators written between a token's groups (``AKIA-QW3R-…``,
   ``ghp_|aB3d|…``) removed: each layer's result, or nothing when there was nothing to undo;
-- ``is_blank`` / ``bad_control``: text with nothing visible is empty; control characters other than
-  tab and newline (and the CR of a CRLF) are refused.
+- ``is_blank`` / ``bad_control`` / ``bidi_control``: text with nothing visible is empty; control characters
+  other than tab and newline (and the CR of a CRLF) are refused, and so are the bidirectional
+  embedding, override and isolate controls (issue 37 #15).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from importlib import resources
 
 from chalicelib.rejoin import rejoined, rejoined_views
 
-__all__ = ["bad_control", "decoded_views", "is_blank", "readable", "rejoined", "rejoined_views"]
+__all__ = ["bad_control", "bidi_control", "decoded_views", "is_blank", "readable", "rejoined", "rejoined_views"]
 
 # Default_Ignorable_Code_Point (Unicode DerivedCoreProperties.txt) and general category Cf: Hangul
 # fillers, variation selectors, zero-width and bidi controls, soft hyphen, tags. tests check this
@@ -43,6 +44,11 @@ _INVISIBLE = re.compile(f"[{_INVISIBLE_CLASS}]+")
 _BLANK = re.compile(f"[\\s\u2800{_INVISIBLE_CLASS}]*")
 # C0/C1 controls and DEL, except tab, newline and the CR of a CRLF.
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]|\r(?!\n)")
+# Bidirectional embeddings, overrides and isolates (LRE RLE PDF LRO RLO, LRI RLI FSI PDI) reorder what is
+# shown around them: after U+202E a page shows "Do ton share" as "Do not share" while agents are given the
+# stored words. The marks (U+200E, U+200F, U+061C) are kept: they move no word, and right-to-left text
+# copied from other apps carries them.
+_BIDI_CONTROL = re.compile("[\u202a-\u202e\u2066-\u2069]")
 
 
 def is_blank(text: str) -> bool:
@@ -53,6 +59,11 @@ def is_blank(text: str) -> bool:
 def bad_control(text: str) -> bool:
     """A control character other than tab and newline (NUL, escape, a lone CR...)."""
     return _CONTROL.search(text) is not None
+
+
+def bidi_control(text: str) -> bool:
+    """A bidirectional embedding, override or isolate control (U+202A-U+202E, U+2066-U+2069)."""
+    return _BIDI_CONTROL.search(text) is not None
 
 
 # --- look-alike letters -----------------------------------------------------------------------

@@ -194,7 +194,7 @@ MUTATIONS: tuple[Mutation, ...] = (
         "an agent the user stopped suggesting still gets its proposals through",
         (AGENT_GRANTS,),
         (Edit("chalicelib/services/consumer.py",
-              "            stores.agents.admit_proposal(user_id, session.agent, now.iso),  # the user's grant: no read needed\n",
+              "            stores.agents.admit_proposal(user_id, session.agent, now.iso, event.created_at),  # the user's grant: no read needed\n",
               ""),),
     ),
     Mutation(
@@ -228,7 +228,7 @@ MUTATIONS: tuple[Mutation, ...] = (
         "DELETE /v1/memory leaves waiting proposals behind",
         ("tests/routes/test_user_api.py",),
         (Edit("chalicelib/services/forget_all.py",
-              '        removals += [Removal("proposal", p.id) for p in proposals]\n', ""),),
+              '        removals += [Removal("slot" if p.slot else "proposal", p.id) for p in proposals]\n', ""),),
     ),
     Mutation(
         "session_cap_six",
@@ -540,7 +540,7 @@ MUTATIONS: tuple[Mutation, ...] = (
         "comparison_keeps_case",
         "texts are compared without case folding: 'PREFERS TEA' is stored beside 'Prefers tea'",
         (DUPLICATES,),
-        (Edit("chalicelib/comparison.py", 'unicodedata.normalize("NFKC", readable(text).casefold())', 'unicodedata.normalize("NFKC", readable(text))'),),
+        (Edit("chalicelib/comparison.py", 'readable(_FILLERS.sub(" ", text)).casefold())', 'readable(_FILLERS.sub(" ", text)))'),),
     ),
     Mutation(
         "fingerprint_is_a_plain_hash",

@@ -95,16 +95,18 @@ def forget_agent(stores: Stores, user_id: str, agent: str, session_id: str | Non
     details: dict[str, Any] = {"agent": agent} | ({"session_id": session_id} if session_id is not None else {})
     spellings, had_items = _spellings(stores, user_id, agent)
     plan = Forgetting(FORGET_ACTION, details, agent=agent, session_id=session_id, spellings=spellings)
+    if had_items:  # its row first: it stays listed (to block next), and carries the cut-off below
+        _keep_listed(stores, user_id, agent)
+    forget_pending(stores, user_id, agent, session_id, now.iso)
     deleted = {"entries": 0, "proposals": 0, "transactions": 0}
     try:
         forget_counted(stores, user_id, now, secrets.token_hex(6), deleted, plan)
     except Unavailable as exc:
+        # `deleted`: what can no longer be read, deleted or only its key gone (journaled as `unreadable`).
         raise Unavailable(
             "The service got busy before everything from this agent was forgotten: try again to forget the rest.",
-            deleted=deleted["entries"] + deleted["proposals"],
+            deleted=max(deleted["entries"] + deleted["proposals"], deleted.get("unreadable", 0)),
         ) from exc
-    if had_items:
-        _keep_listed(stores, user_id, agent)
     return {"deleted": deleted["entries"] + deleted["proposals"]}
 
 
@@ -198,3 +200,12 @@ def _cursor_position(cursor: str) -> tuple[str, str]:
 
 def _agent_of(item: Entry) -> str | None:
     return item.agent if item.origin == "agent" and is_agent_name(item.agent) else None
+
+
+def forget_pending(stores: Stores, user_id: str, agent: str, session_id: str | None, now_iso: str) -> None:
+    """Before the writes go: the agent's (or the session's) events posted until now and still pending are refused
+    `agent_forgotten` when the consumer meets them (a retry, a redrive), never made suggestions (issue 37 #12)."""
+    if session_id is None:
+        stores.agents.forget_before(stores.client, user_id, agent, now_iso)
+    else:
+        stores.sessions.forget_before(session_id, user_id, agent, now_iso)

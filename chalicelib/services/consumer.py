@@ -21,6 +21,7 @@ from chalicelib.services.agent_rows import fold_rows
 from chalicelib.services.orphans import recount_waiting
 from chalicelib.storage.dynamo import TransactionCancelled, transact
 from chalicelib.storage.events import PENDING, AgentEvent
+from chalicelib.storage.fingerprints import stale_owner
 from chalicelib.text_rules import refusal_reason
 
 logger = get_logger("personal_memory.consumer")
@@ -28,6 +29,9 @@ logger = get_logger("personal_memory.consumer")
 PROPOSED, REFUSED = "memory.proposed", "memory.proposal_refused"
 CAP_REASONS = {"session_cap": "session_proposals", "waiting_cap": "waiting_proposals"}
 KEY_RETRIES = 2  # a key destroyed between sealing and writing (a concurrent forget-all)
+# How long a duplicate holds the waiting slot it takes (the event that made it lives as long): after that, the
+# waiting cap's recount frees it, so duplicates cannot lock the person's list for ever (docs/agents.md).
+SLOT_SECONDS = 30 * 86_400
 _ADMIT = 3  # the proposal transaction's action that checks the user's grant for the agent
 _CLAIM, _CHECK = 5, 6  # its fingerprint's claim (no waiting proposal says the same) and check (nor an active entry)
 
@@ -126,16 +130,23 @@ def propose(stores: Stores, event: AgentEvent) -> str:
         agent=session.agent,
         text_id=event.text_id,  # the text's life goes on under the event's key
     )
-    recounted = folded = False
-    for _ in range(KEY_RETRIES + 3):
+    recounted = folded = masked = False
+    stale: dict[int, str] = {}  # a fingerprint's dead holder, by the action that met it: taken over on the next try
+    for _ in range(KEY_RETRIES + 5):
         actions = [
             stores.events.settle(event.session_id, event.event_id, {"type": PROPOSED, "proposal_id": proposal.id}, now.iso),
-            stores.sessions.count_proposal(event.session_id),
+            stores.sessions.count_proposal(event.session_id, event.created_at),  # its cap, and not forgotten since
             stores.entries.take_waiting_slot(user_id),
-            stores.agents.admit_proposal(user_id, session.agent, now.iso),  # the user's grant: no read needed
-            # sealed here, under the user's current key: [4] Put, [5] claim its fingerprint, [6] no live entry has it
-            *stores.proposals.put_unique(proposal, entries_check=stores.entries.fingerprints.check_free, now_epoch=now.epoch),
+            stores.agents.admit_proposal(user_id, session.agent, now.iso, event.created_at),  # the user's grant: no read needed
+            # sealed here, under the user's current key: [4] Put, [5] claim its fingerprint, [6] no live entry has it;
+            # or, for a duplicate, [4] the waiting slot it holds instead, its journal row and its text key's deletion
+            *(_masked(stores, event, proposal, now) if masked else
+              stores.proposals.put_unique(proposal, entries_check=stores.entries.fingerprints.check_free, now_epoch=now.epoch)),
         ]
+        if _CLAIM in stale and not masked:
+            actions[_CLAIM] = stores.proposals.fingerprints.taken_over(actions[_CLAIM], stale[_CLAIM])
+        if _CHECK in stale and not masked:
+            actions[_CHECK] = stores.entries.fingerprints.taken_over(actions[_CHECK], stale[_CHECK])
         guarded = stores.keyring.guard(actions)  # ... which must still be current when this lands
         try:
             transact(stores.client, guarded)
@@ -143,10 +154,8 @@ def propose(stores: Stores, event: AgentEvent) -> str:
         except TransactionCancelled as exc:
             if exc.failed(0):
                 return "replayed"  # already handled by an earlier delivery
-            if exc.failed(_ADMIT):
-                return _refuse(stores, event, "agent_blocked", user_id, now, session.agent)
-            if exc.failed(1):
-                return _refuse(stores, event, "session_cap", user_id, now, session.agent)
+            if exc.failed(_ADMIT) or exc.failed(1):
+                return _refuse(stores, event, _why_not_admitted(stores, exc, event, user_id, session.agent), user_id, now, session.agent)
             if exc.failed(2):
                 state = stores.entries.get_state(user_id)
                 if state.enabled and not state.agents_folded and not folded:
@@ -154,7 +163,7 @@ def propose(stores: Stores, event: AgentEvent) -> str:
                     fold_rows(stores, user_id)
                     continue
                 if state.enabled and state.waiting >= MAX_WAITING_PROPOSALS and not recounted:
-                    recounted = True  # proposals an interrupted forget-all left unreadable may fill it
+                    recounted = True  # proposals an interrupted forget-all left unreadable may fill it (or old slots)
                     state = recount_waiting(stores, user_id)
                     if state.waiting < MAX_WAITING_PROPOSALS:
                         continue
@@ -162,44 +171,56 @@ def propose(stores: Stores, event: AgentEvent) -> str:
                 return _refuse(stores, event, "waiting_cap" if over else "memory_off", user_id, now, session.agent)
             if any(exc.failed(index) for index in range(len(actions), len(guarded))):
                 continue  # a forget-all destroyed the key meanwhile: seal again under the new one
-            if exc.failed(_CLAIM) and stores.proposals.holder(user_id, stores.proposals.fingerprints.met(stores.client, exc, _CLAIM, actions[_CLAIM])):
-                return _duplicate(stores, event, user_id, now, session.agent)  # the same words already wait
-            if exc.failed(_CHECK) and stores.entries.holder(user_id, stores.entries.fingerprints.met(stores.client, exc, _CHECK, actions[_CHECK]), now.epoch):
-                return _duplicate(stores, event, user_id, now, session.agent)  # the same words are already kept
-            if exc.failed(_CLAIM) or exc.failed(_CHECK):
-                continue  # a stale fingerprint was cleared: try again
-            raise
-        count("ProposalsCreated")
+            if masked or not (exc.failed(_CLAIM) or exc.failed(_CHECK)):
+                raise
+            if exc.failed(_CLAIM):
+                met = stores.proposals.fingerprints.met(stores.client, exc, _CLAIM, actions[_CLAIM])
+                masked = stores.proposals.holder(user_id, met) is not None  # the same words already wait
+                if (dead := stale_owner(met)) is not None and not masked:
+                    stale[_CLAIM] = dead
+            if exc.failed(_CHECK) and not masked:
+                met = stores.entries.fingerprints.met(stores.client, exc, _CHECK, actions[_CHECK])
+                masked = stores.entries.holder(user_id, met, now.epoch) is not None  # the same words are already kept
+                if (dead := stale_owner(met)) is not None and not masked:
+                    stale[_CHECK] = dead
+            continue  # a duplicate: told as proposed, holding a slot (`_masked`); or a stale fingerprint, taken over
+        if masked:
+            stores.keyring.forget_cached(user_id, [event.text_id])
+            count("ProposalsRefused", ("Reason", "duplicate"))
+        else:
+            count("ProposalsCreated")
         return PROPOSED
     raise RuntimeError("the user's key changed during every attempt")  # the record fails and is retried
 
 
-def _duplicate(stores: Stores, event: AgentEvent, user_id: str, now: Instant, agent: str) -> str:
-    """Refuse a duplicate, unless the agent may not read: `duplicate` would tell it what the user keeps.
+def _why_not_admitted(stores: Stores, exc: TransactionCancelled, event: AgentEvent, user_id: str, agent: str) -> str:
+    """`agent_forgotten` when the user forgot the agent's (or the session's) writes after the event was posted
+    (it was still pending: a retry, a redrive), else `agent_blocked` or `session_cap` (a refusal path: reads)."""
+    if exc.failed(_ADMIT):
+        return "agent_forgotten" if stores.agents.forgot_before(stores.client, user_id, agent, event.created_at) else "agent_blocked"
+    return "agent_forgotten" if stores.sessions.forgot_before(event.session_id, event.created_at) else "session_cap"
 
-    Then it is told what a new text gets (`memory.proposed`, a fresh id naming nothing, the session's
-    proposal counted) while nothing is added; the user's journal still records the refusal.
+
+def _masked(stores: Stores, event: AgentEvent, proposal: Entry, now: Instant) -> list[dict[str, Any]]:
+    """A duplicate's actions after the four every proposal takes: the waiting slot it holds in the proposal's
+    place (its id the one the agent is told), the person's journal row saying `duplicate`, and its text's key.
+
+    Every agent, reading or not, is told what a new text gets: the same outcome, the session's proposal and a
+    waiting slot counted, the same refusals when a cap is reached (issue 37 #8). Only the person's journal
+    says it was a duplicate. The text is kept nowhere: the settle drops it from the event, and its key goes.
     """
-    if stores.agents.may_read(stores.client, user_id, agent):
-        return _refuse(stores, event, "duplicate", user_id, now)
-    actions = [
-        stores.events.settle(event.session_id, event.event_id, {"type": PROPOSED, "proposal_id": new_id()}, now.iso),
-        stores.sessions.count_proposal(event.session_id),
-        stores.journal.record(
-            user_id, "keep.memory.proposal_refused", now.iso,
-            {"reason": "duplicate", "session_id": event.session_id, "agent": agent}, row_id=refusal_row_id(event),
+    assert proposal.agent is not None and proposal.source.session_id is not None
+    return [
+        stores.proposals.hold_slot(
+            proposal.user_id, proposal.id, agent=proposal.agent, session_id=proposal.source.session_id, now_iso=now.iso,
+            until=now.epoch + SLOT_SECONDS,
         ),
+        stores.journal.record(
+            proposal.user_id, "keep.memory.proposal_refused", now.iso,
+            {"reason": "duplicate", "session_id": event.session_id, "agent": proposal.agent}, row_id=refusal_row_id(event),
+        ),
+        *stores.keyring.shred(proposal.user_id, [event.text_id]),
     ]
-    try:
-        transact(stores.client, actions)
-    except TransactionCancelled as exc:
-        if exc.failed(0):
-            return "replayed"
-        if exc.failed(1):
-            return _refuse(stores, event, "session_cap", user_id, now, agent)
-        raise
-    count("ProposalsRefused", ("Reason", "duplicate"))
-    return PROPOSED
 
 
 def refusal_row_id(event: AgentEvent) -> str:

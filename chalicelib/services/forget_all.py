@@ -112,8 +112,14 @@ def forget_counted(
             break
         # Keys first: refused, this is a 503 before any item went (the texts whose keys did go are absent
         # everywhere from now on; a retry deletes them, counted). Then no text of these opens again,
-        # whatever happens to the deletions below.
+        # whatever happens to the deletions below. An agent's forget then journals them (issue 37 #12): if the
+        # deletions are refused, its row and its 503 still say how many texts can no longer be read.
         stores.keyring.shred_now(user_id, text_ids)
+        if plan.agent is not None and text_ids:
+            counts = {"unreadable": len(text_ids), "entries": 0, "proposals": 0}
+            transact(stores.client, [stores.journal.add_counts(user_id, plan.action, now.iso, row_id, counts, plan.details)])
+            deleted["unreadable"] = deleted.get("unreadable", 0) + len(text_ids)
+            deleted["transactions"] += 1  # the row exists: no zero row below
         try:
             _delete_in_chunks(stores, user_id, removals, now, row_id, deleted, plan)
             break
@@ -141,7 +147,8 @@ def _stored(stores: Stores, user_id: str, now: Instant, plan: Forgetting) -> tup
     text_ids = {r.key_id for r in (*entries, *proposals) if plan.shreds(r) and r.key_id and r.key_id not in kept}
     if plan.agent is None:
         removals = [Removal("entry", e.id, not e.is_expired(now.epoch)) for e in entries]
-        removals += [Removal("proposal", p.id) for p in proposals]
+        # A duplicate's waiting slot (storage/proposals.py) goes with them, uncounted: no proposal the person saw.
+        removals += [Removal("slot" if p.slot else "proposal", p.id) for p in proposals]
         removals += [Removal(ENTRY_PRINT, f.fingerprint) for f in entry_prints]
         return removals + [Removal(PROPOSAL_PRINT, f.fingerprint) for f in proposal_prints], text_ids
     # An agent's forget: each item followed by the fingerprints that name it, in the same transaction (`_chunks`).
@@ -153,7 +160,8 @@ def _stored(stores: Stores, user_id: str, now: Instant, plan: Forgetting) -> tup
     for kind, refs in (("entry", entries), ("proposal", proposals)):
         for ref in refs:
             if plan.wants(ref):
-                removals.append(Removal(kind, ref.id, kind == "entry" and not ref.is_expired(now.epoch)))
+                named = "slot" if kind == "proposal" and getattr(ref, "slot", False) else kind
+                removals.append(Removal(named, ref.id, kind == "entry" and not ref.is_expired(now.epoch)))
                 removals += [r for r in prints.get(ref.id, []) if (r.kind == ENTRY_PRINT) == (kind == "entry")]
     return removals, text_ids
 
@@ -162,7 +170,7 @@ def _delete(stores: Stores, user_id: str, removal: Removal, plan: Forgetting) ->
     kind, item_id = removal.kind, removal.item_id
     if kind == "entry":
         return plan.delete(stores.entries.delete_stored(user_id, item_id))
-    if kind == "proposal":
+    if kind in ("proposal", "slot"):
         return plan.delete(stores.proposals.delete_waiting(user_id, item_id))
     if removal.owner is not None:  # only while it still names the item this forget deletes (never a new owner's)
         stale = Fingerprint(item_id, removal.owner, None)
@@ -206,8 +214,9 @@ def _delete_in_chunks(
         entries = sum(1 for r in part if r.kind == "entry")
         live = sum(1 for r in part if r.kind == "entry" and r.live)
         proposals = sum(1 for r in part if r.kind == "proposal")
+        slots = sum(1 for r in part if r.kind == "slot")  # a duplicate's waiting slot: room, never counted as deleted
         actions: list[dict[str, Any]] = [_delete(stores, user_id, r, plan) for r in part]
-        actions.append(stores.entries.release_counts(user_id, active=entries, waiting=proposals))
+        actions.append(stores.entries.release_counts(user_id, active=entries, waiting=proposals + slots))
         counts = {"entries": live, "proposals": proposals}
         actions.append(stores.journal.add_counts(user_id, plan.action, now.iso, row_id, counts, plan.details))
         transact(stores.client, actions)

@@ -30,6 +30,7 @@ from chalicelib.services.shredding import receipt
 from chalicelib.storage.dynamo import TransactionCancelled, transact
 from chalicelib.storage.entry_edits import EntryChange
 from chalicelib.storage.entry_items import StoredRef
+from chalicelib.storage.fingerprints import stale_owner
 from chalicelib.text_rules import accepted_text
 
 if TYPE_CHECKING:  # request bodies are pydantic models; pydantic loads only when a body is parsed
@@ -186,9 +187,11 @@ class _AcceptPlan:
         built = [removed[0], *created, *forgotten[:1]]
         released = [*forgotten[1:], *removed[1:]]
         self.releases[:] = range(len(built), len(built) + len(released))  # read by _insert_counted after each build
-        # The replaced entry's text key goes with it (last: the indices above stay), as in every forget.
-        shredded = self.stores.keyring.shred(user_id, [replaced.key_id]) if replaced is not None else []
-        return [*built, *released, *shredded]
+        # The replaced entry's text key goes with it (last: the indices above stay), as in every forget, and
+        # the forget gets its receipt as a single forget does (issue 37 #12).
+        if replaced is None:
+            return [*built, *released]
+        return [*built, *released, *stores.keyring.shred(user_id, [replaced.key_id]), receipt(stores, user_id, self.now)]
 
 
 def _replaced(stores: Stores, user_id: str, body: AcceptBody | None, now: Instant) -> StoredRef | None:
@@ -228,7 +231,7 @@ def _insert_counted(
     The text is sealed by `build()` and the transaction checks its key is still the user's: if a
     concurrent forget-all destroyed it, the actions are built (sealed) again under the new key. The
     fingerprint claim at `claim_index` refuses a duplicate (`duplicate`, naming the entry that holds the
-    words) unless that fingerprint turns out stale, which is then cleared and the write tried again.
+    words) unless that fingerprint turns out stale: the write is tried again, taking it over.
     """
     refusals, release = 0, True
     built = build(release)
@@ -254,7 +257,9 @@ def _insert_counted(
                 holder = stores.entries.holder(user_id, met, now.epoch)
                 if holder is not None:
                     raise Duplicate(holder) from exc
-                continue  # a stale fingerprint was cleared
+                if (stale := stale_owner(met)) is not None:  # taken over from its dead holder, in this write
+                    built[claim_index] = stores.entries.fingerprints.taken_over(built[claim_index], stale)
+                continue
             if release and releases and any(exc.failed(index) for index in releases):
                 release = False  # another item holds a fingerprint this would release (damaged storage): leave it
                 built = build(release)

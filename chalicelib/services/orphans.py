@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from chalicelib.bootstrap import Stores
+from chalicelib.clock import instant
 from chalicelib.models import MemoryState
 from chalicelib.storage.dynamo import TransactionCancelled, transact
 from chalicelib.storage.entry_items import StoredRef
@@ -34,12 +35,15 @@ def orphaned_ids(stores: Stores, user_id: str, refs: Sequence[StoredRef]) -> set
 def recount_waiting(stores: Stores, user_id: str) -> MemoryState:
     """At the waiting-proposals cap: delete proposals a destroyed key left behind; the state afterwards.
 
-    Proposals have no TTL, so orphans are the one way their counter outgrows what a user can see.
+    Proposals have no TTL, so orphans and the slots duplicates hold (which the user never sees) are the
+    ways their counter outgrows what a user can see; a slot goes once its time is up.
     Cost: one Query of their proposals, one Query of their keys, one GetItem of the state, and a
     counted delete when there are orphans.
     """
     proposals, fingerprints = stores.proposals.stored_all(user_id)
-    orphans = orphaned_ids(stores, user_id, proposals)
+    now_epoch = instant(stores.clock).epoch
+    # ... and the waiting slots duplicates held, once their time is up (storage/proposals.py `hold_slot`)
+    orphans = orphaned_ids(stores, user_id, proposals) | {p.id for p in proposals if p.slot and p.is_expired(now_epoch)}
     text_ids = {p.id: p.key_id for p in proposals}
     delete_counted(
         sorted(orphans),

@@ -29,6 +29,7 @@ ROW_CAP = 200
 ROWS_COUNTER = "agent_rows"
 FOLDED_MARK = "agent_keys"  # on the state item once its rows are keyed by folded names (migrate_rows)
 FOLDED_VERSION = 1
+FORGOTTEN_AT = "forgotten_at"  # when the user last forgot the agent's writes (POST /v1/agents/{id}/forget)
 _AGENT = re.compile(IDENTIFIER_PATTERN)
 _INSTANT = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{6})?Z")
 
@@ -188,8 +189,31 @@ class AgentsRepository:
         """Delete one stored row by its key as stored (an older row folded into its agent's row)."""
         return {"Delete": {"TableName": self.table, "Key": self._key(user_id, row)}}
 
-    def admit_proposal(self, user_id: str, agent: str, now_iso: str) -> dict[str, Any]:
-        """The proposal's gate: fails when the user turned `propose` off for this agent (its folded row).
+    def forget_before(self, client: Any, user_id: str, agent: str, now_iso: str) -> None:
+        """The user forgot this agent's writes now (one UpdateItem), so its events posted until now and still
+        pending (a stream retry, a later redrive) are refused `agent_forgotten`, never turned into suggestions.
+
+        Only on a row that exists (its folded row): forget_agent makes one for an agent that left anything
+        (services/agent_grants.py); an agent with no row and nothing stored has no cut-off.
+        """
+        dynamo.update_if(
+            client,
+            TableName=self.table,
+            Key=self._row_key(user_id, agent),
+            UpdateExpression=f"SET {FORGOTTEN_AT} = :t",
+            ConditionExpression="attribute_exists(sk)",
+            ExpressionAttributeValues=dynamo.values(t=now_iso),
+        )
+
+    def forgot_before(self, client: Any, user_id: str, agent: str, posted_at: str) -> bool:
+        """Whether the user forgot this agent's writes after `posted_at` (one GetItem: a refusal path only)."""
+        raw = client.get_item(TableName=self.table, Key=self._row_key(user_id, agent), ConsistentRead=True).get("Item")
+        forgotten = dynamo.load(raw).get(FORGOTTEN_AT) if raw else None
+        return isinstance(forgotten, str) and posted_at <= forgotten
+
+    def admit_proposal(self, user_id: str, agent: str, now_iso: str, posted_at: str) -> dict[str, Any]:
+        """The proposal's gate: fails when the user turned `propose` off for this agent (its folded row), or forgot
+        its writes after the event was posted.
 
         In the proposal's own transaction, so the grant costs no read: the condition is the check. It holds
         when there is no row or the switch was never set (no attribute) or is a stored `true`, and fails for
@@ -202,9 +226,10 @@ class AgentsRepository:
             "ConditionCheck": {
                 "TableName": self.table,
                 "Key": self._row_key(user_id, agent),
-                "ConditionExpression": "attribute_not_exists(#p) OR #p = :on",
+                # ... and the event was posted after the user last forgot this agent's writes (issue 37 #12)
+                "ConditionExpression": f"(attribute_not_exists(#p) OR #p = :on) AND (attribute_not_exists({FORGOTTEN_AT}) OR {FORGOTTEN_AT} < :posted)",
                 "ExpressionAttributeNames": {"#p": "propose"},
-                "ExpressionAttributeValues": dynamo.values(on=True),
+                "ExpressionAttributeValues": dynamo.values(on=True, posted=posted_at),
             }
         }
 

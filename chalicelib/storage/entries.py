@@ -193,20 +193,22 @@ class EntriesRepository:
 
     def holder(self, user_id: str, met: dict[str, Any] | None, now_epoch: int) -> str | None:
         """The id of the live entry holding the fingerprint item `met` (a refused claim's ALL_OLD item); None when
-        that fingerprint is stale (its entry gone, expired or holding another text): then it is deleted here.
+        that fingerprint is stale (its entry gone, expired, holding another text, or its text's key gone: restored
+        from a backup after its forget), and the write may take it over (`fingerprints.taken_over`).
 
-        A refusal path only: one GetItem, and a conditional delete when stale. Stale fingerprints come from
-        damaged or restored items, never from this service's own writes, which move them with their entry.
+        A refusal path only: one GetItem and the text key's lookup. Stale fingerprints come from damaged or
+        restored items, never from this service's own writes, which move them with their entry.
         """
         found = fingerprint_from_item(met)
         if found is None:
             return None
         if not found.is_expired(now_epoch):
             raw = self.raw_entry(user_id, found.owner) if found.owner else None
-            ref = ref_from_item(raw, ENTRY_PREFIX) if raw else None
-            if ref is not None and not ref.is_expired(now_epoch) and ref.fingerprint == found.fingerprint:
+            ref = opened_ref(raw, self.seal, ENTRY_PREFIX) if raw else None
+            if ref is not None and ref.key_live and not ref.is_expired(now_epoch) and ref.fingerprint == found.fingerprint:
                 return ref.id
-        self.fingerprints.drop_if_stale(self._client, user_id, found)
+        if not found.owner:
+            self.fingerprints.drop_if_stale(self._client, user_id, found)  # names nobody: no takeover can name it
         return None
 
     # ---- transaction actions (services compose these so a cap and its write move together) ----

@@ -22,6 +22,7 @@ from chalicelib.storage.entry_items import (
     from_item,
     sealed_and_fingerprints,
 )
+from chalicelib.storage.fingerprints import stale_owner
 from chalicelib.storage.text import TEXT_ATTRIBUTE, UnreadableText, sealing_key_id
 
 if TYPE_CHECKING:
@@ -45,7 +46,7 @@ class EntryChange:
 
 def update_entry(repo: EntriesRepository, user_id: str, entry_id: str, change: EntryChange) -> Entry | None:
     """Change a live entry and bump the view version in one transaction; None when it is missing, expired or unreadable."""
-    release_old = True
+    release_old, stale = True, None
     for _ in range(_EDIT_ROUNDS):
         stored = repo.raw_entry(user_id, entry_id)
         try:
@@ -71,6 +72,8 @@ def update_entry(repo: EntriesRepository, user_id: str, entry_id: str, change: E
             if change.text is not None:  # only new words move the fingerprint (a new kind keeps them)
                 changed = replace(changed, fingerprint=fingerprints[repo.seal.table])
         moves = _fingerprint_moves(repo, current, changed, change, release_old=release_old)
+        if moves and stale is not None:
+            moves[0] = repo.fingerprints.taken_over(moves[0], stale)  # from a holder found dead last round
         actions = [{"Update": _edit(repo, stored, changed, resealed, change)}, repo.bump_version(user_id), *moves]
         if changed.expires_at != current.expires_at and current.text_id:  # the text's key expires with it (its TTL)
             actions.append(repo.seal.keyring.keys.keep_text_key(user_id, current.text_id, changed.expires_at))
@@ -80,10 +83,12 @@ def update_entry(repo: EntriesRepository, user_id: str, entry_id: str, change: E
             repo.seal.keyring.written(guarded)
         except dynamo.TransactionCancelled as exc:
             if moves and exc.failed(2):  # the claim: another live entry holds these words
-                holder = repo.holder(user_id, repo.fingerprints.met(repo._client, exc, 2, actions[2]), change.now_epoch)
+                met = repo.fingerprints.met(repo._client, exc, 2, actions[2])
+                holder = repo.holder(user_id, met, change.now_epoch)
                 if holder is not None and holder != entry_id:
                     raise Duplicate(holder) from exc
-                continue  # a stale fingerprint was cleared: try again
+                stale = stale_owner(met)
+                continue  # a stale fingerprint: try again, taking it over
             if len(moves) == 2 and exc.failed(3):
                 release_old = False  # the old fingerprint is another entry's (damaged storage): leave it
                 continue

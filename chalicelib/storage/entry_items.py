@@ -23,6 +23,8 @@ LAST_EXPIRY = 253_402_300_799
 ENTRY_PREFIX, PROPOSAL_PREFIX = "e#", "p#"  # sort keys: "e#<id>" in the entries table, "p#<id>" in proposals
 # The keyed fingerprint of the item's text, naming its fingerprint item (chalicelib/storage/fingerprints.py).
 FINGERPRINT_ATTRIBUTE = "fingerprint"
+# Marks a proposals-table item that only holds a waiting slot for a duplicate (storage/proposals.py).
+SLOT_ATTRIBUTE = "slot"
 
 
 def item_key(user_id: str, sort_key: str) -> dict[str, str]:
@@ -188,6 +190,8 @@ class StoredRef:
     session_id: str | None = None
     # False when `opened_ref` found its text's key gone (forgotten: an item restored after its forget).
     key_live: bool = True
+    # A waiting slot a duplicate holds (storage/proposals.py `hold_slot`): counted, never shown, no text.
+    slot: bool = False
 
     def is_expired(self, now_epoch: int) -> bool:
         return self.expires_at is not None and self.expires_at <= now_epoch
@@ -214,6 +218,7 @@ def ref_from_item(item: Mapping[str, Any], prefix: str) -> StoredRef | None:
         agent=str(item["agent"]) if came_from_agent else None,
         session_id=session_id if came_from_agent and isinstance(session_id, str) else None,
         fingerprint=_fingerprint(item),
+        slot=item.get(SLOT_ATTRIBUTE) is True,
     )
 
 

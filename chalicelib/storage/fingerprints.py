@@ -6,7 +6,10 @@ never a plain hash) and names its owner's id. Writes that add a text claim its f
 transaction (`claim`); writes that remove or change a text release it (`release`). An entry's fingerprint
 carries the entry's expiry: TTL deletes both with a lag, and until then a claim may take over an expired
 one, so an expired text can be added again at once. A refused claim returns the item it met
-(ReturnValuesOnConditionCheckFailure=ALL_OLD), which names the existing id at no extra call.
+(ReturnValuesOnConditionCheckFailure=ALL_OLD), which names the existing id at no extra call. A fingerprint
+whose holder is gone, or whose holder's text key is gone (an item restored from a backup after its forget),
+is stale: the refused write is tried again with its claim `taken_over` from that holder, in the same
+transaction (a fingerprint naming nobody, damaged in storage, is deleted on its own first).
 """
 from __future__ import annotations
 
@@ -45,6 +48,12 @@ def fingerprint_from_item(item: Mapping[str, Any] | None) -> Fingerprint | None:
     if expiry is not None and (isinstance(expiry, bool) or not isinstance(expiry, int)):
         expiry = None
     return Fingerprint(sort_key[len(FINGERPRINT_PREFIX) :], owner, expiry)
+
+
+def stale_owner(met: Mapping[str, Any] | None) -> str | None:
+    """The holder named by a refused claim's fingerprint item (after `holder` found it stale), for `taken_over`."""
+    found = fingerprint_from_item(met)
+    return found.owner if found is not None and found.owner else None
 
 
 def is_fingerprint_key(sort_key: Any) -> bool:
@@ -106,6 +115,16 @@ class FingerprintItems:
                 "ExpressionAttributeValues": dynamo.values(owner=owner),
             }
         }
+
+    def taken_over(self, action: Mapping[str, Any], stale_owner: str) -> dict[str, Any]:
+        """`action` (a `claim`'s Put or a `check_free`) that also holds while the fingerprint still names `stale_owner`:
+        a holder whose text no longer opens (forgotten, then put back from a backup, issue 37 #11). The write takes
+        the fingerprint over in its own transaction; a live holder that claimed it meanwhile still refuses it."""
+        kind = "Put" if "Put" in action else "ConditionCheck"
+        body = dict(action[kind])
+        body["ConditionExpression"] = f"({body['ConditionExpression']}) OR {OWNER} = :stale"
+        body["ExpressionAttributeValues"] = {**body.get("ExpressionAttributeValues", {}), **dynamo.values(stale=stale_owner)}
+        return {kind: body}
 
     def drop_stale(self, user_id: str, stale: Fingerprint) -> dict[str, Any]:
         """Delete a fingerprint whose owner is gone, only while it still names that owner."""

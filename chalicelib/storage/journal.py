@@ -20,6 +20,7 @@ ALLOWED_DETAILS = frozenset(
         "request_id", "reason", "entry_id", "read", "propose",
         "unrecoverable_by",  # a forget's receipt (services/shredding.py)
         "connection_id", "trusted", "expires_at",  # a connection made or revoked (services/connections.py)
+        "unreadable",  # an agent's forget: how many texts' keys it deleted (issue 37 #12)
     }
 )
 

@@ -1,4 +1,12 @@
-"""The proposals table: per user, the agents' proposals waiting for the user to accept or reject."""
+"""The proposals table: per user, the agents' proposals waiting for the user to accept or reject.
+
+It also holds the waiting slots that duplicates take (`hold_slot`, issue 37 #8): an agent is told a
+duplicate was proposed, so the duplicate must also fill the waiting list as a new text does, or 51
+proposals would tell it whether the person keeps a guessed text. A slot is an item with no text and
+no fingerprint, counted in `waiting`, listed nowhere; forget-all, forgetting its agent (or its
+session), and the waiting cap's recount once it is past `expires_at` delete it (this table has no
+TTL, so nothing deletes one behind the counter's back).
+"""
 from __future__ import annotations
 
 import builtins
@@ -9,7 +17,9 @@ from typing import Any
 from chalicelib.models import Entry
 from chalicelib.storage import dynamo
 from chalicelib.storage.entry_items import (
+    EXPIRY_ATTRIBUTE,
     PROPOSAL_PREFIX,
+    SLOT_ATTRIBUTE,
     StoredRef,
     from_item,
     opened_ref,
@@ -40,7 +50,10 @@ class ProposalsRepository:
 
     def list(self, user_id: str) -> list[Entry]:
         found = []
-        items = [i for i in dynamo.query_partition(self._client, self.table, "user_id", user_id) if not is_fingerprint_key(i.get("sk"))]
+        items = [
+            i for i in dynamo.query_partition(self._client, self.table, "user_id", user_id)
+            if not is_fingerprint_key(i.get("sk")) and i.get(SLOT_ATTRIBUTE) is not True  # slots show nothing
+        ]
         keys = text_keys_for(items, self.seal, user_id)  # fingerprint items (storage/fingerprints.py) are no proposals
         for item in items:
             try:
@@ -68,10 +81,11 @@ class ProposalsRepository:
         raw = self._client.get_item(
             TableName=self.table, Key=self._key(user_id, proposal_id), ConsistentRead=True
         ).get("Item")
-        if not raw:
-            return None
+        item = dynamo.load(raw) if raw else None
+        if not item or item.get(SLOT_ATTRIBUTE) is True:
+            return None  # a slot is no proposal: 404 like any missing id
         try:
-            return from_item(dynamo.load(raw), self.seal, PROPOSAL_PREFIX)
+            return from_item(item, self.seal, PROPOSAL_PREFIX)
         except UnreadableText:
             return None  # a 404 like any missing id
 
@@ -102,16 +116,27 @@ class ProposalsRepository:
             actions.append(entries_check(proposal.user_id, fingerprints[ENTRIES], now_epoch=now_epoch))
         return actions
 
+    def hold_slot(self, user_id: str, slot_id: str, *, agent: str, session_id: str, now_iso: str, until: int) -> dict[str, Any]:
+        """Transaction action: a waiting slot held for a duplicate, named after its agent and session so forgetting
+        them deletes it, until `until` (epoch seconds), after which the waiting cap's recount deletes it."""
+        item = {
+            "user_id": user_id, "sk": PROPOSAL_PREFIX + slot_id, "id": slot_id, SLOT_ATTRIBUTE: True, "origin": "agent", "agent": agent,
+            "src_session": session_id, "created_at": now_iso, EXPIRY_ATTRIBUTE: until,
+        }
+        return {"Put": {"TableName": self.table, "Item": dynamo.dump(item), "ConditionExpression": "attribute_not_exists(sk)"}}
+
     def holder(self, user_id: str, met: dict[str, Any] | None) -> str | None:
         """The waiting proposal holding the fingerprint item `met` (a refused claim's item); None when that
-        fingerprint is stale (its proposal gone or holding other words): then it is deleted here."""
+        fingerprint is stale (its proposal gone, holding other words, or its text's key gone: restored after its
+        reject), and the write may take it over (`fingerprints.taken_over`)."""
         found = fingerprint_from_item(met)
         if found is None:
             return None
         held = self.stored_one(user_id, found.owner) if found.owner else None
-        if held is not None and held.fingerprint == found.fingerprint:
+        if held is not None and held.key_live and held.fingerprint == found.fingerprint:
             return held.id
-        self.fingerprints.drop_if_stale(self._client, user_id, found)
+        if not found.owner:
+            self.fingerprints.drop_if_stale(self._client, user_id, found)  # names nobody: no takeover can name it
         return None
 
     def stored_one(self, user_id: str, proposal_id: str) -> StoredRef | None:

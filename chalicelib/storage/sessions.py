@@ -38,6 +38,9 @@ def _from_item(item: Mapping[str, Any]) -> Session | None:
     )
 
 
+FORGOTTEN_AT = "forgotten_at"  # when the user last forgot this session's writes (POST /v1/agents/{id}/forget)
+
+
 class SessionsRepository:
     def __init__(self, client: Any, table: str) -> None:
         self._client = client
@@ -77,15 +80,18 @@ class SessionsRepository:
         )
         return _from_item(item) if item else None
 
-    def count_proposal(self, session_id: str) -> dict[str, Any]:
-        """Transaction action: one more proposal from this session, refused past the per-session cap."""
+    def count_proposal(self, session_id: str, posted_at: str) -> dict[str, Any]:
+        """Transaction action: one more proposal from this session, refused past the per-session cap, and for an
+        event posted before the user forgot this session's writes (`forget_before`)."""
         return {
             "Update": {
                 "TableName": self.table,
                 "Key": self._key(session_id),
                 "UpdateExpression": "SET proposals = proposals + :one",
-                "ConditionExpression": "attribute_exists(session_id) AND proposals < :cap",
-                "ExpressionAttributeValues": dynamo.values(one=1, cap=MAX_PROPOSALS_PER_SESSION),
+                "ConditionExpression": (
+                    f"attribute_exists(session_id) AND proposals < :cap AND (attribute_not_exists({FORGOTTEN_AT}) OR {FORGOTTEN_AT} < :posted)"
+                ),
+                "ExpressionAttributeValues": dynamo.values(one=1, cap=MAX_PROPOSALS_PER_SESSION, posted=posted_at),
             }
         }
 
@@ -152,3 +158,24 @@ class SessionsRepository:
                 "ExpressionAttributeValues": dynamo.values(**{f"f{n}": value for n, value in enumerate(fields.values())}),
             }
         }
+
+    def forget_before(self, session_id: str, user_id: str, agent: str, now_iso: str) -> bool:
+        """The user forgot this session's writes now (one UpdateItem); False when it is no session of theirs
+        (then nothing of it can be pending for them). Any spelling of `agent` (the page names its folded row)."""
+        del agent
+        return dynamo.update_if(
+            self._client,
+            TableName=self.table,
+            Key=self._key(session_id),
+            UpdateExpression=f"SET {FORGOTTEN_AT} = :t",
+            # The user's session: its agent may be stored under another spelling of `agent` (agent_names.py).
+            ConditionExpression="#u = :u",
+            ExpressionAttributeNames={"#u": "user_id"},
+            ExpressionAttributeValues=dynamo.values(t=now_iso, u=user_id),
+        ) is not None
+
+    def forgot_before(self, session_id: str, posted_at: str) -> bool:
+        """Whether the user forgot this session's writes after `posted_at` (a refusal path only)."""
+        raw = self._client.get_item(TableName=self.table, Key=self._key(session_id), ConsistentRead=True).get("Item")
+        forgotten = dynamo.load(raw).get(FORGOTTEN_AT) if raw else None
+        return isinstance(forgotten, str) and posted_at <= forgotten

@@ -18,7 +18,7 @@ const REFUSALS = {
   unknown_session: "the session was unknown",
   unreadable: "its sealed text could not be opened for you",
   invalid_text: "it held control characters",
-  agent_blocked: "you stopped that agent suggesting",
+  agent_blocked: "you stopped that agent suggesting", agent_forgotten: "you had forgotten what that agent wrote",
   duplicate: "the same text is already in your memory or waiting",
 };
 const OPERATOR_ACTIONS = {

@@ -17,7 +17,7 @@ from typing import Any, NoReturn, overload
 __all__ = ["KINDS", "MemoryItem", "MemoryItems", "comparable"]
 
 _SPACE = re.compile("[\\s\u2800]+")  # the braille blank too: blank to the eye
-_CLOSING_STOPS = re.compile("[ .\u3002]+$")  # a closing full stop or ellipsis: not the words
+_CLOSING_STOPS = re.compile("[ .,;\u3002]+$")  # closing stops, ellipses, commas, semicolons
 _FILLERS = "\u115f\u1160\u3164\uffa0"  # Hangul fillers: blank to the eye, not format characters
 
 
@@ -25,11 +25,12 @@ def comparable(text: str) -> str:
     """The text as the service compares it for duplicates, near enough for an agent to skip one.
 
     Invisible (format) characters dropped, NFKC, case-folded, white-space runs as one space,
-    trimmed, a closing full stop or ellipsis dropped ("İ" folds to "i").
+    trimmed, closing full stops, ellipses, commas and semicolons dropped ("İ" folds to "i").
+    A Hangul filler reads as a space.
     The service also unmasks look-alike letters of other scripts; an agent that misses such a
-    disguise only gets its proposal refused `duplicate`, which `EventOutcome.duplicate` reports.
+    disguise is told its proposal was made, and nothing is added (the person's journal says why).
     """
-    visible = "".join(c for c in text if unicodedata.category(c) != "Cf" and c not in _FILLERS)
+    visible = "".join(" " if c in _FILLERS else c for c in text if unicodedata.category(c) != "Cf")
     folded = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", visible).casefold())
     folded = folded.replace("i\u0307", "i")
     spaced = _SPACE.sub(" ", folded).strip()

@@ -84,8 +84,8 @@ class EventOutcome:
 
     @property
     def duplicate(self) -> bool:
-        """Refused because the person already has these words (an entry, or a suggestion waiting):
-        nothing to retry, and nothing lost: don't propose it again."""
+        """Refused `duplicate`. The service no longer tells an agent so (it would say what the
+        person keeps): a duplicate's outcome is `memory.proposed`. Kept for older services."""
         return self.refused and self.reason == DUPLICATE
 
 
@@ -181,7 +181,8 @@ class WorkerClient(SignedClient):
         return event.id
 
     def duplicates(self, session_id: str) -> list[str]:
-        """Ids of the session's events refused as `duplicate` (the person already has the words)."""
+        """Ids of the session's events refused as `duplicate`: always none from a current service,
+        which answers a duplicate as it answers a new text (the person's journal alone says it)."""
         events = self.list_events(session_id)
         return [event.id for event in events if event.outcome and event.outcome.duplicate]
 

@@ -27,14 +27,17 @@ def test_forget_agent_interrupted_midway_says_so_and_a_retry_finishes_it(api: An
     api.turn_on("alice")
     own = api.add("alice", "my own note")["id"]
     _from_agent(stores, "alice", "chatty", 150)
-    faults.add(error="InternalServerError", operation="TransactWriteItems", after=1)  # the first chunk lands, no later one
+    # The journal row of the keys deleted first (issue 37 #12) and the first chunk land, no later one.
+    faults.add(error="InternalServerError", operation="TransactWriteItems", after=2)
     status, body = api.call("POST", "/v1/agents/chatty/forget", "alice")
     check("POST", "/v1/agents/{id}/forget", status, body)
-    assert status == 503 and body["code"] == "unavailable" and body["deleted"] == CHUNK
+    assert status == 503 and body["code"] == "unavailable" and body["deleted"] == 150  # every text: none opens any more
     counts = assert_counters_match(stores, "alice")
     assert counts["entries"] == 151 - CHUNK
     rows = [dict(r.details) for r in stores.journal.all("alice") if r.action == "keep.memory.forget_agent"]
-    assert [{k: v for k, v in r.items() if k != "unrecoverable_by"} for r in rows] == [{"agent": "chatty", "entries": CHUNK, "proposals": 0}]  # exactly what went
+    assert [{k: v for k, v in r.items() if k != "unrecoverable_by"} for r in rows] == [
+        {"agent": "chatty", "entries": CHUNK, "proposals": 0, "unreadable": 150}  # exactly what went
+    ]
     # Their keys went first (issue 26): the entries still stored open nowhere, absent from every read, never a 500.
     assert [e["id"] for e in api.call("GET", "/v1/memory", "alice")[1]["items"]] == [own]
     assert api.call("GET", "/v1/agents", "alice")[1]["agents"] == []  # nothing of it is readable to list
@@ -70,7 +73,9 @@ def test_forget_agent_whose_key_deletion_is_refused_deletes_nothing_else_and_a_r
     status, body = api.call("POST", "/v1/agents/chatty/forget", "alice")
     check("POST", "/v1/agents/{id}/forget", status, body)
     assert status == 503 and body["code"] == "unavailable" and body["deleted"] == 0
-    assert len(list(faults.seen("TransactWriteItems"))) == writes  # no item was touched
+    # No item was touched: the one transaction is the agent's own row, made first so that it stays listed (to
+    # block next) and carries the cut-off for its pending events (services/agent_grants.py).
+    assert len(list(faults.seen("TransactWriteItems"))) == writes + 1
     assert assert_counters_match(stores, "alice")["entries"] == 61
     assert not [r for r in stores.journal.all("alice") if r.action == "keep.memory.forget_agent"]
     assert _text_keys(stores, "alice") == 61 - 25

@@ -93,6 +93,8 @@ def test_30_concurrent_identical_posts_store_exactly_one_entry(stack: LiveStack,
 
 @pytest.mark.parametrize("round_", range(ROUNDS))
 def test_10_identical_proposals_from_10_sessions_make_exactly_one_proposal(stack: LiveStack, stored: StoredState, round_: int) -> None:
+    """Every agent is told what a new text gets (issue 37 #8); one proposal is stored, the nine duplicates each
+    hold a waiting slot (a `p#` item with no text, counted: storage/proposals.py), and the journal says why."""
     user = User(stack, "agents")
     sessions = [_session(stack, user) for _ in range(10)]
     worker = stack.credentials()["worker"]
@@ -100,12 +102,13 @@ def test_10_identical_proposals_from_10_sessions_make_exactly_one_proposal(stack
     posted = _burst([lambda p=p: signed_request(stack.url, "POST", p + "/events", worker, {"events": events}) for p in sessions])
     assert [status for status, _ in posted] == [202] * 10
     outcomes = _outcomes(stack, sessions, 10)
-    assert sorted(o["type"] for o in outcomes) == ["memory.proposal_refused"] * 9 + ["memory.proposed"]
-    assert all(o["reason"] == "duplicate" for o in outcomes if o["type"] == "memory.proposal_refused")
+    assert [o["type"] for o in outcomes] == ["memory.proposed"] * 10
+    assert len({o["proposal_id"] for o in outcomes}) == 10
     state = stored.user(user.id)
-    (proposal,) = state.proposal_ids
-    assert state.counters_match and state.waiting_counter == 1
-    assert [holder for _, holder in state.proposal_fingerprints] == [proposal]
+    assert state.counters_match and state.waiting_counter == 10
+    (proposal,) = [p["id"] for p in user.call("GET", "/v1/inbox")[1]["memory_proposals"]]
+    assert proposal in state.proposal_ids and [holder for _, holder in state.proposal_fingerprints] == [proposal]
+    assert state.journal_actions.count("keep.memory.proposal_refused") == 9
 
 
 def test_forgotten_expired_and_swept_or_edited_away_texts_can_be_stored_again(stack: LiveStack, stored: StoredState) -> None:

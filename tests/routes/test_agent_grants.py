@@ -149,7 +149,8 @@ def test_forgetting_an_agent_removes_exactly_its_entries_and_waiting_proposals(a
     assert assert_counters_match(stores, "alice") == {"active": 2, "entries": 2, "waiting": 1, "proposals": 1}
     [row] = _journal(stores, "alice", "keep.memory.forget_agent")
     assert {k: v for k, v in row.items() if k not in ("at", "unrecoverable_by")} == {
-        "action": "keep.memory.forget_agent", "agent": "chatty", "entries": 2, "proposals": 1
+        "action": "keep.memory.forget_agent", "agent": "chatty", "entries": 2, "proposals": 1,
+        "unreadable": 3,  # their texts' keys, deleted first and journaled (issue 37 #12)
     }
     assert row["unrecoverable_by"] > row["at"]  # the receipt (issue 26)
     assert _row(api, "alice", "chatty")["entries"] == 0

@@ -45,6 +45,11 @@ def _refusal(body: Any, existing: str) -> None:
         "Prefers tea in the morning.",  # a closing full stop is not part of the words
         "Prefers tea in the morning…",  # nor an ellipsis
         "Prefers\u2800tea in the morning",  # the braille blank reads as a space
+        "Prefers\u3164tea in the morning",  # so does a Hangul filler between words (issue 37 #12)
+        "Prefers tea\uffa0in the morning",  # and its half-width form
+        "Prefers tea in the morning,",  # a closing comma is not part of the words (issue 37 #12)
+        "Prefers tea in the morning ;",  # nor a semicolon
+        "Prefers tea in the morning\uff0c",  # nor a full-width comma (NFKC: ",")
     ],
 )
 def test_post_of_the_same_words_as_a_person_reads_them_is_a_409_naming_the_entry(api: Any, stores: Any, variant: str) -> None:
@@ -197,7 +202,8 @@ def test_accept_moves_the_fingerprint_from_the_proposal_to_the_entry(api: Any, a
     assert list(_fingerprints(stores, "alice").values()) == [entry["id"]]
 
 
-def test_a_proposal_repeating_an_entry_or_a_waiting_proposal_is_refused_duplicate(api: Any, agents: Any, stores: Any) -> None:
+def test_a_proposal_repeating_an_entry_or_a_waiting_proposal_is_refused_duplicate_in_the_journal_only(api: Any, agents: Any, stores: Any) -> None:
+    """The agent is told `memory.proposed`, as for a new text (issue 37 #8): tests/stream/test_membership_oracle.py."""
     api.turn_on("alice")
     api.add("alice", TEA)
     agents.register("s-1", "alice")
@@ -205,11 +211,11 @@ def test_a_proposal_repeating_an_entry_or_a_waiting_proposal_is_refused_duplicat
     agents.propose("s-1", {"id": "e1", "text": "PREFERS tea in the morning"}, {"id": "e2", "text": "Has a cat"})
     agents.propose("s-2", {"id": "e1", "text": "has  a cat"})
     outcomes = {**{f"s1/{k}": v for k, v in agents.outcomes("s-1").items()}, **{f"s2/{k}": v for k, v in agents.outcomes("s-2").items()}}
-    assert outcomes["s1/e1"] == {"type": "memory.proposal_refused", "reason": "duplicate"}
-    assert outcomes["s1/e2"]["type"] == "memory.proposed"
-    assert outcomes["s2/e1"] == {"type": "memory.proposal_refused", "reason": "duplicate"}
+    assert {outcome["type"] for outcome in outcomes.values()} == {"memory.proposed"}
     assert [p["text"] for p in api.call("GET", "/v1/inbox", "alice")[1]["memory_proposals"]] == ["Has a cat"]
-    assert stores.entries.get_state("alice").waiting == 1
+    assert stores.entries.get_state("alice").waiting == 3  # each duplicate holds a slot, as a new text would
+    refused = [r.public() for r in stores.journal.all("alice") if r.action == "keep.memory.proposal_refused"]
+    assert sorted(r["session_id"] for r in refused if r["reason"] == "duplicate") == ["s-1", "s-2"]
 
 
 def test_an_agent_that_may_not_read_cannot_learn_from_duplicate_what_the_user_keeps(api: Any, agents: Any, stores: Any) -> None:
@@ -224,7 +230,7 @@ def test_an_agent_that_may_not_read_cannot_learn_from_duplicate_what_the_user_ke
     assert set(outcomes["kept"]) == set(outcomes["new"]) and outcomes["kept"]["proposal_id"] != outcomes["new"]["proposal_id"]
     assert [p["text"] for p in api.call("GET", "/v1/inbox", "alice")[1]["memory_proposals"]] == ["Has asthma"]  # no pile-up
     assert [i["text"] for i in api.call("GET", "/v1/memory", "alice")[1]["items"]] == ["Has diabetes"]
-    assert stores.entries.get_state("alice").waiting == 1
+    assert stores.entries.get_state("alice").waiting == 2  # the duplicate holds a slot as a new text does
     refused = [r.public() for r in stores.journal.all("alice") if r.action == "keep.memory.proposal_refused"]
     assert [(r["reason"], r["agent"]) for r in refused] == [("duplicate", "helper")]  # the user still sees it, and who
 
@@ -268,6 +274,21 @@ def test_accept_with_replaces_at_the_cap_forgets_the_old_entry_in_the_same_trans
     assert (state.active, state.waiting) == (200, 0)
     assert old["id"] not in _fingerprints(stores, "alice").values() and len(_fingerprints(stores, "alice")) == 200
     assert api.call("POST", "/v1/memory", "alice", {"text": "Prefers coffee"})[1]["code"] == "limit_reached"  # not a duplicate
+
+
+def test_accept_with_replaces_journals_the_replaced_entrys_forget_with_its_receipt(api: Any, stores: Any, clock: Any) -> None:
+    """The replaced entry is forgotten as finally as by DELETE, so it gets the same receipt (issue 37 #12)."""
+    api.turn_on("alice")
+    old = api.add("alice", "Prefers coffee")
+    proposal = add_proposal(stores, "alice", "Now prefers tea")
+    assert api.call("POST", f"/v1/memory/{proposal.id}/accept", "alice", {"replaces": old["id"]})[0] == 201
+    forgets = [r.public() for r in stores.journal.all("alice") if r.action == "keep.memory.forget"]
+    assert len(forgets) == 1
+    (row,) = forgets
+    assert row["unrecoverable_by"] > row["at"]
+    assert "coffee" not in repr(row) and "tea" not in repr(row)  # never the text
+    stored = stores.entries.raw_entry("alice", old["id"])
+    assert stored is None and api.call("DELETE", f"/v1/memory/{old['id']}", "alice")[0] == 404
 
 
 def test_replacing_an_entry_with_the_same_words_keeps_one_fingerprint(api: Any, stores: Any) -> None:
@@ -343,7 +364,7 @@ def test_forgetting_an_agent_releases_the_fingerprints_of_what_it_deleted(api: A
     assert {o["type"] for o in agents.outcomes("s-2").values()} == {"memory.proposed"}
 
 
-def test_without_the_cancellations_item_the_holder_is_read_and_still_named(api: Any, agents: Any, monkeypatch: Any) -> None:
+def test_without_the_cancellations_item_the_holder_is_read_and_still_named(api: Any, agents: Any, stores: Any, monkeypatch: Any) -> None:
     """AWS returns the refusing item (ReturnValuesOnConditionCheckFailure=ALL_OLD); a client that drops it
     must cost one GetItem on the refusal, never a wrong answer."""
     api.turn_on("alice")
@@ -354,7 +375,10 @@ def test_without_the_cancellations_item_the_holder_is_read_and_still_named(api: 
     agents.register("s-1", "alice")
     agents.propose("s-1", {"id": "e1", "text": TEA}, {"id": "e2", "text": "Has a cat"}, {"id": "e3", "text": "has a CAT"})
     reasons = {k: v.get("reason") for k, v in agents.outcomes("s-1").items()}
-    assert reasons == {"e1": "duplicate", "e2": None, "e3": "duplicate"}
+    assert reasons == {"e1": None, "e2": None, "e3": None}  # every agent is told "proposed" (issue 37 #8) ...
+    refused = [r.public() for r in stores.journal.all("alice") if r.action == "keep.memory.proposal_refused"]
+    assert [r["reason"] for r in refused] == ["duplicate", "duplicate"]  # ... the person's journal says why
+    assert [p["text"] for p in api.call("GET", "/v1/inbox", "alice")[1]["memory_proposals"]] == ["Has a cat"]
 
 
 def test_an_agents_forget_releases_a_fingerprint_whose_entry_went_in_a_chunk_before_a_cancelled_one(

@@ -276,3 +276,26 @@ def test_a_client_named_with_an_aws_key_id_registers_as_mcp_client_and_the_key_i
     assert raw["agent"] == session["agent"] == "mcp-client"
     page = json.dumps(_memory(live, token)).lower()
     assert AWS_KEY.lower() not in page and AWS_KEY.lower() not in json.dumps(session, default=str).lower()
+
+
+def test_a_guessed_text_the_person_keeps_gets_the_answer_a_new_text_gets(live: Any, stored: StoredState) -> None:
+    """The membership oracle over MCP (issue 37 #8): the guess and a new text get the same answer, words and
+    structure, except the random proposal id; only the person's journal says `duplicate`."""
+    user, token = _user_with_memory(live, True, "Plays the cello")
+
+    async def guess_and_control(client: Client) -> Any:
+        return (await client.call_tool("memory_propose", {"text": "PLAYS THE CELLO.", "kind": "fact"}),
+                await client.call_tool("memory_propose", {"text": "Plays the viola", "kind": "fact"}))
+
+    guess, control = run_client(_server(live, user), guess_and_control, client_name="Claude Desktop")
+    answers = [structured(guess), structured(control)]
+    assert [a["status"] for a in answers] == ["waiting_for_review", "waiting_for_review"]
+    assert [{k: v for k, v in a.items() if k not in ("proposal_id", "event_id")} for a in answers][0] == \
+        {k: v for k, v in answers[1].items() if k not in ("proposal_id", "event_id")}
+    assert len(answers[0]["proposal_id"]) == len(answers[1]["proposal_id"])
+    assert text_of(guess) == text_of(control)  # the words too
+    page = _memory(live, token)
+    assert [p["text"] for p in page["proposals"]] == ["Plays the viola"]  # nothing stored for the guess
+    refused = [r for r in stored.partition("journal", user) if r.get("action") == "keep.memory.proposal_refused"]
+    assert len(refused) == 1 and "duplicate" in json.dumps(refused[0], default=repr)
+    assert "cello" not in json.dumps(refused[0], default=repr).lower()

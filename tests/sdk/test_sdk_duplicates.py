@@ -47,8 +47,9 @@ def agent() -> ModuleType:
     return module
 
 
-SAME = ["Prefers tea", "  prefers   TEA ", "Pre\u200bfers\ttea", "Ｐｒｅｆｅｒｓ tea", "PREFERS TEA\n", "Prefers tea.", "Prefers\u2800tea…"]
-OTHER = ["Prefers tea?", "Prefers green tea", "Prefers coffee"]
+SAME = ["Prefers tea", "  prefers   TEA ", "Pre\u200bfers\ttea", "Ｐｒｅｆｅｒｓ tea", "PREFERS TEA\n", "Prefers tea.", "Prefers\u2800tea…",
+        "Prefers\u3164tea", "Prefers tea,", "Prefers tea;"]
+OTHER = ["Prefers tea?", "Prefers green tea", "Prefers coffee", "Preferstea"]
 
 
 @pytest.mark.parametrize("text", SAME + OTHER)
@@ -73,7 +74,8 @@ def test_an_outcome_refused_duplicate_says_so() -> None:
     assert not EventOutcome("memory.proposed", proposal_id="x").duplicate
 
 
-def test_a_worker_learns_duplicate_from_its_events_over_the_real_stack(live: Any) -> None:
+def test_a_worker_learns_nothing_from_a_duplicate_over_the_real_stack(live: Any) -> None:
+    """Issue 37 #8: `duplicate` would tell an agent what the person keeps; it is told what a new text gets."""
     creds = live.credentials_file
     host = HostClient.from_credentials_file(live.url, creds)
     worker = WorkerClient.from_credentials_file(live.url, creds)
@@ -88,4 +90,7 @@ def test_a_worker_learns_duplicate_from_its_events_over_the_real_stack(live: Any
         time.sleep(0.2)
     outcomes = {e.id: e.outcome for e in worker.list_events(session)}
     assert outcomes[first] is not None and outcomes[first].proposed
-    assert worker.duplicates(session) == [second]
+    assert outcomes[second] is not None and outcomes[second].proposed and outcomes[second].proposal_id
+    assert worker.duplicates(session) == []
+    status, page, _ = live.request("GET", "/v1/memory", token=live.token(user))
+    assert status == 200 and [p["text"] for p in page["proposals"]] == ["Has a cat called Miso"]

@@ -16,7 +16,7 @@ SCHEMAS = yaml.safe_load((Path(__file__).resolve().parents[2] / "openapi.yaml").
 PATTERN = SCHEMAS["NewEntry"]["properties"]["text"]["pattern"]
 # Characters at the edges of the rules: every kind of white space, controls kept and refused, invisible
 # and blank-looking ones, and ordinary letters.
-EDGES = "\t\n\x0b\x0c\r\x1c\x1f \x00\x07\x7f\x85\x9f\xa0\u1680\u2000\u200b\u200d\u2028\u202e\u2060\u2800\u3000\u3164\ufeffaé你"
+EDGES = "\t\n\x0b\x0c\r\x1c\x1f \x00\x07\x7f\x85\x9f\xa0\u1680\u2000\u200b\u200d\u200f\u2028\u202a\u202e\u202f\u2060\u2066\u2069\u2800\u3000\u3164\ufeffaé你"
 
 
 def _server_keeps(text: str) -> bool:
