@@ -187,11 +187,11 @@ def _cursor(position: tuple[str, str]) -> str:
 
 def _cursor_position(cursor: str) -> tuple[str, str]:
     """The position a `next` cursor names; a 400 for anything this service did not write."""
-    try:
-        decoded = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
-        if isinstance(decoded, list) and len(decoded) == 2 and all(isinstance(p, str) for p in decoded) and len(cursor) <= 2048:
+    try:  # the length first: json of ~1,000 nested lists is a RecursionError, not a ValueError
+        decoded = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))) if len(cursor) <= 2048 else None
+        if isinstance(decoded, list) and len(decoded) == 2 and all(isinstance(p, str) for p in decoded):
             return decoded[0], decoded[1]
-    except (ValueError, TypeError):
+    except (ValueError, TypeError, RecursionError):
         pass
     raise InvalidRequest("next: not a cursor this listing gave.", field="next")
 

@@ -174,3 +174,21 @@ class _Batch:
         for first in range(0, len(self.items), 25):
             requests = [{"PutRequest": {"Item": dynamo.dump(i)}} for i in self.items[first:first + 25]]
             self.stores.client.batch_write_item(RequestItems={self.stores.entries.table: requests})
+
+
+def test_a_limit_of_thousands_of_digits_or_a_deeply_nested_next_is_a_400_not_a_500(api: Any) -> None:
+    """Python refuses int() of more than 4,300 digits (ValueError) and json of ~1,000 nested lists
+    (RecursionError): both reached the listing unguarded and answered 500."""
+    import base64
+
+    api.turn_on("alice")
+    assert api.call("PUT", "/v1/agents/helper", "alice", {"read": False})[0] == 200
+    nested = base64.urlsafe_b64encode(b"[" * 1500).decode().rstrip("=")
+    for query in ("limit=" + "9" * 5000, "limit=" + "0" * 5000 + "1", "next=" + nested):
+        status, body = api.call("GET", f"/v1/agents?{query}", "alice")
+        assert status == 400 and body["code"] == "invalid_request", (query[:20], status, body)
+    status, journal = api.call("GET", "/v1/memory/journal?limit=" + "9" * 5000, "alice")
+    assert status == 400 and journal["code"] == "invalid_request", (status, journal)
+    # Nothing lost: the block is still listed and stored.
+    [row] = api.call("GET", "/v1/agents", "alice")[1]["agents"]
+    assert (row["agent"], row["read"]) == ("helper", False)
