@@ -21,7 +21,8 @@ def _agent_rows(stores: Any, user: str) -> dict[str, dict[str, Any]]:
     ("name", "folded"),
     [("helper", "helper"), *((s, "helper") for s in SPELLINGS), ("claude--code", "claudecode"),
      ("Claude Code 2", "claudecode"), ("claude_code", "claudecode"), ("\u0441laude-code", "claudecode"),
-     ("cursor/1.2", "cursor"), ("ｈｅｌｐｅｒ", "helper"), ("he\u200blper", "helper"), ("gpt-4o", "gpt4o"), ("2024", "2024")],
+     ("cursor/1.2", "cursor"), ("ｈｅｌｐｅｒ", "helper"), ("he\u200blper", "helper"), ("gpt-4o", "gpt4o"), ("2024", "2024"),
+     ("HELPER\u2122", "helper"), ("helper\u2120", "helper"), ("\u0131gnite", "ignite"), ("\u0130GNITE", "ignite")],
 )
 def test_the_fold_of_agent_names(name: str, folded: str) -> None:
     assert fold_agent_name(name) == folded
