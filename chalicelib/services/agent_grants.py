@@ -29,6 +29,7 @@ from chalicelib.storage.entries import STATE_KEY
 SETTINGS_ACTION = "keep.memory.agent_settings"
 FORGET_ACTION = "keep.memory.forget_agent"
 DEFAULT_PAGE, MAX_PAGE = 50, 200
+_SPELLINGS = 98  # other spellings a delete's condition lists, beside the agent's own name and the origin
 
 
 def list_agents(stores: Stores, user_id: str, *, limit: int = DEFAULT_PAGE, cursor: str | None = None) -> dict[str, Any]:
@@ -94,10 +95,15 @@ def forget_agent(stores: Stores, user_id: str, agent: str, session_id: str | Non
     now = instant(stores.clock)
     details: dict[str, Any] = {"agent": agent} | ({"session_id": session_id} if session_id is not None else {})
     spellings, had_items = _spellings(stores, user_id, agent)
-    plan = Forgetting(FORGET_ACTION, details, agent=agent, session_id=session_id, spellings=spellings)
     deleted = {"entries": 0, "proposals": 0, "transactions": 0}
+    row_id = secrets.token_hex(6)
     try:
-        forget_counted(stores, user_id, now, secrets.token_hex(6), deleted, plan)
+        # Each delete's condition lists the spellings it may take (IN: 100 values, storage/agents.py only_from),
+        # so more than _SPELLINGS of them are forgotten a group at a time, all counted on the one journal row.
+        for first in range(0, max(len(spellings), 1), _SPELLINGS):
+            group = spellings[first:first + _SPELLINGS]
+            plan = Forgetting(FORGET_ACTION, details, agent=agent, session_id=session_id, spellings=group)
+            forget_counted(stores, user_id, now, row_id, deleted, plan)
     except Unavailable as exc:
         raise Unavailable(
             "The service got busy before everything from this agent was forgotten: try again to forget the rest.",
@@ -126,7 +132,7 @@ def _spellings(stores: Stores, user_id: str, agent: str) -> tuple[tuple[str, ...
     _, entries = stores.entries.stored(user_id)
     proposals, _ = stores.proposals.stored_all(user_id)
     mine = {r.agent for r in (*entries, *proposals) if r.agent and same_agent(r.agent, agent)}
-    return tuple(sorted(mine - {agent}))[:98], bool(mine)  # one condition's values, with the origin's
+    return tuple(sorted(mine - {agent})), bool(mine)
 
 
 def _rows(stores: Stores, user_id: str) -> list[dict[str, Any]]:

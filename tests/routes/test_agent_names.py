@@ -140,3 +140,22 @@ def test_an_older_row_restored_after_the_fold_blocks_proposals_as_it_blocks_read
     assert agents.outcomes("s1")["e1"] == {"type": "memory.proposal_refused", "reason": "agent_blocked"}
     assert stores.proposals.list("alice") == []
     assert agents.items("s1") == []
+
+
+def test_forgetting_an_agent_takes_what_came_from_more_than_99_spellings_of_its_name(api: Any, agents: Any, stores: Any) -> None:
+    """Each delete's condition lists the spellings (IN takes 100 values), and only the first 98 were listed:
+    an agent that wrote under `helper1` … `helper110` kept its entries from the others after "forget helper"."""
+    from tests.routes.test_agent_grants import _accepted_from, _journal
+
+    api.turn_on("alice")
+    for n in range(110):
+        _accepted_from(api, agents, "alice", f"s{n}", [f"Note number {n} about tea"], f"helper{n + 1}")
+    assert len(api.call("GET", "/v1/memory", "alice")[1]["items"]) == 110
+    status, body = api.call("POST", "/v1/agents/helper/forget", "alice")
+    assert status == 200, body
+    left = [e for e in api.call("GET", "/v1/memory", "alice")[1]["items"] if e.get("origin") == "agent"]
+    assert (body["deleted"], len(left)) == (110, 0), (body, len(left))
+    _, stored = stores.entries.stored("alice")
+    assert [e.agent for e in stored] == []
+    [row] = _journal(stores, "alice", "keep.memory.forget_agent")  # one request, one journal row
+    assert (row["agent"], row["entries"], row["proposals"]) == ("helper", 110, 0)
