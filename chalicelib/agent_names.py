@@ -4,7 +4,8 @@
 (storage/agents.py); the name an agent gave is still what is stored on its sessions and proposals and
 shown. docs/agents.md says the fold in words. In order:
 
-1. NFKC, and invisible characters dropped (chalicelib/normalize.py's class): `ｈｅｌｐｅｒ` is `helper`.
+1. NFKC, and invisible characters and word-like marks (`™`) dropped (chalicelib/normalize.py's class):
+   `ｈｅｌｐｅｒ` and `helper™` are `helper`.
 2. Every letter of another script that imitates a Latin letter or digit becomes that letter (Unicode's
    confusables data as confusable-homoglyphs ships it, chalicelib/normalize.py): Cyrillic `е` is `e`.
 3. Case-folded, and accents dropped (NFKD without combining marks): `Zéd` is `zed`.
@@ -34,13 +35,21 @@ _VERSION = re.compile(r"v?\d+")
 _TRAILING_DIGITS = re.compile(r"\d+$")
 
 
+def _without_marks(name: str) -> str:
+    """`name` without the symbols NFKC spells as words (™ "TM", ℠ "SM", ℡ "TEL"): marks beside a name."""
+    return "".join(
+        c for c in name
+        if not (unicodedata.category(c).startswith("S") and sum(x.isalpha() for x in unicodedata.normalize("NFKC", c)) > 1)
+    )
+
+
 def fold_agent_name(name: str) -> str:
     """The name an agent is compared and keyed by (see the module's docstring for the exact fold)."""
-    view = unicodedata.normalize("NFKC", _INVISIBLE.sub("", name))
+    view = unicodedata.normalize("NFKC", _without_marks(_INVISIBLE.sub("", name)))
     if not view.isascii():
         table = _confusables()
         view = "".join(table.get(c, c) for c in view)
-    view = unicodedata.normalize("NFKD", view.casefold())
+    view = unicodedata.normalize("NFKD", view.casefold().replace("ı", "i"))  # Turkish dotless ı: Latin, so not in 2
     view = "".join(c for c in view if not unicodedata.combining(c))
     runs = _RUN.findall(view)
     words = [run for run in runs if not _VERSION.fullmatch(run)]

@@ -137,7 +137,8 @@ def query_int(request: Any, name: str, *, default: int, low: int, high: int) -> 
     raw = (request.query_params or {}).get(name)
     if raw is None:
         return default
-    if not (raw.isascii() and raw.isdigit()) or not low <= int(raw) <= high:  # "²".isdigit() is True
+    # "²".isdigit() is True; int() refuses more than 4,300 digits (ValueError), so the length is checked first.
+    if not (raw.isascii() and raw.isdigit() and len(raw) <= 20) or not low <= int(raw) <= high:
         raise InvalidRequest(f"The query parameter {name} must be a whole number from {low} to {high}.")
     return int(raw)
 

@@ -29,6 +29,7 @@ from chalicelib.storage.entries import STATE_KEY
 SETTINGS_ACTION = "keep.memory.agent_settings"
 FORGET_ACTION = "keep.memory.forget_agent"
 DEFAULT_PAGE, MAX_PAGE = 50, 200
+_SPELLINGS = 98  # other spellings a delete's condition lists, beside the agent's own name and the origin
 
 
 def list_agents(stores: Stores, user_id: str, *, limit: int = DEFAULT_PAGE, cursor: str | None = None) -> dict[str, Any]:
@@ -94,13 +95,18 @@ def forget_agent(stores: Stores, user_id: str, agent: str, session_id: str | Non
     now = instant(stores.clock)
     details: dict[str, Any] = {"agent": agent} | ({"session_id": session_id} if session_id is not None else {})
     spellings, had_items = _spellings(stores, user_id, agent)
-    plan = Forgetting(FORGET_ACTION, details, agent=agent, session_id=session_id, spellings=spellings)
     if had_items:  # its row first: it stays listed (to block next), and carries the cut-off below
         _keep_listed(stores, user_id, agent)
     forget_pending(stores, user_id, agent, session_id, now.iso)
     deleted = {"entries": 0, "proposals": 0, "transactions": 0}
+    row_id = secrets.token_hex(6)
     try:
-        forget_counted(stores, user_id, now, secrets.token_hex(6), deleted, plan)
+        # Each delete's condition lists the spellings it may take (IN: 100 values, storage/agents.py only_from),
+        # so more than _SPELLINGS of them are forgotten a group at a time, all counted on the one journal row.
+        for first in range(0, max(len(spellings), 1), _SPELLINGS):
+            group = spellings[first:first + _SPELLINGS]
+            plan = Forgetting(FORGET_ACTION, details, agent=agent, session_id=session_id, spellings=group)
+            forget_counted(stores, user_id, now, row_id, deleted, plan)
     except Unavailable as exc:
         # `deleted`: what can no longer be read, deleted or only its key gone (journaled as `unreadable`).
         raise Unavailable(
@@ -128,7 +134,7 @@ def _spellings(stores: Stores, user_id: str, agent: str) -> tuple[tuple[str, ...
     _, entries = stores.entries.stored(user_id)
     proposals, _ = stores.proposals.stored_all(user_id)
     mine = {r.agent for r in (*entries, *proposals) if r.agent and same_agent(r.agent, agent)}
-    return tuple(sorted(mine - {agent}))[:98], bool(mine)  # one condition's values, with the origin's
+    return tuple(sorted(mine - {agent})), bool(mine)
 
 
 def _rows(stores: Stores, user_id: str) -> list[dict[str, Any]]:
@@ -189,11 +195,11 @@ def _cursor(position: tuple[str, str]) -> str:
 
 def _cursor_position(cursor: str) -> tuple[str, str]:
     """The position a `next` cursor names; a 400 for anything this service did not write."""
-    try:
-        decoded = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
-        if isinstance(decoded, list) and len(decoded) == 2 and all(isinstance(p, str) for p in decoded) and len(cursor) <= 2048:
+    try:  # the length first: json of ~1,000 nested lists is a RecursionError, not a ValueError
+        decoded = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))) if len(cursor) <= 2048 else None
+        if isinstance(decoded, list) and len(decoded) == 2 and all(isinstance(p, str) for p in decoded):
             return decoded[0], decoded[1]
-    except (ValueError, TypeError):
+    except (ValueError, TypeError, RecursionError):
         pass
     raise InvalidRequest("next: not a cursor this listing gave.", field="next")
 

@@ -6,8 +6,8 @@ counted, the person's own setting while fewer than ROW_CAP are. A row is never d
 
 Rows stored before names were folded (`a#Helper`, uncounted) are folded once per user (`fold_rows`):
 the rows of one folded name become its folded row, the most restrictive switch winning; rows the person
-never set beyond the SEEN_ROW_CAP most recently used are dropped (they only held times, which the
-journal keeps); the counter is set to what is left, and the state item is marked, which the proposal's
+never set and saying no to nothing, beyond the SEEN_ROW_CAP most recently used, are dropped (they only
+held times, which the journal keeps); the counter is set to what is left, and the state item is marked, which the proposal's
 transaction checks (storage/entries.py take_waiting_slot): a proposal for a user not folded yet folds
 first, so a block stored as `Helper` stops a proposal from `helper` too.
 """
@@ -77,7 +77,9 @@ def fold_rows(stores: Stores, user_id: str) -> None:
         if grant is not None:
             groups[grant.key].append(grant)
     kept = {key: merged(grants, grants[0].agent) for key, grants in groups.items()}
-    seen = sorted((g for g in kept.values() if g.set_at is None), key=lambda g: (g.last_read_at or "", g.key), reverse=True)
+    # Only rows that say yes to both may go: a "no" stays whatever its times say (set_at missing or altered).
+    seen = sorted((g for g in kept.values() if g.set_at is None and g.read and g.propose),
+                  key=lambda g: (g.last_read_at or "", g.key), reverse=True)
     dropped = {g.key for g in seen[SEEN_ROW_CAP:]}
     deletes = unnamed + [AGENT_PREFIX + g.row for key in dropped for g in groups[key]]
     for key, grants in groups.items():

@@ -75,12 +75,35 @@ _WORDS = {
 # Cyrillic "с" is "claude-code", never "laude-code". The service folds names itself
 # (chalicelib/agent_names.py, docs/agents.md) with the full confusables data; this table only
 # keeps the letter instead of dropping it.
+# Armenian and Cherokee look-alikes and the Turkish dotless ı too (from confusables.txt): a client
+# spelling `helper` with them was `elper` or `hlper`, another agent than the one the person blocked.
 _LOOK_ALIKES = str.maketrans(
     "аеорсухіјѕԁԛԝһӏвкмнтАВЕКМНОРСТХІЈЅУ"
-    "οαικνρτυχΑΒΕΖΗΙΚΜΝΟΡΤΥΧ",
+    "οαικνρτυχΑΒΕΖΗΙΚΜΝΟΡΤΥΧ"
+    "քցհոռօՕգզՏսՍա"
+    "ᏎᏮᎪᏏᏴꮯᏟᏧᎠᎬᏀᏳᏂᎻꭵᎥᎫᏦᏞᎷᏢꮁᎡᏒꮪᏕᏚᎢꮩᏙꮃᎳᏔᎩᎽꮓᏃ"
+    "ı",
     "aeopcyxijsdqwhlbkmhtABEKMHOPCTXIJSY"
-    "oaikvptuxABEZHIKMNOPTYX",
+    "oaikvptuxABEZHIKMNOPTYX"
+    "fghnnoOqqSuUw"
+    "46AbBcCdDEGGhHiIJKLMPrRRsSSTvVwWWYYzZ"
+    "i",
 )
+
+
+def _without_marks(name: str) -> str:
+    """`name` without the symbols NFKC spells as words (™ is "TM", ℠ "SM")."""
+    return "".join(c for c in name if not _is_mark(c))
+
+
+def _is_mark(c: str) -> bool:
+    spelled = unicodedata.normalize("NFKC", c)
+    return unicodedata.category(c).startswith("S") and sum(x.isalpha() for x in spelled) > 1
+
+
+def _is_disguise(name: str, translated: str) -> bool:
+    """A name mixing Latin letters with others, or spelled wholly in look-alikes of Latin ones."""
+    return bool(re.search(r"[A-Za-z]", name)) or all(c.isascii() for c in translated if c.isalpha())
 
 
 def agent_name(client_name: object) -> str:
@@ -93,9 +116,11 @@ def agent_name(client_name: object) -> str:
     """
     if not isinstance(client_name, str):
         return FALLBACK_AGENT
-    name = unicodedata.normalize("NFKC", client_name)
-    if re.search(r"[A-Za-z]", name):  # a disguise mixes scripts; one script alone is as written
-        name = name.translate(_LOOK_ALIKES)
+    name = unicodedata.normalize("NFKC", _without_marks(client_name))
+    name = name.replace("ß", "ss").replace("ẞ", "SS")
+    translated = name.translate(_LOOK_ALIKES)
+    if _is_disguise(name, translated):  # one other script, not all look-alikes, is as written
+        name = translated
     folded = unicodedata.normalize("NFKD", name)
     ascii_only = folded.encode("ascii", "ignore").decode("ascii")
     if _looks_like_a_key(ascii_only):

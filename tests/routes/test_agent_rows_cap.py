@@ -174,3 +174,46 @@ class _Batch:
         for first in range(0, len(self.items), 25):
             requests = [{"PutRequest": {"Item": dynamo.dump(i)}} for i in self.items[first:first + 25]]
             self.stores.client.batch_write_item(RequestItems={self.stores.entries.table: requests})
+
+
+def test_a_limit_of_thousands_of_digits_or_a_deeply_nested_next_is_a_400_not_a_500(api: Any) -> None:
+    """Python refuses int() of more than 4,300 digits (ValueError) and json of ~1,000 nested lists
+    (RecursionError): both reached the listing unguarded and answered 500."""
+    import base64
+
+    api.turn_on("alice")
+    assert api.call("PUT", "/v1/agents/helper", "alice", {"read": False})[0] == 200
+    nested = base64.urlsafe_b64encode(b"[" * 1500).decode().rstrip("=")
+    for query in ("limit=" + "9" * 5000, "limit=" + "0" * 5000 + "1", "next=" + nested):
+        status, body = api.call("GET", f"/v1/agents?{query}", "alice")
+        assert status == 400 and body["code"] == "invalid_request", (query[:20], status, body)
+    status, journal = api.call("GET", "/v1/memory/journal?limit=" + "9" * 5000, "alice")
+    assert status == 400 and journal["code"] == "invalid_request", (status, journal)
+    # Nothing lost: the block is still listed and stored.
+    [row] = api.call("GET", "/v1/agents", "alice")[1]["agents"]
+    assert (row["agent"], row["read"]) == ("helper", False)
+
+
+def test_the_one_time_fold_never_drops_a_row_saying_no_whatever_its_times(api: Any, agents: Any, stores: Any) -> None:
+    """Rows beyond the 100 most recently used are dropped only when the person never set them. A block whose
+    `set_at` is missing or not an instant (altered, half-written, restored) was counted as "only seen", sorted
+    last, and deleted: the agent then read and proposed freely."""
+    api.turn_on("alice")
+    api.add("alice", "likes green tea")
+    stores.client.update_item(TableName=stores.entries.table, Key=dynamo.dump({"user_id": "alice", "sk": "#state"}),
+                              UpdateExpression="REMOVE agent_keys, agent_rows")
+    with _Batch(stores) as put:
+        for n in range(120):
+            put({"user_id": "alice", "sk": f"a#Bot-{n:03d}x", "last_read_at": f"2026-01-01T00:{n // 60:02d}:{n % 60:02d}Z"})
+        put({"user_id": "alice", "sk": "a#helper", "read": False, "propose": False})  # no set_at
+        put({"user_id": "alice", "sk": "a#Spy", "propose": False, "set_at": "yesterday"})  # set_at not an instant
+    assert [i["text"] for i in _read_as(agents, "alice", "newcomer")] == ["likes green tea"]
+    rows = _agent_rows(stores, "alice")
+    assert "a#helper" in rows and "a#spy" in rows, sorted(rows)[-5:]
+    assert _read_as(agents, "alice", "Helper") == []
+    agents.propose("s-Helper", {"id": "e1", "text": "Sneaks in"})
+    agents.register("s-spy", "alice", agent="spy")
+    agents.propose("s-spy", {"id": "e2", "text": "Sneaks in too"})
+    assert agents.outcomes("s-Helper")["e1"]["reason"] == "agent_blocked"
+    assert agents.outcomes("s-spy")["e2"]["reason"] == "agent_blocked"
+    assert stores.proposals.list("alice") == []

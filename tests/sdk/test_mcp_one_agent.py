@@ -18,6 +18,7 @@ from typing import Any
 from mcp_stdio import local_args, parameters, unique
 from personal_memory_sdk.mcp_words import agent_name
 
+from chalicelib.storage import dynamo
 from tests.support.stored import StoredState
 
 _MODERN = "2026-07-28"
@@ -127,3 +128,41 @@ def test_a_cyrillic_look_alike_client_name_is_the_latin_agent() -> None:
     assert agent_name("\u0441laude-code") == "claude-code"  # Cyrillic "с": was "laude-code", a new agent
     assert agent_name("Сlaude Сode") == "claude-code"
     assert agent_name("Клод") == "mcp-client"  # wholly Cyrillic: no disguise, read as written (nothing ASCII left)
+
+
+# Clients that write `helper` with letters of other scripts, a trademark sign or a Turkish dotless i: each
+# was a different agent (`elper`, `hlper`, `helpertm`, `mcp-client`...) that a block on `helper` missed.
+LOOK_ALIKE_HELPERS = [
+    "\u0570elper",  # Armenian հ
+    "h\u13acl\u13e2er",  # Cherokee Ꭼ, Ꮲ
+    "he\u13deper",  # Cherokee Ꮮ
+    "\u13bb\u13ac\u13de\u13e2\u13ac\u13d2",  # ᎻᎬᏞᏢᎬᏒ, wholly Cherokee look-alikes
+    "HELPER\u2122",  # HELPER™
+    "helper\u2120",  # helper℠
+    "h\u0435lper\u2122",
+]
+
+
+def test_look_alike_client_names_of_every_script_are_the_latin_agent() -> None:
+    from chalicelib.agent_names import fold_agent_name
+
+    for name in LOOK_ALIKE_HELPERS:
+        assert fold_agent_name(agent_name(name)) == "helper", name
+    assert fold_agent_name(agent_name("\u0131gnite")) == "ignite"  # Turkish dotless ı, was "gnite"
+    assert fold_agent_name(agent_name("stra\u00dfe")) == fold_agent_name("strasse")  # ß, was "strae"
+    assert agent_name("Клод") == "mcp-client"  # wholly Cyrillic, not all look-alikes: read as written
+
+
+def test_a_block_on_helper_holds_for_mcp_clients_spelling_it_with_other_scripts(api: Any, agents: Any, stores: Any) -> None:
+    """The MCP server names its agent from the client's name (sdk mcp_words.agent_name); a client spelling
+    `helper` with Armenian or Cherokee look-alikes or a trademark sign was another, unblocked agent."""
+    api.turn_on("alice")
+    api.add("alice", "likes green tea")
+    assert api.call("PUT", "/v1/agents/helper", "alice", {"read": False, "propose": False})[0] == 200
+    for n, client in enumerate(LOOK_ALIKE_HELPERS):
+        agents.register(f"s{n}", "alice", agent=agent_name(client))
+        assert agents.items(f"s{n}") == [], client
+        agents.propose(f"s{n}", {"id": "e1", "text": "Walks the dog at six"})
+        assert agents.outcomes(f"s{n}")["e1"]["reason"] == "agent_blocked", client
+    assert stores.proposals.list("alice") == []
+    assert [i["sk"] for i in dynamo.query_partition(stores.client, stores.entries.table, "user_id", "alice", consistent=True) if i["sk"].startswith("a#")] == ["a#helper"]
