@@ -106,6 +106,13 @@ def authenticate(stores: Stores, token: str | None) -> Connection:
     return connection
 
 
+def forget_cached(macs: list[str]) -> None:
+    """Drop these lookups from this container's cache (an erased account's connections)."""
+    with _lock:
+        for mac in macs:
+            _cache.pop(mac, None)
+
+
 def forget_cache() -> None:
     """Tests and the bench: start with no cached lookup."""
     with _lock:

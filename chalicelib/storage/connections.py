@@ -6,7 +6,8 @@ Each connection is two rows, written and deleted together in one transaction:
 - the lookup row `user_id = "conn#<mac>", sk = "#conn"`: who owns it, addressed by the token's MAC alone;
 - the person's row `user_id = <user>, sk = "c#<id>"`: what the page lists, and what every call that reads
   or writes memory conditions on (so a revoke wins over a cached lookup; see services/connections.py).
-Forget-all deletes only `#key` and `t#` rows: connections survive it, as the on/off switch does.
+Forget-all deletes only `#key` and `t#` rows: connections survive it, as the on/off switch does. An account's
+erasure deletes the lookup rows first (`erase_lookups`), then the whole partition with the person's rows.
 The service's MAC key is the row `user_id = "#service", sk = "#connections-mac"` (a `#` no user id has).
 """
 from __future__ import annotations
@@ -126,6 +127,29 @@ class ConnectionsRepository:
                 "ExpressionAttributeValues": dynamo.values(u=now_iso, m=connection.mac, n=now_epoch),
             }
         }
+
+    def erase_lookups(self, user_id: str) -> list[str]:
+        """Delete the lookup row of each of the user's connections (an account's erasure); the MACs whose row went.
+
+        Run before the user's partition goes: its `c#` rows are what name the lookup rows. A row is deleted only
+        if it names this user as its owner, so an altered `c#` row naming another MAC deletes nothing of anyone else.
+        """
+        rows = dynamo.query_partition(self._client, self.table, "user_id", user_id, consistent=True)
+        macs = {row["mac"] for row in rows if str(row.get("sk", "")).startswith(OWNED_PREFIX) and isinstance(row.get("mac"), str)}
+        gone: list[str] = []
+        for mac in sorted(macs):
+            try:
+                old = self._client.delete_item(
+                    TableName=self.table, Key=self._lookup_key(mac), ConditionExpression="attribute_not_exists(sk) OR #o = :u",
+                    ExpressionAttributeNames={"#o": "owner"}, ExpressionAttributeValues=dynamo.values(u=user_id), ReturnValues="ALL_OLD",
+                )
+            except Exception as exc:
+                if dynamo.is_condition_failure(exc):
+                    continue
+                raise
+            if old.get("Attributes"):
+                gone.append(mac)
+        return gone
 
     # ---- the service's MAC key (wrapped by KMS; survives forget-all) ----
 

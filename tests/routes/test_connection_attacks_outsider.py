@@ -1,0 +1,55 @@
+"""More outsider attacks on connections through the real routes against moto (issue 38's red team): what an
+erased account leaves behind, and what a suggestion's outcome tells an agent about notes it cannot read."""
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from chalicelib.services import connections as connections_service
+from chalicelib.storage import dynamo
+from tests.support.iam import iam_call
+from tests.support.raw_storage import every_item
+from tests.support.stack import OPERATOR_ARN
+
+
+@pytest.fixture(autouse=True)
+def _no_cached_lookup() -> None:
+    connections_service.forget_cache()
+
+
+def _connect(api: Any, user: str, agent: str = "claude-code") -> dict[str, Any]:
+    status, body = api.call("POST", "/v1/connections", user, {"agent": agent})
+    assert status == 201, body
+    return dict(body)
+
+
+def _call(client: Any, method: str, path: str, token: str, body: Any = None) -> tuple[int, Any]:
+    headers = {"Authorization": f"Bearer {token}"}
+    response = getattr(client.http, method.lower())(path, headers=headers, **({"body": json.dumps(body)} if body is not None else {}))
+    return response.status_code, json.loads(response.body) if response.body else None
+
+
+def _naming(dynamodb: Any, user: str) -> list[dict[str, Any]]:
+    """Every stored item that holds `user` in any attribute (the lookup row names its owner in `owner`)."""
+    items = [dynamo.load(raw) for raws in every_item(dynamodb).values() for raw in raws]
+    return [item for item in items if user in (v for v in item.values() if isinstance(v, str))]
+
+
+def test_erasing_an_account_erases_its_connections_and_their_tokens_stop_everywhere(api: Any, client: Any, dynamodb: Any) -> None:
+    api.turn_on("alice")
+    api.turn_on("bob")
+    alices = [_connect(api, "alice"), _connect(api, "alice", "cursor")]
+    bobs = _connect(api, "bob")
+    assert _call(client, "GET", "/v1/agent/memory", alices[0]["token"])[0] == 200  # its lookup is cached in this container
+
+    status, body = iam_call(client, "DELETE", "/v1/operator/account?user_id=alice", OPERATOR_ARN)
+
+    assert status == 200, body
+    assert _naming(dynamodb, "alice") == []  # the lookup rows (owner, agent, times) went with the account
+    for made in alices:  # an erased account's token is a token never made: nothing answers it, not even MCP's handshake
+        assert _call(client, "GET", "/v1/agent/memory", made["token"])[0] == 401
+        assert _call(client, "POST", "/mcp", made["token"], {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}})[0] == 401
+    assert _call(client, "GET", "/v1/agent/memory", bobs["token"])[0] == 200  # bob's connection is untouched
+    assert [c["id"] for c in api.call("GET", "/v1/connections", "bob")[1]["connections"]] == [bobs["id"]]
