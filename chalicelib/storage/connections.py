@@ -116,15 +116,17 @@ class ConnectionsRepository:
         """Transaction action: the connection is still live (not revoked, not expired, the same token) — and its last use.
 
         Every call that reads or writes memory carries it, so a revoke wins at once even over a cached lookup.
+        It also holds the lookup row to what the person's own row says (the agent, the trust): a lookup row
+        altered alone is not believed.
         """
         return {
             "Update": {
                 "TableName": self.table,
                 "Key": self._owned_key(connection.user_id, connection.id),
                 "UpdateExpression": "SET last_used_at = :u",
-                "ConditionExpression": "attribute_exists(sk) AND mac = :m AND #e > :n",
-                "ExpressionAttributeNames": {"#e": EXPIRY},
-                "ExpressionAttributeValues": dynamo.values(u=now_iso, m=connection.mac, n=now_epoch),
+                "ConditionExpression": "attribute_exists(sk) AND mac = :m AND #e > :n AND #a = :a AND #t = :t",
+                "ExpressionAttributeNames": {"#e": EXPIRY, "#a": "agent", "#t": "trusted"},
+                "ExpressionAttributeValues": dynamo.values(u=now_iso, m=connection.mac, n=now_epoch, a=connection.agent, t=connection.trusted),
             }
         }
 

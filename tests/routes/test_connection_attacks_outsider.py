@@ -53,3 +53,31 @@ def test_erasing_an_account_erases_its_connections_and_their_tokens_stop_everywh
         assert _call(client, "POST", "/mcp", made["token"], {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}})[0] == 401
     assert _call(client, "GET", "/v1/agent/memory", bobs["token"])[0] == 200  # bob's connection is untouched
     assert [c["id"] for c in api.call("GET", "/v1/connections", "bob")[1]["connections"]] == [bobs["id"]]
+
+
+def _lookup_row(dynamodb: Any, table: str, owner: str) -> dict[str, Any]:
+    (row,) = [dynamo.load(raw) for raw in every_item(dynamodb)[table] if str(dynamo.load(raw).get("owner")) == owner]
+    return row
+
+
+@pytest.mark.parametrize("altered", [{"trusted": True}, {"agent": "cursor"}])
+def test_an_altered_lookup_row_is_not_believed_it_is_a_401_that_writes_nothing(
+    api: Any, client: Any, stores: Any, dynamodb: Any, stream: Any, altered: dict[str, Any]
+) -> None:
+    """Someone with write access to the keys table flips the lookup row alone (trust, or the agent it acts as):
+    the person's own row still says what they made, and every call that reads or writes memory conditions on it."""
+    api.turn_on("alice")
+    api.add("alice", "likes green tea")
+    assert api.call("PUT", "/v1/agents/claude-code", "alice", {"propose": True})[0] == 200
+    assert api.call("PUT", "/v1/agents/cursor", "alice", {"propose": True})[0] == 200
+    made = _connect(api, "alice")
+    table = stores.connections.table
+    row = _lookup_row(dynamodb, table, "alice")
+    dynamodb.put_item(TableName=table, Item=dynamo.dump({**row, **altered}))
+    before = every_item(dynamodb)
+
+    for method, path, body in [("GET", "/v1/agent/memory", None), ("POST", "/v1/agent/proposals", {"text": "Takes the 8:10 train"})]:
+        assert _call(client, method, path, made["token"], body)[0] == 401, path
+    stream.drain()
+    assert every_item(dynamodb) == before  # no untainted or misattributed suggestion, no journal row, no last use
+    assert api.call("GET", "/v1/memory", "alice")[1]["proposals"] == []
