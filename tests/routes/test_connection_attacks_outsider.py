@@ -81,3 +81,26 @@ def test_an_altered_lookup_row_is_not_believed_it_is_a_401_that_writes_nothing(
     stream.drain()
     assert every_item(dynamodb) == before  # no untainted or misattributed suggestion, no journal row, no last use
     assert api.call("GET", "/v1/memory", "alice")[1]["proposals"] == []
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
+    "open finding: the consumer tells an agent that may read `duplicate` (README, 'No duplicates'), which also "
+    "answers for texts outside its context: another agent's waiting suggestion, an entry past the 20 / 4 KiB window; "
+    "DESIGN.md says every agent is told `memory.proposed` for a duplicate"
+))
+def test_a_suggestion_outcome_never_tells_a_connection_what_another_agent_suggested(api: Any, client: Any, stream: Any) -> None:
+    api.turn_on("alice")
+    for agent in ("claude-code", "cursor"):
+        assert api.call("PUT", f"/v1/agents/{agent}", "alice", {"propose": True})[0] == 200
+    cursor, claude = _connect(api, "alice", "cursor"), _connect(api, "alice")
+    assert _call(client, "POST", "/v1/agent/proposals", cursor["token"], {"text": "Sees a cardiologist monthly"})[0] == 202
+    stream.drain()
+    assert [p["agent"] for p in api.call("GET", "/v1/memory", "alice")[1]["proposals"]] == ["cursor"]
+    assert _call(client, "GET", "/v1/agent/memory", claude["token"])[1]["items"] == []  # nothing claude-code may read shows it
+
+    status, asked = _call(client, "POST", "/v1/agent/proposals", claude["token"], {"text": "sees a cardiologist monthly"})
+    stream.drain()
+
+    assert status == 202
+    status, outcome = _call(client, "GET", f"/v1/agent/proposals/{asked['event_id']}", claude["token"])
+    assert (status, outcome["outcome"]["type"]) == (200, "memory.proposed")  # what a new text gets: it learns nothing
