@@ -104,13 +104,18 @@ class ConnectionsRepository:
             for item in (lookup, owned)
         ]
 
-    def revoke(self, connection: Connection) -> list[dict[str, Any]]:
-        """Transaction actions: delete both rows; the person's row must still be there (a second revoke is a 404)."""
-        return [
-            {"Delete": {"TableName": self.table, "Key": self._owned_key(connection.user_id, connection.id),
-                        "ConditionExpression": "attribute_exists(sk)"}},
-            {"Delete": {"TableName": self.table, "Key": self._lookup_key(connection.mac)}},
-        ]
+    def revoke(self, connection: Connection, *, lookup: bool = True) -> list[dict[str, Any]]:
+        """Transaction actions: delete both rows; the person's row must still be there (a second revoke is a 404),
+        and the lookup row, if there, must name this person (a row copied from another's partition deletes theirs
+        only when `lookup` is False: just the copy goes)."""
+        owned = {"Delete": {"TableName": self.table, "Key": self._owned_key(connection.user_id, connection.id),
+                            "ConditionExpression": "attribute_exists(sk)"}}
+        if not lookup:
+            return [owned]
+        return [owned, {"Delete": {
+            "TableName": self.table, "Key": self._lookup_key(connection.mac), "ConditionExpression": "attribute_not_exists(sk) OR #o = :u",
+            "ExpressionAttributeNames": {"#o": "owner"}, "ExpressionAttributeValues": dynamo.values(u=connection.user_id),
+        }}]
 
     def used(self, connection: Connection, now_iso: str, now_epoch: int) -> dict[str, Any]:
         """Transaction action: the connection is still live (not revoked, not expired, the same token) — and its last use.

@@ -104,3 +104,24 @@ def test_a_suggestion_outcome_never_tells_a_connection_what_another_agent_sugges
     assert status == 202
     status, outcome = _call(client, "GET", f"/v1/agent/proposals/{asked['event_id']}", claude["token"])
     assert (status, outcome["outcome"]["type"]) == (200, "memory.proposed")  # what a new text gets: it learns nothing
+
+
+def test_a_connection_row_copied_into_another_persons_partition_revokes_nothing_of_the_owner(
+    api: Any, client: Any, stores: Any, dynamodb: Any
+) -> None:
+    """Alice's row copied into bob's partition (a restore gone wrong, an altered item): bob's revoke of it must not
+    delete alice's lookup row, which would stop her token while her page still lists the connection."""
+    api.turn_on("alice")
+    made = _connect(api, "alice")
+    table = stores.connections.table
+    (owned,) = [dynamo.load(raw) for raw in every_item(dynamodb)[table] if dynamo.load(raw).get("user_id") == "alice"
+                and str(dynamo.load(raw).get("sk")).startswith("c#")]
+    dynamodb.put_item(TableName=table, Item=dynamo.dump({**owned, "user_id": "bob"}))
+    alices_rows = [raw for raw in every_item(dynamodb)[table] if "alice" in (dynamo.load(raw).get("user_id"), dynamo.load(raw).get("owner"))]
+
+    status, _ = api.call("DELETE", f"/v1/connections/{made['id']}", "bob")
+
+    assert status in (204, 404)
+    assert [raw for raw in every_item(dynamodb)[table] if "alice" in (dynamo.load(raw).get("user_id"), dynamo.load(raw).get("owner"))] == alices_rows
+    connections_service.forget_cache()
+    assert _call(client, "GET", "/v1/agent/memory", made["token"])[0] == 200  # alice's token still works
