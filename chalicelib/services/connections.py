@@ -61,12 +61,18 @@ def revoke(stores: Stores, user_id: str, connection_id: str) -> None:
         raise NotFound("No such connection.")
     now = instant(stores.clock)
     details = {"operation": "revoke", "connection_id": connection.id, "agent": connection.agent}
+    journaled = stores.journal.record(user_id, JOURNAL_ACTION, now.iso, details)
     try:
-        transact(stores.client, [*stores.connections.revoke(connection), stores.journal.record(user_id, JOURNAL_ACTION, now.iso, details)])
+        transact(stores.client, [*stores.connections.revoke(connection), journaled])
     except TransactionCancelled as exc:
         if exc.failed(0):  # revoked meanwhile by another request
             raise NotFound("No such connection.") from exc
-        raise
+        if not exc.failed(1):
+            raise
+        try:  # the lookup row names another person: this row is a copy of theirs; only the copy goes
+            transact(stores.client, [*stores.connections.revoke(connection, lookup=False), journaled])
+        except TransactionCancelled as again:
+            raise NotFound("No such connection.") from again
     with _lock:
         _cache.pop(connection.mac, None)
 
@@ -104,6 +110,13 @@ def authenticate(stores: Stores, token: str | None) -> Connection:
     if connection.expires_at <= now_epoch:
         raise Unauthorized("This connection token is not valid: it was revoked, has expired, or was never made.")
     return connection
+
+
+def forget_cached(macs: list[str]) -> None:
+    """Drop these lookups from this container's cache (an erased account's connections)."""
+    with _lock:
+        for mac in macs:
+            _cache.pop(mac, None)
 
 
 def forget_cache() -> None:

@@ -6,7 +6,8 @@ Each connection is two rows, written and deleted together in one transaction:
 - the lookup row `user_id = "conn#<mac>", sk = "#conn"`: who owns it, addressed by the token's MAC alone;
 - the person's row `user_id = <user>, sk = "c#<id>"`: what the page lists, and what every call that reads
   or writes memory conditions on (so a revoke wins over a cached lookup; see services/connections.py).
-Forget-all deletes only `#key` and `t#` rows: connections survive it, as the on/off switch does.
+Forget-all deletes only `#key` and `t#` rows: connections survive it, as the on/off switch does. An account's
+erasure deletes the lookup rows first (`erase_lookups`), then the whole partition with the person's rows.
 The service's MAC key is the row `user_id = "#service", sk = "#connections-mac"` (a `#` no user id has).
 """
 from __future__ import annotations
@@ -103,29 +104,59 @@ class ConnectionsRepository:
             for item in (lookup, owned)
         ]
 
-    def revoke(self, connection: Connection) -> list[dict[str, Any]]:
-        """Transaction actions: delete both rows; the person's row must still be there (a second revoke is a 404)."""
-        return [
-            {"Delete": {"TableName": self.table, "Key": self._owned_key(connection.user_id, connection.id),
-                        "ConditionExpression": "attribute_exists(sk)"}},
-            {"Delete": {"TableName": self.table, "Key": self._lookup_key(connection.mac)}},
-        ]
+    def revoke(self, connection: Connection, *, lookup: bool = True) -> list[dict[str, Any]]:
+        """Transaction actions: delete both rows; the person's row must still be there (a second revoke is a 404),
+        and the lookup row, if there, must name this person (a row copied from another's partition deletes theirs
+        only when `lookup` is False: just the copy goes)."""
+        owned = {"Delete": {"TableName": self.table, "Key": self._owned_key(connection.user_id, connection.id),
+                            "ConditionExpression": "attribute_exists(sk)"}}
+        if not lookup:
+            return [owned]
+        return [owned, {"Delete": {
+            "TableName": self.table, "Key": self._lookup_key(connection.mac), "ConditionExpression": "attribute_not_exists(sk) OR #o = :u",
+            "ExpressionAttributeNames": {"#o": "owner"}, "ExpressionAttributeValues": dynamo.values(u=connection.user_id),
+        }}]
 
     def used(self, connection: Connection, now_iso: str, now_epoch: int) -> dict[str, Any]:
         """Transaction action: the connection is still live (not revoked, not expired, the same token) — and its last use.
 
         Every call that reads or writes memory carries it, so a revoke wins at once even over a cached lookup.
+        It also holds the lookup row to what the person's own row says (the agent, the trust): a lookup row
+        altered alone is not believed.
         """
         return {
             "Update": {
                 "TableName": self.table,
                 "Key": self._owned_key(connection.user_id, connection.id),
                 "UpdateExpression": "SET last_used_at = :u",
-                "ConditionExpression": "attribute_exists(sk) AND mac = :m AND #e > :n",
-                "ExpressionAttributeNames": {"#e": EXPIRY},
-                "ExpressionAttributeValues": dynamo.values(u=now_iso, m=connection.mac, n=now_epoch),
+                "ConditionExpression": "attribute_exists(sk) AND mac = :m AND #e > :n AND #a = :a AND #t = :t",
+                "ExpressionAttributeNames": {"#e": EXPIRY, "#a": "agent", "#t": "trusted"},
+                "ExpressionAttributeValues": dynamo.values(u=now_iso, m=connection.mac, n=now_epoch, a=connection.agent, t=connection.trusted),
             }
         }
+
+    def erase_lookups(self, user_id: str) -> list[str]:
+        """Delete the lookup row of each of the user's connections (an account's erasure); the MACs whose row went.
+
+        Run before the user's partition goes: its `c#` rows are what name the lookup rows. A row is deleted only
+        if it names this user as its owner, so an altered `c#` row naming another MAC deletes nothing of anyone else.
+        """
+        rows = dynamo.query_partition(self._client, self.table, "user_id", user_id, consistent=True)
+        macs = {row["mac"] for row in rows if str(row.get("sk", "")).startswith(OWNED_PREFIX) and isinstance(row.get("mac"), str)}
+        gone: list[str] = []
+        for mac in sorted(macs):
+            try:
+                old = self._client.delete_item(
+                    TableName=self.table, Key=self._lookup_key(mac), ConditionExpression="attribute_not_exists(sk) OR #o = :u",
+                    ExpressionAttributeNames={"#o": "owner"}, ExpressionAttributeValues=dynamo.values(u=user_id), ReturnValues="ALL_OLD",
+                )
+            except Exception as exc:
+                if dynamo.is_condition_failure(exc):
+                    continue
+                raise
+            if old.get("Attributes"):
+                gone.append(mac)
+        return gone
 
     # ---- the service's MAC key (wrapped by KMS; survives forget-all) ----
 
