@@ -83,11 +83,6 @@ def test_an_altered_lookup_row_is_not_believed_it_is_a_401_that_writes_nothing(
     assert api.call("GET", "/v1/memory", "alice")[1]["proposals"] == []
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
-    "open finding: the consumer tells an agent that may read `duplicate` (README, 'No duplicates'), which also "
-    "answers for texts outside its context: another agent's waiting suggestion, an entry past the 20 / 4 KiB window; "
-    "DESIGN.md says every agent is told `memory.proposed` for a duplicate"
-))
 def test_a_suggestion_outcome_never_tells_a_connection_what_another_agent_suggested(api: Any, client: Any, stream: Any) -> None:
     api.turn_on("alice")
     for agent in ("claude-code", "cursor"):
