@@ -106,6 +106,13 @@ def authenticate(stores: Stores, token: str | None) -> Connection:
     return connection
 
 
+def forget_cached(connections: list[Connection]) -> None:
+    """Drop these connections' cached lookups in this process (an account's erasure; another container's lives a minute)."""
+    with _lock:
+        for connection in connections:
+            _cache.pop(connection.mac, None)
+
+
 def forget_cache() -> None:
     """Tests and the bench: start with no cached lookup."""
     with _lock:

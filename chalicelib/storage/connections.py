@@ -111,6 +111,23 @@ class ConnectionsRepository:
             {"Delete": {"TableName": self.table, "Key": self._lookup_key(connection.mac)}},
         ]
 
+    def erase_lookup(self, connection: Connection) -> bool:
+        """Delete a connection's lookup row, only if it is still this person's (an operator's account erasure: the
+        person's row, and so the way to the lookup row, goes with their keys partition next); False when gone or not theirs."""
+        try:
+            self._client.delete_item(
+                TableName=self.table,
+                Key=self._lookup_key(connection.mac),
+                ConditionExpression="#o = :u",  # a person's row altered to name another MAC deletes nothing of theirs
+                ExpressionAttributeNames={"#o": "owner"},
+                ExpressionAttributeValues=dynamo.values(u=connection.user_id),
+            )
+        except Exception as exc:
+            if dynamo.is_condition_failure(exc):
+                return False
+            raise
+        return True
+
     def used(self, connection: Connection, now_iso: str, now_epoch: int) -> dict[str, Any]:
         """Transaction action: the connection is still live (not revoked, not expired, the same token) — and its last use.
 
