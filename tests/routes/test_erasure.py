@@ -285,3 +285,22 @@ def test_a_connection_its_lookup_row_and_its_conversation_are_erased_and_its_tok
     assert _as(client, made["token"], "GET", "/v1/agent/memory")[0] == 401
     assert sorted(map(repr, _anything_of(dynamodb, "bob"))) == sorted(map(repr, bob_before))
     assert _as(client, bob["token"], "GET", "/v1/agent/memory")[0] == 200
+
+
+def test_a_connection_row_altered_to_name_another_persons_token_erases_nothing_of_theirs(
+    client: Any, api: Any, dynamodb: Any, stores: Any
+) -> None:
+    """Stored data is hostile: alice's connection row copied over with bob's MAC must not kill bob's token."""
+    from tests.routes.test_agent_connection import _as, _connect
+
+    api.turn_on("bob")
+    mine, theirs = _connect(api, "alice"), _connect(api, "bob")
+    bob_mac = stores.connections.get_owned("bob", theirs["id"]).mac
+    stores.client.update_item(TableName=stores.connections.table, Key=dynamo.dump({"user_id": "alice", "sk": f"c#{mine['id']}"}),
+                              UpdateExpression="SET mac = :m", ExpressionAttributeValues=dynamo.values(m=bob_mac))
+    bob_before = _anything_of(dynamodb, "bob")
+
+    assert iam_call(client, "DELETE", ERASE.format("alice"), OPERATOR_ARN)[0] == 200
+
+    assert sorted(map(repr, _anything_of(dynamodb, "bob"))) == sorted(map(repr, bob_before))
+    assert _as(client, theirs["token"], "GET", "/v1/agent/memory")[0] == 200
