@@ -22,6 +22,12 @@ Per AWS's documentation (Amazon DynamoDB Developer Guide), quoted:
   action of a TransactWriteItems costs twice its single write. A ConditionCheck is counted here as a
   transactional write of the item it checks (DynamoDB reports it in the write units); a cancelled
   transaction is counted as if it ran (an upper bound).
+- "Using Global Secondary Indexes in DynamoDB" (GSI.html, "Provisioned throughput considerations"): a write
+  to the table that puts an item into an index, or removes it, is one more write there; "If an update to the
+  table changes the value of an indexed key attribute (from A to B), two writes are required"; an update
+  that changes only projected attributes is one write; an item in the index neither before nor after costs
+  the index nothing. Each index write is counted here in 1 KB blocks of the projected entry, once (also
+  under a transaction, whose doubling the guide states for the items' own writes).
 - On-demand prices ("Amazon DynamoDB pricing", us-east-1, 2025): $0.625 per million write request units,
   $0.125 per million read request units.
 
@@ -102,6 +108,7 @@ class UnitMeter:
     def __init__(self, client: Any, peek: Any) -> None:
         self._peek = peek
         self._keys: dict[str, list[str]] = {}
+        self._indexes: dict[str, list[tuple[list[str], dict[str, Any]]]] = {}
         self._pending: list[tuple[str, dict[str, Any], dict[tuple[str, str], int]]] = []
         self.units: Units | None = None
         client.meta.events.register("before-parameter-build.dynamodb", self._before)
@@ -120,7 +127,7 @@ class UnitMeter:
     def _before(self, params: dict[str, Any], model: Any, **_: Any) -> None:
         if self.units is None:
             return
-        before = {(table, _key_text(key)): item_size(self._stored(table, key)) for table, key in self._written_keys(model.name, params)}
+        before = {(table, _key_text(key)): self._stored(table, key) for table, key in self._written_keys(model.name, params)}
         self._pending.append((model.name, params, before))
 
     def _after(self, parsed: dict[str, Any], model: Any, **_: Any) -> None:
@@ -153,12 +160,28 @@ class UnitMeter:
                 ((_, inner),) = action.items()
                 table = inner["TableName"]
                 key = inner.get("Key") or self._key_of(table, inner["Item"])
-                units.wru += 2 * self._written(table, key, before)
+                units.wru += self._written(table, key, before, transactional=True)
 
     # ---- sizes ---------------------------------------------------------------------------------
 
-    def _written(self, table: str, key: Mapping[str, Any], before: Mapping[tuple[str, str], int]) -> int:
-        return write_units(before.get((table, _key_text(key)), 0), item_size(self._stored(table, key)))
+    def _written(
+        self, table: str, key: Mapping[str, Any], before: Mapping[tuple[str, str], dict[str, Any] | None], transactional: bool = False
+    ) -> int:
+        """The item's own write units (twice in a transaction) and its indexes' (once)."""
+        old, new = before.get((table, _key_text(key))), self._stored(table, key)
+        indexes = self._index_schemas(table)
+        index_units = sum(_index_writes(self._keys[table] + keys, projection, old, new) for keys, projection in indexes)
+        return (2 if transactional else 1) * write_units(item_size(old), item_size(new)) + index_units
+
+    def _index_schemas(self, table: str) -> list[tuple[list[str], dict[str, Any]]]:
+        if table not in self._indexes:
+            described = self._peek.describe_table(TableName=table)["Table"]
+            self._keys[table] = [k["AttributeName"] for k in described["KeySchema"]]
+            self._indexes[table] = [
+                ([k["AttributeName"] for k in index["KeySchema"]], index.get("Projection", {}))
+                for index in described.get("GlobalSecondaryIndexes", [])
+            ]
+        return self._indexes[table]
 
     def _written_keys(self, name: str, params: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
         if name in ("PutItem", "UpdateItem", "DeleteItem"):
@@ -186,6 +209,24 @@ class UnitMeter:
     def _stored(self, table: str, key: Mapping[str, Any]) -> dict[str, Any] | None:
         found = self._peek.get_item(TableName=table, Key=dict(key), ConsistentRead=True).get("Item")
         return dict(found) if found else None
+
+
+def _index_writes(keys: list[str], projection: Mapping[str, Any], old: dict[str, Any] | None, new: dict[str, Any] | None) -> int:
+    """What one write of an item costs an index: `keys` are the table's and the index's key attributes (index last)."""
+    def entry(item: dict[str, Any] | None) -> dict[str, Any] | None:
+        if item is None or not all(k in item for k in keys):
+            return None  # a sparse index: an item without its key attributes is not in it
+        if projection.get("ProjectionType") == "ALL":
+            return dict(item)
+        named = set(keys) | set(projection.get("NonKeyAttributes", []))
+        return {k: v for k, v in item.items() if k in named}
+
+    was, now = entry(old), entry(new)
+    if was == now:  # in neither, or the same entry
+        return 0
+    if was is not None and now is not None and any(was[k] != now[k] for k in keys):
+        return write_units(item_size(was), 0) + write_units(0, item_size(now))  # out of the old key, into the new
+    return write_units(item_size(was), item_size(now))
 
 
 def _key_text(key: Mapping[str, Any]) -> str:

@@ -7,7 +7,9 @@ and transaction elements it builds; a service's needs are the repository methods
 new write path without its permission (or a permission nobody uses any more) fails the tests.
 
 IAM authorises each element of a TransactWriteItems by its underlying action (PutItem, UpdateItem,
-DeleteItem, ConditionCheckItem): there is no `dynamodb:TransactWriteItems` IAM action.
+DeleteItem, ConditionCheckItem): there is no `dynamodb:TransactWriteItems` IAM action. A Query of a
+global secondary index is authorised on the index's own ARN (`<table ARN>/index/<name>`), so a call
+naming `IndexName=` counts under `<table>/index/<name>` (see `resource`).
 """
 from __future__ import annotations
 
@@ -80,9 +82,31 @@ def _is_fingerprints(node: ast.expr) -> bool:
     return isinstance(node, ast.Attribute) and node.attr == FINGERPRINT_HELPER
 
 
-def _direct_actions(method: ast.FunctionDef) -> tuple[set[str], set[str]]:
+def _index_name(call: ast.Call, constants: dict[str, str]) -> str | None:
+    """The `IndexName=` of a call (a literal or a module constant), None without one."""
+    for keyword in call.keywords:
+        if keyword.arg == "IndexName":
+            value = keyword.value
+            if isinstance(value, ast.Constant) and isinstance(value.value, str):
+                return value.value
+            if isinstance(value, ast.Name) and value.id in constants:
+                return constants[value.id]
+            raise UnreadableAccess("IndexName is neither a literal nor a module constant")
+    return None
+
+
+def _module_constants(tree: ast.Module) -> dict[str, str]:
+    return {
+        target.id: node.value.value
+        for node in tree.body if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
+        for target in node.targets if isinstance(target, ast.Name)
+    }
+
+
+def _direct_actions(method: ast.FunctionDef, constants: dict[str, str] | None = None) -> tuple[set[str], set[str]]:
     """The actions a method performs itself, and the other methods of its class it calls (a call on its
-    fingerprints helper counts as all of that helper's actions: `fingerprints.*`)."""
+    fingerprints helper counts as all of that helper's actions: `fingerprints.*`). An action on an index
+    reads `index/<name>:<action>`."""
     actions: set[str] = set()
     calls: set[str] = set()
     through: set[int] = set()  # `.fingerprints` nodes that are the owner of a method call
@@ -98,9 +122,9 @@ def _direct_actions(method: ast.FunctionDef) -> tuple[set[str], set[str]]:
             if _is_self_client(owner) or _is_name(owner, "client"):  # the fingerprints helper is handed the client
                 if attr not in CLIENT_CALLS:
                     raise UnreadableAccess(f"{method.name}: unknown client call {attr}")
-                actions.add(CLIENT_CALLS[attr])
+                actions.add(_on_index(CLIENT_CALLS[attr], _index_name(node, constants or {})))
             elif _is_name(owner, "dynamo") and attr in DYNAMO_HELPERS:
-                actions.add(DYNAMO_HELPERS[attr])
+                actions.add(_on_index(DYNAMO_HELPERS[attr], _index_name(node, constants or {})))
             elif _is_name(owner, "self"):
                 calls.add(attr)
         elif isinstance(node, ast.Dict):
@@ -110,9 +134,15 @@ def _direct_actions(method: ast.FunctionDef) -> tuple[set[str], set[str]]:
     return actions, calls
 
 
-def _class_actions(classes: list[ast.ClassDef], extra: dict[str, set[str]] | None = None) -> dict[str, set[str]]:
+def _on_index(action: str, index: str | None) -> str:
+    return action if index is None else f"index/{index}:{action}"
+
+
+def _class_actions(
+    classes: list[ast.ClassDef], extra: dict[str, set[str]] | None = None, constants: dict[str, str] | None = None
+) -> dict[str, set[str]]:
     methods = {n.name: n for n in classes[0].body if isinstance(n, ast.FunctionDef)}
-    direct = {name: _direct_actions(node) for name, node in methods.items()}
+    direct = {name: _direct_actions(node, constants) for name, node in methods.items()}
     known = dict(extra or {})
 
     def resolve(name: str, seen: frozenset[str]) -> set[str]:
@@ -141,11 +171,12 @@ def fingerprint_actions() -> dict[str, set[str]]:
 def repository_actions(module: Path) -> dict[str, set[str]]:
     """Each public method of the module's repository class → every DynamoDB action it may perform; a
     repository with a fingerprints helper also answers `fingerprints.*` (a service's use of that helper)."""
-    classes = [n for n in ast.parse(module.read_text()).body if isinstance(n, ast.ClassDef) and n.name.endswith("Repository")]
+    tree = ast.parse(module.read_text())
+    classes = [n for n in tree.body if isinstance(n, ast.ClassDef) and n.name.endswith("Repository")]
     if len(classes) != 1:
         raise UnreadableAccess(f"{module.name}: expected one repository class, found {len(classes)}")
     helper = fingerprint_actions()
-    resolved = _class_actions(classes, helper)
+    resolved = _class_actions(classes, helper, _module_constants(tree))
     if any(isinstance(n, ast.Attribute) and n.attr == FINGERPRINT_HELPER and _is_name(n.value, "self") for n in ast.walk(classes[0])):
         resolved.update(helper)
     return resolved
@@ -240,8 +271,15 @@ def keyring_calls(path: Path = KEYRING) -> dict[str, set[tuple[str, str]]]:
     return {name: resolve(name, frozenset({name})) for name in methods if not name.startswith("_")}
 
 
+def resource(target: str) -> dict[str, object]:
+    """The policy's Resource for a table's logical id, or for `<table>/index/<name>` (an index's own ARN)."""
+    table, _, index = target.partition("/index/")
+    return {"Fn::Sub": f"${{{table}.Arn}}/index/{index}"} if index else {"Fn::GetAtt": [table, "Arn"]}
+
+
 def required_actions(service_names: set[str]) -> dict[str, set[str]]:
-    """Table logical id → DynamoDB actions (without the `dynamodb:` prefix) the given services need."""
+    """Table logical id (or `<table>/index/<name>`) → DynamoDB actions (without the `dynamodb:` prefix) the given
+    services need."""
     methods = {repo: repository_actions(STORAGE / f"{repo}.py") for repo in REPOSITORIES}
     keyring = keyring_calls()
     calls: set[tuple[str, str, str]] = set()  # (calling module, repository or "keyring", method)
@@ -260,8 +298,9 @@ def required_actions(service_names: set[str]) -> dict[str, set[str]]:
             continue
         if method not in methods[repo]:
             raise UnreadableAccess(f"{name} calls stores.{repo}.{method}, which does not exist")
-        if methods[repo][method]:
-            needed.setdefault(REPOSITORIES[repo], set()).update(methods[repo][method])
+        for action in methods[repo][method]:
+            index, _, plain = action.rpartition(":")
+            needed.setdefault(f"{REPOSITORIES[repo]}/{index}" if index else REPOSITORIES[repo], set()).add(plain)
     return needed
 
 

@@ -47,7 +47,13 @@ def resolve(value: Any, resources: dict[str, Any]) -> Any:
         return arn + "/stream/2026-01-01T00.00.00.000" if attribute == "StreamArn" else arn
     if set(value) == {"Fn::Sub"}:
         text = value["Fn::Sub"] if isinstance(value["Fn::Sub"], str) else value["Fn::Sub"][0]
-        return re.sub(r"\$\{([^}]+)\}", lambda m: PSEUDO.get(m.group(1), m.group(1)), text)
+        def name(found: re.Match[str]) -> str:  # `${Table.Arn}` is a GetAtt, `${AWS::Region}` a pseudo parameter
+            inner = found.group(1)
+            if "." in inner and not inner.startswith("AWS::"):
+                return str(resolve({"Fn::GetAtt": inner}, resources))
+            return PSEUDO.get(inner, inner)
+
+        return re.sub(r"\$\{([^}]+)\}", name, text)
     if set(value) == {"Fn::If"}:
         return resolve(value["Fn::If"][1], resources)
     return {k: resolve(v, resources) for k, v in value.items()}

@@ -237,6 +237,19 @@ MUTATIONS: tuple[Mutation, ...] = (
         (Edit("chalicelib/storage/sessions.py", "AND proposals < :cap", "AND proposals <= :cap"),),
     ),
     Mutation(
+        "erasure_skips_unnamed_sessions",
+        "an account's erasure no longer queries the sessions' index: a session nothing names survives",
+        ("tests/routes/test_erasure.py",),
+        (Edit("chalicelib/services/erasure.py", "    for session_id in stores.sessions.of_user(user_id):\n",
+              "    for session_id in []:\n"),),
+    ),
+    Mutation(
+        "erasure_lookup_unconditioned",
+        "an account's erasure deletes whatever lookup row a (possibly altered) connection row names",
+        ("tests/routes/test_erasure.py",),
+        (Edit("chalicelib/storage/connections.py", 'ConditionExpression="#o = :u",', 'ConditionExpression="attribute_exists(#o) OR #o = :u",'),),
+    ),
+    Mutation(
         "session_cap_constant_six",
         "the per-session cap constant says 6",
         (AGENTS,),

@@ -112,11 +112,11 @@ def authenticate(stores: Stores, token: str | None) -> Connection:
     return connection
 
 
-def forget_cached(macs: list[str]) -> None:
-    """Drop these lookups from this container's cache (an erased account's connections)."""
+def forget_cached(connections: list[Connection]) -> None:
+    """Drop these connections' cached lookups in this process (an account's erasure; another container's lives a minute)."""
     with _lock:
-        for mac in macs:
-            _cache.pop(mac, None)
+        for connection in connections:
+            _cache.pop(connection.mac, None)
 
 
 def forget_cache() -> None:

@@ -7,7 +7,7 @@ Each connection is two rows, written and deleted together in one transaction:
 - the person's row `user_id = <user>, sk = "c#<id>"`: what the page lists, and what every call that reads
   or writes memory conditions on (so a revoke wins over a cached lookup; see services/connections.py).
 Forget-all deletes only `#key` and `t#` rows: connections survive it, as the on/off switch does. An account's
-erasure deletes the lookup rows first (`erase_lookups`), then the whole partition with the person's rows.
+erasure deletes the lookup rows first (`erase_lookup`), then the whole partition with the person's rows.
 The service's MAC key is the row `user_id = "#service", sk = "#connections-mac"` (a `#` no user id has).
 """
 from __future__ import annotations
@@ -117,6 +117,23 @@ class ConnectionsRepository:
             "ExpressionAttributeNames": {"#o": "owner"}, "ExpressionAttributeValues": dynamo.values(u=connection.user_id),
         }}]
 
+    def erase_lookup(self, connection: Connection) -> bool:
+        """Delete a connection's lookup row, only if it is still this person's (an operator's account erasure: the
+        person's row, and so the way to the lookup row, goes with their keys partition next); False when gone or not theirs."""
+        try:
+            self._client.delete_item(
+                TableName=self.table,
+                Key=self._lookup_key(connection.mac),
+                ConditionExpression="#o = :u",  # a person's row altered to name another MAC deletes nothing of theirs
+                ExpressionAttributeNames={"#o": "owner"},
+                ExpressionAttributeValues=dynamo.values(u=connection.user_id),
+            )
+        except Exception as exc:
+            if dynamo.is_condition_failure(exc):
+                return False
+            raise
+        return True
+
     def used(self, connection: Connection, now_iso: str, now_epoch: int) -> dict[str, Any]:
         """Transaction action: the connection is still live (not revoked, not expired, the same token) — and its last use.
 
@@ -134,29 +151,6 @@ class ConnectionsRepository:
                 "ExpressionAttributeValues": dynamo.values(u=now_iso, m=connection.mac, n=now_epoch, a=connection.agent, t=connection.trusted),
             }
         }
-
-    def erase_lookups(self, user_id: str) -> list[str]:
-        """Delete the lookup row of each of the user's connections (an account's erasure); the MACs whose row went.
-
-        Run before the user's partition goes: its `c#` rows are what name the lookup rows. A row is deleted only
-        if it names this user as its owner, so an altered `c#` row naming another MAC deletes nothing of anyone else.
-        """
-        rows = dynamo.query_partition(self._client, self.table, "user_id", user_id, consistent=True)
-        macs = {row["mac"] for row in rows if str(row.get("sk", "")).startswith(OWNED_PREFIX) and isinstance(row.get("mac"), str)}
-        gone: list[str] = []
-        for mac in sorted(macs):
-            try:
-                old = self._client.delete_item(
-                    TableName=self.table, Key=self._lookup_key(mac), ConditionExpression="attribute_not_exists(sk) OR #o = :u",
-                    ExpressionAttributeNames={"#o": "owner"}, ExpressionAttributeValues=dynamo.values(u=user_id), ReturnValues="ALL_OLD",
-                )
-            except Exception as exc:
-                if dynamo.is_condition_failure(exc):
-                    continue
-                raise
-            if old.get("Attributes"):
-                gone.append(mac)
-        return gone
 
     # ---- the service's MAC key (wrapped by KMS; survives forget-all) ----
 

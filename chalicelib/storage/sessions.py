@@ -1,7 +1,7 @@
 """The sessions table: agent sessions registered by hosts — user, thread, agent, manifest, taint, proposal count."""
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any
 
@@ -10,7 +10,7 @@ from chalicelib.storage import dynamo
 from chalicelib.storage.text import unreadable
 
 SESSION_TTL_SECONDS = 30 * 86_400  # sessions (and their events) expire a month after registration
-BATCH_GET_ITEMS = 100  # DynamoDB's BatchGetItem limit per call
+BY_USER_INDEX = "by_user"  # the sessions table's sparse index by user (infra/tables.json): one write more per registration
 
 
 def _from_item(item: Mapping[str, Any]) -> Session | None:
@@ -95,33 +95,18 @@ class SessionsRepository:
             }
         }
 
-    def owned_by(self, session_ids: Sequence[str], user_id: str) -> list[str]:
-        """Those of `session_ids` stored with `user_id` as their user: BatchGetItem, 100 a call, only the two attributes
-        (an operator's account erasure; a session already gone, or another user's, is not among them)."""
-        from chalicelib.errors import Unavailable
-        from chalicelib.storage import retries
-
-        owned: list[str] = []
-        for start in range(0, len(session_ids), BATCH_GET_ITEMS):
-            wanted: dict[str, Any] = {
-                "Keys": [self._key(s) for s in session_ids[start : start + BATCH_GET_ITEMS]],
-                "ProjectionExpression": "session_id, user_id",
-                "ConsistentRead": True,
-            }
-            for attempt in range(1, retries.MAX_ATTEMPTS + 1):
-                answer = self._client.batch_get_item(RequestItems={self.table: wanted})
-                for raw in answer.get("Responses", {}).get(self.table, []):
-                    item = dynamo.load(raw)
-                    if item.get("user_id") == user_id and isinstance(item.get("session_id"), str):
-                        owned.append(item["session_id"])
-                left = (answer.get("UnprocessedKeys") or {}).get(self.table)
-                if not left:
-                    break
-                if attempt == retries.MAX_ATTEMPTS:
-                    raise Unavailable()
-                wanted = left
-                retries.sleep(retries.backoff_within_the_deadline(attempt))
-        return sorted(owned)
+    def of_user(self, user_id: str) -> list[str]:
+        """The ids of every session stored with `user_id` as its user (an operator's account erasure): a Query of the
+        sparse index `by_user` (infra/tables.json; a session without a user is not in it), keys only, every page.
+        The index is eventually consistent: a session registered a moment ago may be missing (docs/operators.md)."""
+        items = dynamo.query_all(
+            self._client,
+            TableName=self.table,
+            IndexName=BY_USER_INDEX,
+            KeyConditionExpression="user_id = :u",
+            ExpressionAttributeValues=dynamo.values(u=user_id),
+        )
+        return sorted({item["session_id"] for item in items if isinstance(item.get("session_id"), str)})
 
     def erase_of(self, session_id: str, user_id: str) -> bool:
         """Delete the session only if it is `user_id`'s (an operator's account erasure); False when it is not (or gone)."""

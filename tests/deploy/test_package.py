@@ -19,6 +19,7 @@ from chalicelib.errors import Forbidden, Unauthorized
 from chalicelib.storage.entry_items import EXPIRY_ATTRIBUTE
 from infra import compose_template, layer
 from infra.dynamodb_access import UnreadableAccess, by_function, repository_actions, repository_calls
+from infra.dynamodb_access import resource as policy_resource
 from tests.support.package import Package
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -256,7 +257,7 @@ def _grants(package: Package, role: str) -> dict[str, set[str]]:
 
 
 def _expected(tables: dict[str, set[str]], group: str, extra: dict[str, set[str]] | None = None) -> dict[str, set[str]]:
-    expected = {json.dumps(_get_att(t, "Arn"), sort_keys=True): {f"dynamodb:{a}" for a in acts} for t, acts in tables.items()}
+    expected = {json.dumps(policy_resource(t), sort_keys=True): {f"dynamodb:{a}" for a in acts} for t, acts in tables.items()}
     expected[json.dumps(_get_att(group, "Arn"), sort_keys=True)] = {"logs:CreateLogStream", "logs:PutLogEvents"}
     expected[json.dumps("*")] = set(XRAY_WRITE)  # active tracing: every function sends its segments
     for resource, actions in (extra or {}).items():

@@ -156,10 +156,10 @@ def test_the_erasure_is_journaled_to_the_operator_under_a_keyed_pseudonym_never_
 
 
 @pytest.mark.slow  # 120 sessions
-def test_a_retry_reads_the_sessions_already_erased_in_bulk_so_a_run_cut_short_converges(
+def test_a_retry_after_a_run_cut_short_redoes_no_per_session_work(
     client: Any, api: Any, stores: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A heavy journal names many sessions; a run cut short at the journal must not redo per-session work on retry."""
+    """Many sessions; a run cut short at the journal erased them all, and the retry's one index Query finds none of them."""
     from chalicelib.errors import Unavailable
     from chalicelib.models import Session
 
@@ -181,7 +181,7 @@ def test_a_retry_reads_the_sessions_already_erased_in_bulk_so_a_run_cut_short_co
     stores.client.meta.events.register("before-call.dynamodb", lambda model, **_: calls.append(model.name))
     status, body = iam_call(client, "DELETE", ERASE.format("alice"), OPERATOR_ARN)
     assert (status, body["erased"]["sessions"], body["erased"]["journal"]) == (200, 0, 120 + 1)  # + the settings row
-    assert calls.count("BatchGetItem") == 2 and calls.count("GetItem") == 0 and calls.count("DeleteItem") == 0
+    assert calls.count("BatchGetItem") == calls.count("GetItem") == calls.count("DeleteItem") == 0
 
 
 def test_events_of_another_user_in_a_reused_session_id_are_not_erased(
@@ -207,3 +207,100 @@ def test_events_of_another_user_in_a_reused_session_id_are_not_erased(
     after = [i for n, items in every_item(dynamodb).items() if "events" in n for i in items
              if dynamo.load(i).get("user_id") == "bob" and dynamo.load(i)["session_id"] == "s-shared"]
     assert sorted(map(repr, after)) == sorted(map(repr, bob_events))
+
+
+def _anything_of(dynamodb: Any, user: str) -> list[tuple[str, dict[str, Any]]]:
+    """`_held_by`, and any other item naming the user in any attribute (a connection's lookup row names its `owner`)."""
+    loaded = [(name, dynamo.load(raw)) for name, items in every_item(dynamodb).items() for raw in items]
+    return _held_by(dynamodb, user) + [(name, item) for name, item in loaded if item.get("owner") == user]
+
+
+@pytest.mark.parametrize("then", ["reject", "forget_all", "accept_and_forget"])
+def test_a_session_that_proposed_is_erased_after_its_proposal_is_gone(
+    client: Any, api: Any, agents: Any, dynamodb: Any, then: str
+) -> None:
+    """Nothing names the session any more (neither a rejection nor a forget journals the source session): erasure
+    finds it all the same, through the sessions table's index by user."""
+    api.turn_on("alice")
+    assert agents.register("s-proposed", "alice")[0] == 200
+    assert agents.propose("s-proposed", {"id": "e1", "text": "alice plays chess"})[0] == 202
+    (proposal,) = api.call("GET", "/v1/memory", "alice")[1]["proposals"]
+    if then == "reject":
+        assert api.call("POST", f"/v1/memory/{proposal['id']}/reject", "alice")[0] == 204
+    elif then == "forget_all":
+        assert api.call("DELETE", "/v1/memory", "alice")[0] == 200
+    else:
+        assert api.call("POST", f"/v1/memory/{proposal['id']}/accept", "alice")[0] == 201
+        (entry,) = api.call("GET", "/v1/memory", "alice")[1]["items"]
+        assert api.call("DELETE", f"/v1/memory/{entry['id']}", "alice")[0] == 204
+    assert {name for name, _ in _held_by(dynamodb, "alice")} >= {n for n in every_item(dynamodb) if "sessions" in n or "events" in n}
+
+    status, body = iam_call(client, "DELETE", ERASE.format("alice"), OPERATOR_ARN)
+
+    assert status == 200, body
+    assert (body["erased"]["sessions"], body["erased"]["events"]) == (1, 1)
+    assert _held_by(dynamodb, "alice") == []
+
+
+def test_a_session_that_never_read_nor_proposed_is_erased_and_a_session_of_nobody_stays(
+    client: Any, api: Any, agents: Any, dynamodb: Any, stores: Any
+) -> None:
+    from chalicelib.models import Session
+
+    _story(api, agents, "bob")
+    bob_before = _held_by(dynamodb, "bob")
+    assert agents.register("s-silent", "alice")[0] == 200  # memory off, never read, never proposed: nothing names it
+    stores.sessions.create(Session(session_id="s-nobody", user_id=None, thread_id=None, agent="helper", memory_requested=False,
+                                   tainted=False, proposals=0, created_at="2026-12-01T00:00:00Z"), 1_800_000_000)
+
+    status, body = iam_call(client, "DELETE", ERASE.format("alice"), OPERATOR_ARN)
+
+    assert (status, body["erased"]["sessions"]) == (200, 1)
+    assert _held_by(dynamodb, "alice") == [] and stores.sessions.get("s-silent") is None
+    assert stores.sessions.get("s-nobody") is not None  # no user: not in the index, not anyone's to erase
+    assert sorted(map(repr, _held_by(dynamodb, "bob"))) == sorted(map(repr, bob_before))
+
+
+def test_a_connection_its_lookup_row_and_its_conversation_are_erased_and_its_token_is_dead(
+    client: Any, api: Any, dynamodb: Any, stream: Any, stores: Any
+) -> None:
+    from tests.routes.test_agent_connection import _as, _connect, _suggest
+
+    api.turn_on("alice")
+    made = _connect(api, "alice")
+    outcome = _suggest(client, stream, made["token"], "alice likes rowing")  # the hour's conversation: conn:<id>:<hour>
+    bob = _connect(api, "bob")
+    bob_before = _anything_of(dynamodb, "bob")
+    conversations = [s for n, items in every_item(dynamodb).items() if "sessions" in n for s in map(dynamo.load, items)]
+    assert [s["session_id"].startswith(f"conn:{made['id']}:") for s in conversations] == [True]
+    assert any(name.endswith("keys") or "keys" in name for name, _ in _anything_of(dynamodb, "alice"))
+
+    status, body = iam_call(client, "DELETE", ERASE.format("alice"), OPERATOR_ARN)
+
+    assert status == 200, body
+    assert body["erased"]["sessions"] == 1 and body["erased"]["events"] == 1
+    assert _anything_of(dynamodb, "alice") == []
+    # The token opens nothing any more, not even what touches no memory (an earlier suggestion's outcome).
+    assert _as(client, made["token"], "GET", f"/v1/agent/proposals/{outcome['event_id']}")[0] == 401
+    assert _as(client, made["token"], "GET", "/v1/agent/memory")[0] == 401
+    assert sorted(map(repr, _anything_of(dynamodb, "bob"))) == sorted(map(repr, bob_before))
+    assert _as(client, bob["token"], "GET", "/v1/agent/memory")[0] == 200
+
+
+def test_a_connection_row_altered_to_name_another_persons_token_erases_nothing_of_theirs(
+    client: Any, api: Any, dynamodb: Any, stores: Any
+) -> None:
+    """Stored data is hostile: alice's connection row copied over with bob's MAC must not kill bob's token."""
+    from tests.routes.test_agent_connection import _as, _connect
+
+    api.turn_on("bob")
+    mine, theirs = _connect(api, "alice"), _connect(api, "bob")
+    bob_mac = stores.connections.get_owned("bob", theirs["id"]).mac
+    stores.client.update_item(TableName=stores.connections.table, Key=dynamo.dump({"user_id": "alice", "sk": f"c#{mine['id']}"}),
+                              UpdateExpression="SET mac = :m", ExpressionAttributeValues=dynamo.values(m=bob_mac))
+    bob_before = _anything_of(dynamodb, "bob")
+
+    assert iam_call(client, "DELETE", ERASE.format("alice"), OPERATOR_ARN)[0] == 200
+
+    assert sorted(map(repr, _anything_of(dynamodb, "bob"))) == sorted(map(repr, bob_before))
+    assert _as(client, theirs["token"], "GET", "/v1/agent/memory")[0] == 200

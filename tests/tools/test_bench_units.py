@@ -67,3 +67,27 @@ def test_a_query_costs_its_items_together_in_4_kb_blocks_whatever_it_projects(me
         client.query(**query)
         client.get_item(TableName="units", Key={"pk": {"S": "p"}, "sk": {"S": "missing"}})
     assert used.rru == 1.5 + 0.5  # eventually consistent: half; a missing item still reads one block
+
+
+def test_a_sparse_keys_only_index_costs_a_write_when_an_item_enters_or_leaves_it_and_none_otherwise(meter: tuple[Any, UnitMeter]) -> None:
+    """GSI.html: putting an item into an index, or removing it, is one more write; an item never in it costs nothing."""
+    client, units = meter
+    client.create_table(TableName="indexed", BillingMode="PAY_PER_REQUEST",
+                        KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
+                        AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}, {"AttributeName": "u", "AttributeType": "S"}],
+                        GlobalSecondaryIndexes=[{"IndexName": "by_u", "KeySchema": [{"AttributeName": "u", "KeyType": "HASH"}],
+                                                 "Projection": {"ProjectionType": "KEYS_ONLY"}}])
+    key = {"id": {"S": "s1"}}
+    with units.metering() as used:
+        client.put_item(TableName="indexed", Item={**key, "u": {"S": "alice"}, "n": {"N": "0"}})
+    assert used.wru == 1 + 1
+    with units.metering() as used:  # a non-key attribute: the keys-only entry is unchanged
+        client.update_item(TableName="indexed", Key=key, UpdateExpression="SET n = :n", ExpressionAttributeValues={":n": {"N": "1"}})
+    assert used.wru == 1
+    with units.metering() as used:  # the index key changes: out of one entry, into another
+        client.update_item(TableName="indexed", Key=key, UpdateExpression="SET u = :u", ExpressionAttributeValues={":u": {"S": "bob"}})
+    assert used.wru == 1 + 2
+    with units.metering() as used:
+        client.transact_write_items(TransactItems=[{"Put": {"TableName": "indexed", "Item": {"id": {"S": "s2"}}}},  # no user: not indexed
+                                                   {"Delete": {"TableName": "indexed", "Key": key}}])
+    assert used.wru == 2 * 1 + 2 * 1 + 1
