@@ -33,7 +33,6 @@ from chalicelib.storage.entries import STATE_KEY
 
 __all__ = ["fold_rows", "read_receipt", "stored_grants"]
 
-_BATCH = 25
 
 
 def read_receipt(stores: Stores, user_id: str, agent: str, now_iso: str, state: MemoryState) -> list[dict[str, Any]]:
@@ -85,9 +84,8 @@ def fold_rows(stores: Stores, user_id: str) -> None:
     for key, grants in groups.items():
         if key not in dropped and any(g.row != key for g in grants):
             _fold_one(stores, user_id, kept[key], [g.row for g in grants if g.row != key])
-    for first in range(0, len(deletes), _BATCH):
-        requests = [{"DeleteRequest": {"Key": dynamo.dump({"user_id": user_id, "sk": sk})}} for sk in deletes[first:first + _BATCH]]
-        stores.client.batch_write_item(RequestItems={stores.entries.table: requests})
+    # BatchWriteItem, 25 a call, what comes back unprocessed sent again (dynamo.batch_delete).
+    dynamo.batch_delete(stores.client, stores.entries.table, [{"user_id": user_id, "sk": sk} for sk in deletes])
     dynamo.update_if(
         stores.client,
         TableName=stores.entries.table,

@@ -1,10 +1,7 @@
 /*
  * The Agents tab: each agent in words (when it last read your memory, what came from it, what waits),
  * its two switches, and forgetting what it — or one conversation of it — suggested, behind a dialog
- * that counts. Imports helpers and the store only; app.js hands in what it needs from elsewhere
- * (reloading memory, reporting an error, opening this tab), so no view depends on another.
- *
- * Hooks: #panel-agents, #agents (li[data-testid=agent][data-agent]), #agents-empty; in a row
+ * that counts. Imports helpers and the store only; app.js hands in the rest (reload, report, showTab). Hooks: #panel-agents, #agents (li[data-testid=agent][data-agent]), #agents-empty; in a row
  * [data-testid=agent-read|agent-entries|agent-waiting|agent-proposed], input[data-switch=read|propose],
  * button[data-action=forget-agent]; on entries and suggestions button[data-action=forget-conversation];
  * #agent-forget-dialog, #agent-forget-text (data-count), #agent-forget-confirm, #agent-forget-cancel.
@@ -38,9 +35,7 @@ export async function loadAgents() {
     // Paged (issue 37 #10): the first page, then each `next` (a person has at most a few hundred agents).
     const connected = loadConnections();
     connected.catch(() => {}); // awaited below; an early return must not leave it unhandled
-    let rows = [];
-    let next = null;
-    let pages = 0;
+    let [rows, next, pages] = [[], null, 0];
     do {
       const data = await api("GET", next === null ? "v1/agents" : `v1/agents?next=${encodeURIComponent(next)}`);
       if (seq !== loads || !state.token) return false;

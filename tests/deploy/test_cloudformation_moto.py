@@ -92,7 +92,8 @@ def _create_stack(cloud: Any, package: Package) -> dict[str, Any]:
               "JwtJwksUrl": "https://issuer.example/.well-known/jwks.json", "AlarmTopicArn": topic,
               # The account-wide API Gateway logging role (on by default) is asserted on the template in
               # tests/deploy/test_operations_template.py; here the conditional resources stay out.
-              "ConfigureApiGatewayLoggingRole": "false"}
+              "ConfigureApiGatewayLoggingRole": "false",
+              "LogPseudonymKey": "k" * 43}  # NoEcho, MinLength 32: make deploy makes one (scripts/deploy.py)
     cfn = cloud.client("cloudformation")
     with warnings.catch_warnings():  # moto warns when it skips a resource type: nothing left in may be skipped
         warnings.simplefilter("error", UserWarning)
