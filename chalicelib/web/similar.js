@@ -5,7 +5,9 @@
    and a light stem ("prefers" and "prefer", "called" and "call" meet). Two texts are similar when their
    sets' Jaccard index (shared words / all words) is at least 1/3: "Prefers coffee" and "Now prefers tea"
    are ({prefer} of {prefer, coffee, tea}); "Prefers coffee" and "Prefers metric units" are not (1 of 4).
-   Imports nothing: it is a pure function of two strings. */
+   Imports only the store, to forget the texts it holds when the person signs out. */
+
+import { on } from "./store.js";
 
 export const MAX_SIMILAR = 3;
 
@@ -36,6 +38,11 @@ export function contentWords(text) {
 // would otherwise normalize 40,000 texts at every render. Room for a full inbox and a full memory.
 const known = new Map();
 const KNOWN_MAX = 512;
+// The texts are the person's: on a shared computer the next one to sign in must find none of them in the tab.
+on("signed-out", () => known.clear());
+
+/** How many texts' words are held (a test reads it: 0 after sign-out). */
+export const heldTexts = () => known.size;
 
 function wordsOf(text) {
   const key = String(text);

@@ -133,3 +133,20 @@ def test_a_full_inbox_against_full_memory_reads_each_text_once_not_once_per_pair
         }"""
     )
     assert calls <= 250 + 50, calls  # each entry and each suggestion once (was 4 per pair: 40,000)
+
+
+def test_sign_out_leaves_none_of_the_persons_texts_held_by_the_similarity_cache(page: Page, agent: Agent) -> None:
+    """similar.js keeps each text's words (up to 512 texts) so a render does not work them out again; on a shared
+    computer the next person to sign in must find none of the previous person's texts held in the tab."""
+    user = new_user("similar-cache")
+    token = sign_in(page, user)
+    switch_on(page)
+    add_entry(page, "Prefers coffee in the morning", kind="preference")
+    agent.propose(user, token, "Now prefers tea in the morning")
+    reload(page)
+    expect(page.locator(PROPOSALS).first.get_by_test_id("similar-entry")).to_have_count(1)
+    held = 'async () => (await import(new URL("assets/similar.js", document.baseURI).href)).heldTexts()'
+    assert page.evaluate(held) >= 2  # the suggestion's and the entry's words were worked out for the render
+    page.locator("#signout").click()
+    expect(page.locator("#signout")).to_be_hidden()
+    assert page.evaluate(held) == 0
