@@ -18,12 +18,8 @@ from typing import Any
 
 from chalicelib.bootstrap import Stores
 from chalicelib.models import AgentGrant, MemoryState
-from chalicelib.storage import dynamo
 from chalicelib.storage.agents import (
     AGENT_PREFIX,
-    FOLDED_MARK,
-    FOLDED_VERSION,
-    ROWS_COUNTER,
     SEEN_ROW_CAP,
     grant_from_item,
     merged,
@@ -52,13 +48,7 @@ def read_receipt(stores: Stores, user_id: str, agent: str, now_iso: str, state: 
 
 
 def _rows(stores: Stores, user_id: str) -> list[tuple[dict[str, Any], AgentGrant | None]]:
-    items = dynamo.query_all(
-        stores.client,
-        TableName=stores.entries.table,
-        KeyConditionExpression="user_id = :u AND begins_with(sk, :a)",
-        ExpressionAttributeValues=dynamo.values(u=user_id, a=AGENT_PREFIX),
-        ConsistentRead=True,
-    )
+    items = stores.agents.stored_rows(stores.client, user_id)
     return [(item, grant_from_item(item)) for item in items]
 
 
@@ -84,17 +74,8 @@ def fold_rows(stores: Stores, user_id: str) -> None:
     for key, grants in groups.items():
         if key not in dropped and any(g.row != key for g in grants):
             _fold_one(stores, user_id, kept[key], [g.row for g in grants if g.row != key])
-    # BatchWriteItem, 25 a call, what comes back unprocessed sent again (dynamo.batch_delete).
-    dynamo.batch_delete(stores.client, stores.entries.table, [{"user_id": user_id, "sk": sk} for sk in deletes])
-    dynamo.update_if(
-        stores.client,
-        TableName=stores.entries.table,
-        Key=dynamo.dump({"user_id": user_id, "sk": STATE_KEY}),
-        UpdateExpression=f"SET {FOLDED_MARK} = :v, {ROWS_COUNTER} = :n",
-        # Not already marked by a concurrent fold (which counted first); a mark altered to anything else is replaced.
-        ConditionExpression=f"attribute_not_exists({FOLDED_MARK}) OR {FOLDED_MARK} <> :v",
-        ExpressionAttributeValues=dynamo.values(v=FOLDED_VERSION, n=len(kept) - len(dropped)),
-    )
+    stores.agents.delete_stored(stores.client, user_id, deletes)
+    stores.agents.mark_folded(stores.client, user_id, STATE_KEY, len(kept) - len(dropped))
 
 
 def _fold_one(stores: Stores, user_id: str, grant: AgentGrant, older: list[str]) -> None:
@@ -102,15 +83,7 @@ def _fold_one(stores: Stores, user_id: str, grant: AgentGrant, older: list[str])
     sets = {"name": grant.agent, "read": grant.read, "propose": grant.propose,
             "last_read_at": grant.last_read_at, "set_at": grant.set_at}
     given = {name: value for name, value in sets.items() if value is not None}
-    update = {
-        "Update": {
-            "TableName": stores.entries.table,
-            "Key": dynamo.dump({"user_id": user_id, "sk": AGENT_PREFIX + grant.key}),
-            "UpdateExpression": "SET " + ", ".join(f"#{n} = :{n}" for n in given),
-            "ExpressionAttributeNames": {f"#{n}": n for n in given},
-            "ExpressionAttributeValues": dynamo.values(**given),
-        }
-    }
+    update = stores.agents.folded_row(user_id, {"key": grant.key, **given})
     deletes = [stores.agents.delete_row(user_id, row) for row in older[:99]]
     try:
         transact(stores.client, [update, *deletes])

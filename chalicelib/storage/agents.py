@@ -110,6 +110,45 @@ class AgentsRepository:
     def _row_key(self, user_id: str, agent: str) -> dict[str, Any]:
         return self._key(user_id, fold_agent_name(agent))
 
+    def stored_rows(self, client: Any, user_id: str) -> list[dict[str, Any]]:
+        """Every `a#` item of the user as stored, read consistently (one Query of those keys only)."""
+        return list(dynamo.query_all(
+            client,
+            TableName=self.table,
+            KeyConditionExpression="user_id = :u AND begins_with(sk, :a)",
+            ExpressionAttributeValues=dynamo.values(u=user_id, a=AGENT_PREFIX),
+            ConsistentRead=True,
+        ))
+
+    def mark_folded(self, client: Any, user_id: str, state_key: str, rows: int) -> None:
+        """The state item says its rows are folded, and how many there are (services/agent_rows.py)."""
+        dynamo.update_if(
+            client,
+            TableName=self.table,
+            Key=dynamo.dump({"user_id": user_id, "sk": state_key}),
+            UpdateExpression=f"SET {FOLDED_MARK} = :v, {ROWS_COUNTER} = :n",
+            # Not already marked by a concurrent fold (which counted first); a mark altered to anything else is replaced.
+            ConditionExpression=f"attribute_not_exists({FOLDED_MARK}) OR {FOLDED_MARK} <> :v",
+            ExpressionAttributeValues=dynamo.values(v=FOLDED_VERSION, n=rows),
+        )
+
+    def folded_row(self, user_id: str, fields: Mapping[str, Any]) -> dict[str, Any]:
+        """Transaction action: write one agent's folded row (`fields` without None values) from all its rows."""
+        return {
+            "Update": {
+                "TableName": self.table,
+                "Key": self._key(user_id, str(fields["key"])),
+                "UpdateExpression": "SET " + ", ".join(f"#{n} = :{n}" for n in fields if n != "key"),
+                "ExpressionAttributeNames": {f"#{n}": n for n in fields if n != "key"},
+                "ExpressionAttributeValues": dynamo.values(**{n: v for n, v in fields.items() if n != "key"}),
+            }
+        }
+
+    def delete_stored(self, client: Any, user_id: str, sort_keys: Sequence[str]) -> int:
+        """Delete these rows by their stored sort keys (the one-time fold's strays): BatchWriteItem, 25 a call,
+        what DynamoDB hands back unprocessed sent again (dynamo.batch_delete)."""
+        return dynamo.batch_delete(client, self.table, [{"user_id": user_id, "sk": sk} for sk in sort_keys])
+
     def may_read(self, client: Any, user_id: str, agent: str) -> bool:
         """Whether the user lets `agent` read (one consistent GetItem: a refusal path only, never a proposal's)."""
         raw = client.get_item(TableName=self.table, Key=self._row_key(user_id, agent), ConsistentRead=True).get("Item")

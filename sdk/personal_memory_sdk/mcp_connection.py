@@ -45,6 +45,15 @@ class ConnectionBridge:
         self._sleep = sleep
         self._session: SessionInfo | None = None  # what the service said the connection is
 
+    @property
+    def agent(self) -> str | None:
+        """None: the token names the agent, whatever the client calls itself, so no
+        client name is pinned here (mcp_server's handshake check skips)."""
+        return None
+
+    def pin(self, client_name: object) -> None:
+        """Nothing to pin: the token names the agent (see `agent`)."""
+
     async def session_for(self, client_name: object) -> SessionInfo:
         """The connection as the service last described it (nothing to register)."""
         return self._session or SessionInfo("connection", "connection", True)

@@ -36,6 +36,7 @@ def main(moto_url: str) -> int:
     settings = load_settings({
         "ENTRIES_TABLE": names.entries, "PROPOSALS_TABLE": names.proposals, "JOURNAL_TABLE": names.journal,
         "SESSIONS_TABLE": names.sessions, "EVENTS_TABLE": names.events, "KEYS_TABLE": names.keys,
+        "LOG_PSEUDONYM_KEY": "sdk-round-trip-" + "k" * 32,
         "KMS_KEY_ID": key_arn, "JWT_ISSUER": "https://issuer.invalid", "JWT_AUDIENCE": "a",
         "JWT_JWKS_URL": "https://issuer.invalid/jwks",
     })
