@@ -55,6 +55,17 @@ def recount_waiting(stores: Stores, user_id: str) -> MemoryState:
     return stores.entries.get_state(user_id)
 
 
+def true_waiting(stores: Stores, user_id: str) -> None:
+    """Forget-all's last step: `waiting` set to the proposals and slots stored, unless a counted write moved the state
+    since it was read. Items put back from a backup were never counted, yet forget-all counts their deletion: without
+    this the counter went below zero, and the waiting cap above 50 (issue 37 #11). Cost: a GetItem and a Query,
+    and an UpdateItem only when the counter was wrong."""
+    state = stores.entries.get_state(user_id)  # first: a proposal counted after this moves the version
+    proposals, _ = stores.proposals.stored_all(user_id, consistent=True)
+    if state.waiting != len(proposals):
+        stores.entries.correct_waiting(user_id, len(proposals), state)
+
+
 def drop_stale(stores: Stores, drop: Callable[[str, Fingerprint], dict[str, Any]], user_id: str, stale: Sequence[Fingerprint]) -> None:
     """Delete fingerprints whose item was just deleted, each only while it still names that item; uncounted.
 
