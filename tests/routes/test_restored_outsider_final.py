@@ -71,3 +71,27 @@ def test_a_restored_waiting_slot_then_forgetting_its_agent_while_another_waits_l
     agents.propose("s-2", *({"id": f"e{n}", "text": f"Other text {n}"} for n in range(3)))
     assert api.call("POST", "/v1/agents/spy/forget", "alice", {})[0] == 200
     assert stores.entries.get_state("alice").waiting == 3 == len(stores.proposals.list("alice"))
+
+
+def test_a_restored_slot_freed_again_by_the_waiting_caps_recount_never_lets_a_51st_suggestion_wait(
+    api: Any, agents: Any, stores: Any, clock: Any
+) -> None:
+    from chalicelib.models import MAX_WAITING_PROPOSALS
+
+    api.turn_on("alice")
+    api.add("alice", TEA)
+    agents.register("s-0", "alice", agent="spy")
+    agents.propose("s-0", {"id": "dup", "text": TEA.upper()})  # a slot
+    backup = [i for i in _items(stores, stores.proposals.table) if i.get("slot")]
+    for n in range(1, 11):
+        agents.register(f"s-{n}", "alice", agent="spy")
+        agents.propose(f"s-{n}", *({"id": f"e{i}", "text": f"Fill {n}-{i}"} for i in range(5)))
+    clock.advance(days=31)
+    agents.register("s-late", "alice", agent="spy")
+    agents.propose("s-late", {"id": "e1", "text": "A later new text"})  # the recount frees the slot, counted
+    assert len(stores.proposals.list("alice")) == MAX_WAITING_PROPOSALS
+    _restore(stores, stores.proposals.table, backup)  # the slot put back, uncounted
+    agents.register("s-later", "alice", agent="spy")
+    agents.propose("s-later", {"id": "e1", "text": "One more new text"})
+    assert len(stores.proposals.list("alice")) == MAX_WAITING_PROPOSALS  # never a 51st
+    assert stores.entries.get_state("alice").waiting == MAX_WAITING_PROPOSALS
