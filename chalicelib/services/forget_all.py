@@ -25,6 +25,7 @@ from typing import Any, NamedTuple
 from chalicelib.bootstrap import Stores
 from chalicelib.clock import Instant, instant
 from chalicelib.errors import Unavailable
+from chalicelib.services.orphans import true_waiting
 from chalicelib.services.recount import recount
 from chalicelib.services.shredding import unrecoverable_by
 from chalicelib.storage.agents import only_from
@@ -129,7 +130,11 @@ def forget_counted(
         stores.journal.append(user_id, plan.action, now.iso, {**plan.details, "entries": 0, "proposals": 0}, row_id=row_id)
     # Entries TTL removed behind our back must not keep counting. Orphans stay: each belongs to the
     # concurrent forget-all that destroyed its key, which counts it (recount's docstring).
-    recount(stores, user_id, now, orphans=False)
+    state = recount(stores, user_id, now, orphans=False)
+    # And `waiting`: items put back from a backup were never counted, yet their deletion was (issue 37 #11).
+    # Forget-all always; an agent's forget when the counter went below zero (no read added to its usual cost).
+    if plan.agent is None or state.waiting < 0:
+        true_waiting(stores, user_id)
 
 
 def _stored(stores: Stores, user_id: str, now: Instant, plan: Forgetting) -> tuple[list[Removal], set[bytes]]:

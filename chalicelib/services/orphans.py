@@ -12,6 +12,7 @@ This module deletes proposals only, so the stream consumer that uses it needs no
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
 from chalicelib.bootstrap import Stores
@@ -37,8 +38,8 @@ def recount_waiting(stores: Stores, user_id: str) -> MemoryState:
 
     Proposals have no TTL, so orphans and the slots duplicates hold (which the user never sees) are the
     ways their counter outgrows what a user can see; a slot goes once its time is up.
-    Cost: one Query of their proposals, one Query of their keys, one GetItem of the state, and a
-    counted delete when there are orphans.
+    Cost: one Query of their proposals, one Query of their keys, `true_waiting`'s GetItem and consistent Query
+    (and its UpdateItem when the counter was wrong), and a counted delete when there are orphans.
     """
     proposals, fingerprints = stores.proposals.stored_all(user_id)
     now_epoch = instant(stores.clock).epoch
@@ -52,7 +53,19 @@ def recount_waiting(stores: Stores, user_id: str) -> MemoryState:
         stores,
     )
     drop_stale(stores, stores.proposals.fingerprints.drop_stale, user_id, [f for f in fingerprints if f.owner in orphans])
-    return stores.entries.get_state(user_id)
+    return true_waiting(stores, user_id)  # a slot put back from a backup was uncounted, yet freed here counted
+
+
+def true_waiting(stores: Stores, user_id: str) -> MemoryState:
+    """`waiting` set to the proposals and slots stored, unless a counted write moved the state since it was read; the
+    state afterwards. Forget-all's last step and the waiting cap's recount's: items put back from a backup were never
+    counted, yet their deletion was, and the counter went below zero (the waiting cap above 50, issue 37 #11).
+    Cost: a GetItem and a Query, and an UpdateItem only when the counter was wrong."""
+    state = stores.entries.get_state(user_id)  # first: a proposal counted after this moves the version
+    proposals, _ = stores.proposals.stored_all(user_id, consistent=True)
+    if state.waiting != len(proposals) and stores.entries.correct_waiting(user_id, len(proposals), state):
+        return replace(state, waiting=len(proposals))
+    return state
 
 
 def drop_stale(stores: Stores, drop: Callable[[str, Fingerprint], dict[str, Any]], user_id: str, stale: Sequence[Fingerprint]) -> None:

@@ -135,18 +135,25 @@ class EntriesRepository:
 
     def correct_active(self, user_id: str, active: int, seen: MemoryState) -> bool:
         """Set `active` to a recounted value, only if no counted write moved the state since `seen` was read."""
+        return self._correct(user_id, "active", active, seen)
+
+    def correct_waiting(self, user_id: str, waiting: int, seen: MemoryState) -> bool:
+        """Set `waiting` to a recounted value (proposals and slots stored), on the same condition as `correct_active`."""
+        return self._correct(user_id, "waiting", waiting, seen)
+
+    def _correct(self, user_id: str, counter: str, value: int, seen: MemoryState) -> bool:
         # view_version = :seen: the recount's Query read the state item first and the entries after
         # it; any counted write in between (or since) moved the version, and then this changes
         # nothing. A TTL deletion in between only makes the recount too high: the next refusal fixes it.
         condition = f"{VERSION} = :seen" if seen.version else f"attribute_not_exists({VERSION})"
-        vals: dict[str, Any] = {"a": active, "zero": 0, "one": 1}
+        vals: dict[str, Any] = {"a": value, "zero": 0, "one": 1}
         if seen.version:
             vals["seen"] = seen.version
         return dynamo.update_if(
             self._client,
             TableName=self.table,
             Key=self._key(user_id, STATE_KEY),
-            UpdateExpression=f"SET active = :a, {_BUMP}",
+            UpdateExpression=f"SET {counter} = :a, {_BUMP}",
             ConditionExpression=f"attribute_exists(sk) AND {condition}",
             ExpressionAttributeValues=dynamo.values(**vals),
         ) is not None

@@ -66,11 +66,11 @@ class ProposalsRepository:
         """Every waiting proposal's id, without opening any text (no key needed)."""
         return self.stored_all(user_id)[0]
 
-    def stored_all(self, user_id: str) -> tuple[builtins.list[StoredRef], builtins.list[Fingerprint]]:
+    def stored_all(self, user_id: str, *, consistent: bool = False) -> tuple[builtins.list[StoredRef], builtins.list[Fingerprint]]:
         """`stored`, and the partition's fingerprint items (never counted: they are not proposals)."""
         refs: builtins.list[StoredRef] = []
         fingerprints: builtins.list[Fingerprint] = []
-        for item in dynamo.query_partition(self._client, self.table, "user_id", user_id):
+        for item in dynamo.query_partition(self._client, self.table, "user_id", user_id, consistent=consistent):
             if (found := fingerprint_from_item(item)) is not None:
                 fingerprints.append(found)
             elif (ref := ref_from_item(item, PROPOSAL_PREFIX)) is not None:

@@ -1,0 +1,57 @@
+"""An outsider's rerun of issue 37 #8 against the merged product: the guess, then the person acting on what she sees.
+
+`kept` keeps the guessed words (an entry beyond the agent's context), `other` does not; both people do the
+same thing with everything their page shows them. The agent runs one script against both.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from chalicelib.models import MAX_WAITING_PROPOSALS
+
+ENTRY, GUESS = "Has diabetes", "HAS DIABETES."
+
+
+def _person(api: Any, user: str, keeps: bool) -> None:
+    api.turn_on(user)
+    api.add(user, ENTRY if keeps else "Has asthma")
+    for n in range(22):
+        api.add(user, f"Ordinary note number {n}")
+
+
+def _fill(agents: Any, user: str, tag: str, texts: list[str]) -> list[Any]:
+    """`texts`, five a session, as the agent `spy`: every outcome's type and reason."""
+    seen = []
+    for number in range(0, len(texts), 5):
+        session = f"{tag}-{user}-{number}"
+        assert agents.register(session, user, agent="spy")[0] == 200
+        agents.propose(session, *({"id": f"e{i}", "text": t} for i, t in enumerate(texts[number : number + 5])))
+        seen += [(e["outcome"]["type"], e["outcome"].get("reason")) for e in agents.events(session)]
+    return seen
+
+
+@pytest.mark.xfail(strict=True, reason="open finding: a duplicate's waiting slot outlives the person's rejecting everything she "
+                   "is shown, so the kept world reaches waiting_cap one proposal sooner (the slot cannot be rejected)")
+def test_after_the_person_rejects_every_suggestion_she_sees_the_agent_cannot_tell_a_kept_guess(api: Any, agents: Any) -> None:
+    traces = {}
+    for user, keeps in (("kept", True), ("other", False)):
+        _person(api, user, keeps)
+        _fill(agents, user, "a", [GUESS])
+        for proposal in api.call("GET", "/v1/memory", user)[1]["proposals"]:  # she rejects all she is shown
+            assert api.call("POST", f"/v1/memory/{proposal['id']}/reject", user)[0] == 204
+        traces[user] = _fill(agents, user, "b", [f"Probe {n}" for n in range(MAX_WAITING_PROPOSALS)])
+    assert traces["kept"] == traces["other"]
+
+
+@pytest.mark.xfail(strict=True, reason="open finding: 50 duplicates fill the person's waiting list for 30 days with "
+                   "slots her page neither lists nor lets her reject; /v1/agents does not list the agent either")
+def test_the_person_can_always_make_room_for_suggestions_by_rejecting_what_she_sees(api: Any, agents: Any) -> None:
+    _person(api, "kept", True)
+    _fill(agents, "kept", "a", [GUESS] * MAX_WAITING_PROPOSALS)  # fifty duplicates of a kept entry
+    _, view = api.call("GET", "/v1/memory", "kept")
+    assert view["proposals"] == []  # nothing for her to reject ...
+    (outcome,) = _fill(agents, "kept", "b", ["A real new suggestion"])
+    assert outcome == ("memory.proposed", None)  # ... so nothing may stand in the way of a real suggestion
+    assert [p["text"] for p in api.call("GET", "/v1/memory", "kept")[1]["proposals"]] == ["A real new suggestion"]
