@@ -4,6 +4,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -72,7 +73,11 @@ def test_the_tools_are_the_stdio_servers_own(api: Any, client: Any) -> None:
     sys.path.insert(0, str(ROOT / "sdk"))
     from personal_memory_sdk.mcp_server import build_server
 
-    stdio = asyncio.run(build_server(object(), bridge=object()).list_tools())  # type: ignore[arg-type]
+    # In a thread of its own: a test before this one on the same worker may have left an event loop running
+    # in this thread (asyncio.run refuses to nest), which made this test fail depending on the order.
+    listing = build_server(object(), bridge=object()).list_tools()  # type: ignore[arg-type]
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        stdio = pool.submit(asyncio.run, listing).result()
     expected = [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in stdio]
     status, body, _ = _mcp(client, _token(api), {"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
     assert status == 200 and body["result"]["tools"] == expected
