@@ -56,7 +56,8 @@ class ProposalsRepository:
     def listing(self, user_id: str) -> tuple[builtins.list[Entry], builtins.list[dict[str, str]]]:
         """The waiting proposals and, from the same Query, the waiting slots shown as repeats (`repeat_of`)."""
         found: builtins.list[Entry] = []
-        items, repeats = [], []
+        items: builtins.list[dict[str, Any]] = []
+        repeats: builtins.list[dict[str, str]] = []
         for i in dynamo.query_partition(self._client, self.table, "user_id", user_id):
             if is_fingerprint_key(i.get("sk")):
                 continue
@@ -181,8 +182,9 @@ def repeat_of(item: dict[str, Any]) -> dict[str, str] | None:
     `hold_slot` writes (an altered item shows nothing; forget-all and the recount still reach it)."""
     ref = ref_from_item(item, PROPOSAL_PREFIX)
     created_at = item.get("created_at")
-    if ref is None or not is_id(ref.id) or not 0 < len(ref.agent or "") <= 128 or not 0 < len(ref.session_id or "") <= 128:
+    agent, session_id = (ref.agent, ref.session_id) if ref is not None else (None, None)
+    if ref is None or not is_id(ref.id) or agent is None or session_id is None or not 0 < len(agent) <= 128 or not 0 < len(session_id) <= 128:
         return None
     if not isinstance(created_at, str) or not _INSTANT.fullmatch(created_at):
         return None
-    return {"id": ref.id, "agent": ref.agent, "session_id": ref.session_id, "created_at": created_at}
+    return {"id": ref.id, "agent": agent, "session_id": session_id, "created_at": created_at}
