@@ -50,18 +50,20 @@ def view_and_version(stores: Stores, user_id: str) -> tuple[dict[str, Any], Memo
     now = instant(stores.clock)
     state, stored = stores.entries.load(user_id)
     entries = display_order([e for e in stored if not e.is_expired(now.epoch)])
-    proposals = display_order(stores.proposals.list(user_id))
+    listed, repeats = stores.proposals.listing(user_id)
     body = {
         "enabled": state.enabled,
         "items": [e.public() for e in entries],
-        "proposals": [p.public() for p in proposals],
+        "proposals": [p.public() for p in display_order(listed)],
+        "repeats": repeats,  # the waiting slots duplicates hold: who repeated a kept note, rejectable by id
         "limits": LIMITS,
     }
     return body, state
 
 
 def inbox(stores: Stores, user_id: str) -> dict[str, Any]:
-    return {"memory_proposals": [p.public() for p in display_order(stores.proposals.list(user_id))]}
+    listed, repeats = stores.proposals.listing(user_id)
+    return {"memory_proposals": [p.public() for p in display_order(listed)], "repeats": repeats}
 
 
 def set_enabled(stores: Stores, user_id: str, enabled: bool) -> dict[str, Any]:

@@ -30,6 +30,7 @@ def view(stores: Stores, operator: str, user_id: str, request_id: str) -> dict[s
     _journal(stores, user_id, operator, "read", request_id)
     result = memory.view(stores, user_id)
     result.pop("limits", None)
+    result.pop("repeats", None)  # the person's own review aid: no text, nothing an operator acts on
     return result
 
 

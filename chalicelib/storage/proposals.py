@@ -10,11 +10,12 @@ TTL, so nothing deletes one behind the counter's back).
 from __future__ import annotations
 
 import builtins
+import re
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from chalicelib.models import Entry
+from chalicelib.models import Entry, is_id
 from chalicelib.storage import dynamo
 from chalicelib.storage.entry_items import (
     EXPIRY_ATTRIBUTE,
@@ -31,6 +32,7 @@ from chalicelib.storage.entry_items import (
 from chalicelib.storage.fingerprints import Fingerprint, FingerprintItems, fingerprint_from_item, is_fingerprint_key
 from chalicelib.storage.text import TextSeal, UnreadableText
 
+_INSTANT = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{6})?Z")  # openapi.yaml Timestamp
 ENTRIES = "entries"  # the entries table's fingerprints (a proposal must not repeat an active entry)
 
 
@@ -49,18 +51,27 @@ class ProposalsRepository:
         return dynamo.batch_delete(self._client, self.table, dynamo.partition_keys(self._client, self.table, "user_id", user_id, "sk"))
 
     def list(self, user_id: str) -> list[Entry]:
-        found = []
-        items = [
-            i for i in dynamo.query_partition(self._client, self.table, "user_id", user_id)
-            if not is_fingerprint_key(i.get("sk")) and i.get(SLOT_ATTRIBUTE) is not True  # slots show nothing
-        ]
+        return self.listing(user_id)[0]
+
+    def listing(self, user_id: str) -> tuple[builtins.list[Entry], builtins.list[dict[str, str]]]:
+        """The waiting proposals and, from the same Query, the waiting slots shown as repeats (`repeat_of`)."""
+        found: builtins.list[Entry] = []
+        items: builtins.list[dict[str, Any]] = []
+        repeats: builtins.list[dict[str, str]] = []
+        for i in dynamo.query_partition(self._client, self.table, "user_id", user_id):
+            if is_fingerprint_key(i.get("sk")):
+                continue
+            if i.get(SLOT_ATTRIBUTE) is True:  # a slot shows only who repeated a note, and when: it has no text
+                repeats.extend(r for r in (repeat_of(i),) if r is not None)
+            else:
+                items.append(i)
         keys = text_keys_for(items, self.seal, user_id)  # fingerprint items (storage/fingerprints.py) are no proposals
         for item in items:
             try:
                 found.append(from_item(item, self.seal, PROPOSAL_PREFIX, keys))
             except UnreadableText:
                 continue  # not openable here (moved, altered, or its key destroyed): absent, like any missing id
-        return found
+        return found, sorted(repeats, key=lambda r: (r["created_at"], r["id"]))
 
     def stored(self, user_id: str) -> builtins.list[StoredRef]:  # `list` here is the method above
         """Every waiting proposal's id, without opening any text (no key needed)."""
@@ -164,3 +175,16 @@ class ProposalsRepository:
                 "ConditionExpression": "attribute_exists(sk)",
             }
         }
+
+
+def repeat_of(item: dict[str, Any]) -> dict[str, str] | None:
+    """A waiting slot as the person sees it: {id, agent, session_id, created_at}; None when a field is not what
+    `hold_slot` writes (an altered item shows nothing; forget-all and the recount still reach it)."""
+    ref = ref_from_item(item, PROPOSAL_PREFIX)
+    created_at = item.get("created_at")
+    agent, session_id = (ref.agent, ref.session_id) if ref is not None else (None, None)
+    if ref is None or not is_id(ref.id) or agent is None or session_id is None or not 0 < len(agent) <= 128 or not 0 < len(session_id) <= 128:
+        return None
+    if not isinstance(created_at, str) or not _INSTANT.fullmatch(created_at):
+        return None
+    return {"id": ref.id, "agent": agent, "session_id": session_id, "created_at": created_at}

@@ -10,6 +10,8 @@ function accept(data) {
     enabled: Boolean(data && data.enabled),
     items: Array.isArray(data && data.items) ? data.items : [],
     proposals: Array.isArray(data && data.proposals) ? data.proposals : [],
+    // Repeats of notes already kept: a textless place each, shown as one line per agent (review-bulk.js)
+    repeats: Array.isArray(data && data.repeats) ? data.repeats.filter((r) => r && typeof r.id === "string" && typeof r.agent === "string") : [],
     limits: Object.assign({}, DEFAULT_LIMITS, (data && data.limits) || {}),
   };
   for (const id of [...state.editing.keys()]) {

@@ -1,11 +1,14 @@
 /*
  * Deciding on many suggestions at once: "Accept all" and "Reject all from <agent>". Each is still one
  * request per suggestion, so every accept passes every rule (the cap, memory off, duplicates) on its
- * own; the page then lists the ones that failed and why. Imports helpers and the store only; app.js
- * hands in reloading memory and reporting an error.
+ * own; the page then lists the ones that failed and why. Repeats (an agent suggesting notes already
+ * kept: a waiting place each, no text) show as one line per agent whose "Dismiss" rejects them; "Reject
+ * all from <agent>" rejects them too. Imports helpers and the store only; app.js hands in reloading
+ * memory and reporting an error.
  *
  * Hooks: #proposals-bulk, #accept-all, #accept-all-taint, button[data-action=reject-agent][data-agent], #bulk-report
- * (li[data-testid=bulk-failure][data-proposal-id]).
+ * (li[data-testid=bulk-failure][data-proposal-id]), p[data-testid=repeats][data-agent] and its
+ * button[data-action=dismiss-repeats].
  */
 
 import { api } from "./api.js";
@@ -18,7 +21,7 @@ let deps = { reload: async () => {}, report: async () => {} };
 let failures = []; // [{proposal, reason}] of the last bulk decision, shown until the next one
 let owner = null; // whose decisions those were: another account starts with no report
 
-function agentsWaiting(proposals) {
+function agentsWaiting(proposals) { // also counts repeats: [{agent}]
   const counts = new Map();
   for (const p of proposals) {
     if (p.agent) counts.set(p.agent, (counts.get(p.agent) || 0) + 1);
@@ -39,7 +42,11 @@ export function renderBulk() {
     owner = state.user;
   }
   const box = $("proposals-bulk");
-  box.hidden = proposals.length === 0 && failures.length === 0;
+  const repeats = agentsWaiting(mem && mem.repeats ? mem.repeats : []).map(([agent, n]) => el("p", {
+    className: "notice", attrs: { "data-testid": "repeats", "data-agent": agent } }, [el("bdi", { text: agentLabel(agent) }),
+    ` repeated ${plural(n, "note")} you already keep. `, el("button", { className: "button button-small", text: "Dismiss",
+      attrs: { type: "button", "data-action": "dismiss-repeats", "data-agent": agent } })]));
+  box.hidden = proposals.length === 0 && failures.length === 0 && repeats.length === 0;
   const tainted = proposals.filter((p) => p.tainted).length;
   // Accept all takes the tainted ones in too: it says so, to the eye and in its description, as each Accept does.
   const taintNote = tainted ? el("p", { className: "notice", attrs: { id: "accept-all-taint" } }, [el("strong", { text: "Tainted: " }),
@@ -60,7 +67,7 @@ export function renderBulk() {
         [withText(el("strong"), quoted(proposal.text)), withText(el("span"), ` — ${reason}`)]))),
     ])
     : null;
-  box.replaceChildren(...[proposals.length ? taintNote : null, row, report].filter(Boolean));
+  box.replaceChildren(...repeats, ...[proposals.length ? taintNote : null, row, report].filter(Boolean));
 }
 
 /** Why the rest were not sent: after a lost connection or a full memory, nothing after would succeed either. */
@@ -167,14 +174,59 @@ async function acceptAll() {
   focusNode(failed ? $("bulk-report") : $("proposals-heading"));
 }
 
+/** Reject an agent's repeats, one request each: {failed, stopped}, or null once signed out (or refused: reported). */
+async function rejectRepeats(agent) {
+  const still = signedInAsNow();
+  const repeats = (state.memory.repeats || []).filter((r) => r.agent === agent);
+  const done = new Set();
+  let failed = 0;
+  for (const repeat of repeats) {
+    try {
+      await api("POST", `v1/memory/${encodeURIComponent(repeat.id)}/reject`);
+      if (!still()) return null;
+      done.add(repeat.id);
+    } catch (err) {
+      if (!still()) return null;
+      if (err.status === 401 || err.status === 403) {
+        await deps.report(err, "reject"); // signs out: nothing after this would be this person's
+        return null;
+      }
+      if (err.code === "not_found") done.add(repeat.id); // dismissed elsewhere meanwhile: gone all the same
+      else if (err.code === "network") return { failed: repeats.length - done.size, stopped: true };
+      else failed += 1;
+    }
+  }
+  if (!still()) return null;
+  state.etag = null;
+  state.memory = { ...state.memory, repeats: state.memory.repeats.filter((r) => !done.has(r.id)) };
+  return { failed, stopped: false };
+}
+
+function repeatWords(result, agent) {
+  if (!result.failed) return "";
+  return ` ${plural(result.failed, "repeat")} from ${agentQuoted(agent)} could not be dismissed${result.stopped ? ": the connection was lost" : ""}. Try again.`;
+}
+
+async function dismissRepeats(agent) {
+  const result = await rejectRepeats(agent);
+  if (result === null) return;
+  changed();
+  await deps.reload();
+  say(result.failed ? repeatWords(result, agent).trim() : `Dismissed the repeats from ${agentQuoted(agent)}: their places are free.`, result.failed ? "error" : "ok");
+  focusNode($("proposals-heading"));
+}
+
 async function rejectFrom(agent) {
+  const repeated = await rejectRepeats(agent);
+  if (repeated === null) return;
   const proposals = state.memory.proposals.filter((p) => p.agent === agent);
   const result = await decideAll(proposals, "reject");
   if (result === null) return;
   const from = ` from ${agentQuoted(agent)}`;
+  const bad = failures.length || repeated.failed;
   say((failures.length ? outcome("Rejected", proposals.length, result, from)
     : result.done || !result.gone ? `Rejected ${plural(result.done, "suggestion")}${from}: they were deleted.` : "Nothing was rejected here.")
-    + goneWords(result), failures.length ? "error" : "ok");
+    + goneWords(result) + repeatWords(repeated, agent), bad ? "error" : "ok");
   renderBulk();
   focusNode(failures.length ? $("bulk-report") : $("proposals-heading"));
 }
@@ -186,6 +238,7 @@ export function wireBulk(given) {
     if (!button || button.disabled || !state.memory) return;
     if (button.id === "accept-all") run(acceptAll);
     else if (button.getAttribute("data-action") === "reject-agent") run(() => rejectFrom(button.getAttribute("data-agent")));
+    else if (button.getAttribute("data-action") === "dismiss-repeats") run(() => dismissRepeats(button.getAttribute("data-agent")));
   });
 }
 

@@ -317,6 +317,23 @@ class Agent:
             time.sleep(0.2)
         raise AssertionError(f"no proposal from session {session_id} reached the inbox in {PROPOSAL_DEADLINE_S} s")
 
+    def propose_all(self, user: str, token: str, texts: list[str], *, agent: str = "helper") -> dict[str, Any]:
+        """Post `texts` in one session and wait (bounded) until the stream has decided each: the inbox then lists
+        one proposal or one repeat (a text the person already keeps) per text from that session."""
+        session_id = self.session(user, agent=agent)
+        events = [{"id": f"e{n}", "type": "memory.propose", "text": text, "kind": "note"} for n, text in enumerate(texts)]
+        status, answer = signed_request(self.live.url, "POST", f"/v1/sessions/{session_id}/events", self.live.credentials()["worker"], {"events": events})
+        assert status == 202, answer
+        deadline = time.monotonic() + PROPOSAL_DEADLINE_S
+        while time.monotonic() < deadline:
+            status, inbox, _ = self.live.request("GET", "/v1/inbox", token=token)
+            assert status == 200, inbox
+            mine = [p for p in inbox["memory_proposals"] if p.get("source", {}).get("session_id") == session_id]
+            if len(mine) + sum(r["session_id"] == session_id for r in inbox["repeats"]) == len(texts):
+                return inbox
+            time.sleep(0.2)
+        raise AssertionError(f"the proposals of session {session_id} did not all reach the inbox in {PROPOSAL_DEADLINE_S} s")
+
     def context(self, session_id: str) -> dict[str, Any]:
         """The host's memory fetch for a session (journaled as keep.memory.context)."""
         status, answer = signed_request(

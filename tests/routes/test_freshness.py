@@ -86,7 +86,7 @@ def test_an_expiry_changes_the_view_without_a_write_and_the_tag_stops_matching(a
 def test_the_inbox_answers_304_until_a_proposal_arrives(api: Any, stores: Any) -> None:
     api.turn_on("alice")
     status, body, etag = get(api, "/v1/inbox", "alice")
-    assert status == 200 and body == {"memory_proposals": []}
+    assert status == 200 and body == {"memory_proposals": [], "repeats": []}
     with dynamodb_calls(stores.client) as calls:
         assert get(api, "/v1/inbox", "alice", etag)[0] == 304
     assert dict(calls) == {"GetItem": 1}

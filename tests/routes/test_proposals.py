@@ -30,7 +30,7 @@ def test_accepting_or_rejecting_what_no_longer_waits_is_404(api: Any, stores: An
     assert api.call("POST", f"/v1/memory/{first.id}/reject", "alice")[0] == 404
     assert api.call("POST", f"/v1/memory/{second.id}/reject", "alice") == (204, None)
     assert api.call("POST", f"/v1/memory/{second.id}/accept", "alice")[0] == 404
-    assert api.call("GET", "/v1/inbox", "alice")[1] == {"memory_proposals": []}
+    assert api.call("GET", "/v1/inbox", "alice")[1] == {"memory_proposals": [], "repeats": []}
 
 
 def test_accepting_while_off_is_memory_off_and_keeps_the_proposal(api: Any, stores: Any) -> None:
@@ -77,4 +77,4 @@ def test_accepting_a_proposal_rejected_in_between_is_404_and_stores_nothing(api:
     assert (status, body["code"]) == (404, "not_found"), body
     assert rejected == [1]  # one attempt: nothing was sealed again
     assert stores.entries.stored("alice")[1] == [] and stores.entries.get_state("alice").active == 0
-    assert api.call("GET", "/v1/inbox", "alice")[1] == {"memory_proposals": []}
+    assert api.call("GET", "/v1/inbox", "alice")[1] == {"memory_proposals": [], "repeats": []}

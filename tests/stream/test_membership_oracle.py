@@ -84,7 +84,7 @@ def test_a_guessed_text_tells_the_agent_nothing_through_any_outcome_or_later_cap
     assert not any(r.public()["reason"] == "duplicate" for r in stores.journal.all("other") if r.action == "keep.memory.proposal_refused")
 
 
-def test_the_slot_a_duplicate_holds_shows_nowhere_and_goes_with_its_agent(api: Any, agents: Any, stores: Any) -> None:
+def test_the_slot_a_duplicate_holds_shows_only_as_a_textless_repeat_and_goes_with_its_agent(api: Any, agents: Any, stores: Any) -> None:
     _person(api, agents, "kept", "entry")
     agents.register("s-1", "kept", agent="spy")
     agents.propose("s-1", {"id": "e1", "text": GUESSES["entry"]})
@@ -93,8 +93,10 @@ def test_the_slot_a_duplicate_holds_shows_nowhere_and_goes_with_its_agent(api: A
     slot_id = outcome["proposal_id"]
     assert stores.entries.get_state("kept").waiting == 1  # counted as a new text would be ...
     _, view = api.call("GET", "/v1/memory", "kept")
-    assert view["proposals"] == []  # ... shown nowhere, named by nothing the person can act on
-    assert api.call("POST", f"/v1/memory/{slot_id}/accept", "kept")[0] == 404
+    assert view["proposals"] == []  # ... shown as no suggestion, only as a repeat: who, when, never what
+    assert [(r["id"], r["agent"], r["session_id"]) for r in view["repeats"]] == [(slot_id, "spy", "s-1")]
+    assert ENTRY.lower() not in repr(view["repeats"]).lower()
+    assert api.call("POST", f"/v1/memory/{slot_id}/accept", "kept")[0] == 404  # nothing to accept (a reject frees it)
     raw = stores.client.get_item(TableName=stores.proposals.table, Key={"user_id": {"S": "kept"}, "sk": {"S": "p#" + slot_id}})["Item"]
     assert "sealed_text" not in raw and "fingerprint" not in raw  # no text, no fingerprint
     assert not any(ENTRY.lower() in repr(e).lower() for e in agents.events("s-1"))
