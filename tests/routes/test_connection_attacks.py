@@ -86,10 +86,12 @@ def test_a_revoke_racing_calls_leaves_no_write_after_it(api: Any, client: Any, s
         thread.join()
     assert set(statuses) <= {200, 204, 401} and 204 in statuses
     reads = [r for r in stores.journal.all("alice") if r.action == "keep.memory.context"]
-    revoked = next(r for r in stores.journal.all("alice") if r.action == "keep.memory.connection" and r.details.get("operation") == "revoke")
-    assert all(r.at <= revoked.at for r in reads)  # no read journaled (none answered) after the revoke
-    assert statuses.count(200) == len(reads) - 1
-    assert _get(client, "/v1/agent/memory", f"Bearer {made['token']}")[0] == 401
+    assert statuses.count(200) == len(reads) - 1  # every read answered was journaled, and only those
+    # Once the revoke has answered, every call is 401 and writes nothing (the journal rows' `at` is when each
+    # request began, not when it landed, so the order is read from what happens after the revoke, not from it).
+    for _ in range(5):
+        assert _get(client, "/v1/agent/memory", f"Bearer {made['token']}")[0] == 401
+    assert [r for r in stores.journal.all("alice") if r.action == "keep.memory.context"] == reads
 
 
 def test_another_persons_connection_cannot_be_seen_revoked_or_used_for_ones_own_memory(api: Any, client: Any) -> None:
