@@ -9,13 +9,7 @@ judge the same texts. Without git or that commit the column says so and the benc
 from __future__ import annotations
 
 import gc
-import io
-import json
 import statistics
-import subprocess
-import sys
-import tarfile
-import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -102,10 +96,6 @@ def timing_figures(find: Finder) -> dict[str, Any]:
     }
 
 
-# tarfile's "data" filter exists from Python 3.11.4 (and 3.12); the archive is our own commit either way.
-_DATA_FILTER: dict[str, Any] = {"filter": "data"} if hasattr(tarfile, "data_filter") else {}
-
-
 _CHILD = """
 import json, sys
 sys.path[:0] = [sys.argv[1], sys.argv[2]]
@@ -117,19 +107,9 @@ print(json.dumps(detection_figures(find_credential) | timing_figures(find_creden
 
 def before_figures() -> dict[str, Any]:
     """The same figures for chalicelib/ at BEFORE_COMMIT, or why they could not be measured."""
-    try:
-        archive = subprocess.run(["git", "archive", BEFORE_COMMIT, "chalicelib"], cwd=ROOT, capture_output=True,
-                                 check=True, timeout=60).stdout
-    except (OSError, subprocess.SubprocessError) as exc:
-        return {"available": False, "why": f"git archive {BEFORE_COMMIT[:10]} failed ({type(exc).__name__})"}
-    with tempfile.TemporaryDirectory() as tmp:
-        with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
-            tar.extractall(tmp, **_DATA_FILTER)
-        done = subprocess.run([sys.executable, "-c", _CHILD, tmp, str(ROOT)], cwd=tmp, capture_output=True,
-                              text=True, timeout=900, check=False)
-    if done.returncode:
-        return {"available": False, "why": done.stderr[-300:]}
-    return {"available": True, "commit": BEFORE_COMMIT, **json.loads(done.stdout)}
+    from bench.at_commit import figures_at
+
+    return figures_at(BEFORE_COMMIT, _CHILD)
 
 
 def lines(before: dict[str, Any], after: dict[str, Any]) -> list[str]:

@@ -9,12 +9,6 @@ subprocess, as bench/credentials_evasion.py does for issue 13.
 
 from __future__ import annotations
 
-import io
-import json
-import subprocess
-import sys
-import tarfile
-import tempfile
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
@@ -74,10 +68,6 @@ def growth(find: Finder) -> dict[str, Any]:
         | search(find)
 
 
-# tarfile's "data" filter exists from Python 3.11.4 (and 3.12); the archive is our own commit either way.
-_DATA_FILTER: dict[str, Any] = {"filter": "data"} if hasattr(tarfile, "data_filter") else {}
-
-
 _CHILD = """
 import json, sys
 sys.path[:0] = [sys.argv[1], sys.argv[2]]
@@ -89,19 +79,9 @@ print(json.dumps(detection(find_credential) | growth(find_credential)))
 
 def before() -> dict[str, Any]:
     """The same figures for chalicelib/ at BEFORE_COMMIT, or why they could not be measured."""
-    try:
-        archive = subprocess.run(["git", "archive", BEFORE_COMMIT, "chalicelib"], cwd=ROOT, capture_output=True,
-                                 check=True, timeout=60).stdout
-    except (OSError, subprocess.SubprocessError) as exc:
-        return {"available": False, "why": f"git archive {BEFORE_COMMIT} failed ({type(exc).__name__})"}
-    with tempfile.TemporaryDirectory() as tmp:
-        with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
-            tar.extractall(tmp, **_DATA_FILTER)
-        done = subprocess.run([sys.executable, "-c", _CHILD, tmp, str(ROOT)], cwd=tmp, capture_output=True,
-                              text=True, timeout=1800, check=False)
-    if done.returncode:
-        return {"available": False, "why": done.stderr[-300:]}
-    return {"available": True, "commit": BEFORE_COMMIT, **json.loads(done.stdout)}
+    from bench.at_commit import figures_at
+
+    return figures_at(BEFORE_COMMIT, _CHILD)
 
 
 def lines(old: dict[str, Any], new: dict[str, Any]) -> list[str]:

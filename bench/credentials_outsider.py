@@ -5,12 +5,7 @@ before that work (chalicelib at BEFORE_COMMIT, run in a subprocess on today's co
 
 from __future__ import annotations
 
-import io
-import json
-import subprocess
 import sys
-import tarfile
-import tempfile
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
@@ -19,7 +14,6 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 BEFORE_COMMIT = "35fcedf"
 Finder = Callable[[str], "str | None"]
-_DATA_FILTER: dict[str, Any] = {"filter": "data"} if hasattr(tarfile, "data_filter") else {}
 
 
 def detection(find: Finder) -> dict[str, Any]:
@@ -52,19 +46,9 @@ print(json.dumps(detection(find_credential)))
 
 def before() -> dict[str, Any]:
     """The same figures for chalicelib/ at BEFORE_COMMIT, or why they could not be measured."""
-    try:
-        archive = subprocess.run(["git", "archive", BEFORE_COMMIT, "chalicelib"], cwd=ROOT, capture_output=True,
-                                 check=True, timeout=60).stdout
-    except (OSError, subprocess.SubprocessError) as exc:
-        return {"available": False, "why": f"git archive {BEFORE_COMMIT} failed ({type(exc).__name__})"}
-    with tempfile.TemporaryDirectory() as tmp:
-        with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
-            tar.extractall(tmp, **_DATA_FILTER)
-        done = subprocess.run([sys.executable, "-c", _CHILD, tmp, str(ROOT)], cwd=tmp, capture_output=True,
-                              text=True, timeout=900, check=False)
-    if done.returncode:
-        return {"available": False, "why": done.stderr[-300:]}
-    return {"available": True, "commit": BEFORE_COMMIT, **json.loads(done.stdout)}
+    from bench.at_commit import figures_at
+
+    return figures_at(BEFORE_COMMIT, _CHILD)
 
 
 def lines(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
