@@ -174,6 +174,12 @@ class AgentsRepository:
                 names[f"#{switch}"] = switch
                 vals[switch] = value
                 sets.append(f"#{switch} = :{switch}")
+        return self._row_update(user_id, agent, sets, names, vals, exists)
+
+    def _row_update(
+        self, user_id: str, agent: str, sets: list[str], names: dict[str, str], vals: dict[str, Any], exists: bool
+    ) -> dict[str, Any]:
+        """The agent's folded row: SET `sets`, made only where it is (or is not) there yet (`_exists`)."""
         update = {
             "TableName": self.table,
             "Key": self._row_key(user_id, agent),
@@ -192,14 +198,7 @@ class AgentsRepository:
             sets.append("#p = :off")
             names["#p"] = "propose"
             vals["off"] = False
-        update = {
-            "TableName": self.table,
-            "Key": self._row_key(user_id, agent),
-            "UpdateExpression": "SET " + ", ".join(sets),
-            "ExpressionAttributeNames": names,
-            "ExpressionAttributeValues": dynamo.values(**vals),
-        }
-        return self._exists(update, exists)
+        return self._row_update(user_id, agent, sets, names, vals, exists)
 
     def count_row(self, user_id: str, state_key: str, cap: int) -> dict[str, Any]:
         """The state item's Update that counts one new agent row, only while fewer than `cap` are counted."""

@@ -34,7 +34,9 @@ from .mcp_words import FALLBACK_AGENT, NO_ITEMS_REASON, agent_name, refusal_word
 from .memory import MemoryItems
 from .worker import EventOutcome, WorkerClient
 
-__all__ = ["BridgeError", "ContextAnswer", "MemoryBridge", "ProposeAnswer", "SessionInfo"]
+__all__ = [
+    "BridgeError", "ContextAnswer", "MemoryBridge", "ProposeAnswer", "SessionInfo", "answer_error",
+]
 
 _T = TypeVar("_T")
 # The API's door refuses longer text (chalicelib/schemas.py); the consumer keeps 2000 bytes.
@@ -49,6 +51,13 @@ class BridgeError(Exception):
     def __init__(self, message: str, cause: MemorySdkError | None = None) -> None:
         super().__init__(message)
         self.cause = cause
+
+
+def answer_error(exc: MemorySdkError) -> BridgeError:
+    """Any other answer of the service, in words (both bridges: host/worker and connection)."""
+    if isinstance(exc, ApiError):
+        return BridgeError(f"Personal memory answered {exc.status} {exc.code}.", exc)
+    return BridgeError(f"Personal memory gave an unexpected answer ({type(exc).__name__}).", exc)
 
 
 @dataclass(frozen=True, slots=True)
@@ -215,12 +224,8 @@ class MemoryBridge:
                 "worker keys must belong to roles the deployment allows.",
                 exc,
             ) from None
-        except ApiError as exc:
-            raise BridgeError(f"Personal memory answered {exc.status} {exc.code}.", exc) from None
         except MemorySdkError as exc:
-            raise BridgeError(
-                f"Personal memory gave an unexpected answer ({type(exc).__name__}).", exc
-            ) from None
+            raise answer_error(exc) from None
 
     def describe(self, answer: ProposeAnswer) -> str:
         """The tool's answer in words: "suggested — waiting for <user> to review", never "saved"."""

@@ -17,8 +17,8 @@ import anyio
 import anyio.to_thread
 
 from .connection import ConnectionClient
-from .errors import ApiError, MemorySdkError, TransportError, UnauthorizedError
-from .mcp_bridge import BridgeError, ContextAnswer, ProposeAnswer, SessionInfo
+from .errors import MemorySdkError, TransportError, UnauthorizedError
+from .mcp_bridge import BridgeError, ContextAnswer, ProposeAnswer, SessionInfo, answer_error
 from .mcp_config import McpConfig
 from .mcp_words import NO_ITEMS_REASON, refusal_words
 
@@ -104,12 +104,8 @@ class ConnectionBridge:
                 "mistyped. Make a new connection on the Agents tab of the memory page.",
                 exc,
             ) from None
-        except ApiError as exc:
-            raise BridgeError(f"Personal memory answered {exc.status} {exc.code}.", exc) from None
         except MemorySdkError as exc:
-            raise BridgeError(
-                f"Personal memory gave an unexpected answer ({type(exc).__name__}).", exc
-            ) from None
+            raise answer_error(exc) from None
 
     def describe(self, answer: ProposeAnswer) -> str:
         if answer.status == "refused":

@@ -8,26 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from chalicelib.models import MAX_WAITING_PROPOSALS
-
-ENTRY, GUESS = "Has diabetes", "HAS DIABETES."
-
-
-def _person(api: Any, user: str, keeps: bool) -> None:
-    api.turn_on(user)
-    api.add(user, ENTRY if keeps else "Has asthma")
-    for n in range(22):
-        api.add(user, f"Ordinary note number {n}")
-
-
-def _fill(agents: Any, user: str, tag: str, texts: list[str]) -> list[Any]:
-    """`texts`, five a session, as the agent `spy`: every outcome's type and reason."""
-    seen = []
-    for number in range(0, len(texts), 5):
-        session = f"{tag}-{user}-{number}"
-        assert agents.register(session, user, agent="spy")[0] == 200
-        agents.propose(session, *({"id": f"e{i}", "text": t} for i, t in enumerate(texts[number : number + 5])))
-        seen += [(e["outcome"]["type"], e["outcome"].get("reason")) for e in agents.events(session)]
-    return seen
+from tests.support.oracle import GUESS, fill, person
 
 
 def _reject_all_she_sees(api: Any, user: str) -> None:
@@ -42,21 +23,21 @@ def _reject_all_she_sees(api: Any, user: str) -> None:
 def test_after_the_person_rejects_every_suggestion_she_sees_the_agent_cannot_tell_a_kept_guess(api: Any, agents: Any) -> None:
     traces = {}
     for user, keeps in (("kept", True), ("other", False)):
-        _person(api, user, keeps)
-        _fill(agents, user, "a", [GUESS])
+        person(api, user, keeps)
+        fill(agents, user, "a", [GUESS])
         _reject_all_she_sees(api, user)
-        traces[user] = _fill(agents, user, "b", [f"Probe {n}" for n in range(MAX_WAITING_PROPOSALS)])
+        traces[user] = fill(agents, user, "b", [f"Probe {n}" for n in range(MAX_WAITING_PROPOSALS)])
     assert traces["kept"] == traces["other"]
 
 
 def test_the_person_can_always_make_room_for_suggestions_by_rejecting_what_she_sees(api: Any, agents: Any, stores: Any) -> None:
-    _person(api, "kept", True)
-    _fill(agents, "kept", "a", [GUESS] * MAX_WAITING_PROPOSALS)  # fifty duplicates of a kept entry
+    person(api, "kept", True)
+    fill(agents, "kept", "a", [GUESS] * MAX_WAITING_PROPOSALS)  # fifty duplicates of a kept entry
     _, view = api.call("GET", "/v1/memory", "kept")
     assert view["proposals"] == [] and len(view["repeats"]) == MAX_WAITING_PROPOSALS  # no card each: repeats
     assert {r["agent"] for r in view["repeats"]} == {"spy"}
     _reject_all_she_sees(api, "kept")
     assert stores.entries.get_state("kept").waiting == 0 and stores.proposals.stored("kept") == []
-    (outcome,) = _fill(agents, "kept", "b", ["A real new suggestion"])
+    (outcome,) = fill(agents, "kept", "b", ["A real new suggestion"])
     assert outcome == ("memory.proposed", None)  # ... so nothing stands in the way of a real suggestion
     assert [p["text"] for p in api.call("GET", "/v1/memory", "kept")[1]["proposals"]] == ["A real new suggestion"]

@@ -11,25 +11,7 @@ from typing import Any
 import pytest
 
 from chalicelib.models import MAX_WAITING_PROPOSALS
-
-ENTRY, GUESS = "Has diabetes", "HAS DIABETES."
-
-
-def _person(api: Any, user: str, keeps: bool) -> None:
-    api.turn_on(user)
-    api.add(user, ENTRY if keeps else "Has asthma")
-    for n in range(22):
-        api.add(user, f"Ordinary note number {n}")
-
-
-def _fill(agents: Any, user: str, tag: str, texts: list[str]) -> list[Any]:
-    seen = []
-    for number in range(0, len(texts), 5):
-        session = f"{tag}-{user}-{number}"
-        assert agents.register(session, user, agent="spy")[0] == 200
-        agents.propose(session, *({"id": f"e{i}", "text": t} for i, t in enumerate(texts[number : number + 5])))
-        seen += [(e["outcome"]["type"], e["outcome"].get("reason")) for e in agents.events(session)]
-    return seen
+from tests.support.oracle import GUESS, fill, person
 
 
 def _rejects_suggestions_only(api: Any, user: str) -> None:
@@ -54,10 +36,10 @@ def _forgets_the_agent(api: Any, user: str) -> None:
 def _traces(api: Any, agents: Any, behaviour: Callable[[Any, str], None]) -> dict[str, list[Any]]:
     traces = {}
     for user, keeps in (("kept", True), ("other", False)):
-        _person(api, user, keeps)
-        _fill(agents, user, "a", [GUESS])
+        person(api, user, keeps)
+        fill(agents, user, "a", [GUESS])
         behaviour(api, user)
-        traces[user] = _fill(agents, user, "b", [f"Probe {n}" for n in range(MAX_WAITING_PROPOSALS)])
+        traces[user] = fill(agents, user, "b", [f"Probe {n}" for n in range(MAX_WAITING_PROPOSALS)])
     return traces
 
 
@@ -75,8 +57,8 @@ def test_a_person_who_handles_only_suggestions_leaves_the_guess_observable(api: 
 
 
 def test_the_agent_cannot_use_the_repeat_id_it_was_told(api: Any, agents: Any, client: Any) -> None:
-    _person(api, "kept", True)
-    _person(api, "other", False)
+    person(api, "kept", True)
+    person(api, "other", False)
     told = {}
     for user in ("kept", "other"):
         agents.register(f"s-{user}", user, agent="spy")
@@ -93,7 +75,7 @@ def test_the_agent_cannot_use_the_repeat_id_it_was_told(api: Any, agents: Any, c
 
 
 def test_a_repeat_leaks_no_text_to_journal_export_or_view(api: Any, agents: Any, stores: Any, caplog: Any, capsys: Any) -> None:
-    _person(api, "kept", True)
+    person(api, "kept", True)
     agents.register("s", "kept", agent="spy")
     with caplog.at_level("DEBUG"):
         agents.propose("s", {"id": "g", "text": GUESS})
@@ -112,7 +94,7 @@ def test_a_repeat_leaks_no_text_to_journal_export_or_view(api: Any, agents: Any,
     ("created_at", {"L": []}), ("agent", {"N": "7"}), ("id", {"S": "../x"}), ("src_session", {"NULL": True}),
 ])
 def test_a_hostile_slot_never_fails_the_views(api: Any, agents: Any, stores: Any, field: str, value: Any) -> None:
-    _person(api, "kept", True)
+    person(api, "kept", True)
     agents.register("s", "kept", agent="spy")
     agents.propose("s", {"id": "g", "text": GUESS})
     slot = agents.outcomes("s")["g"]["proposal_id"]
@@ -128,7 +110,7 @@ def test_a_hostile_slot_never_fails_the_views(api: Any, agents: Any, stores: Any
 
 
 def test_the_etag_moves_when_a_repeat_appears_and_when_it_is_dismissed(api: Any, agents: Any) -> None:
-    _person(api, "kept", True)
+    person(api, "kept", True)
     _, _, first = api.tagged_get("/v1/memory", "kept")
     agents.register("s", "kept", agent="spy")
     agents.propose("s", {"id": "g", "text": GUESS})
@@ -146,7 +128,7 @@ def test_a_connected_agent_reads_the_same_outcome_before_and_after_the_person_ac
 
     seen: dict[str, list[Any]] = {}
     for user, keeps in (("kept", True), ("other", False)):
-        _person(api, user, keeps)
+        person(api, user, keeps)
         token = _connect(api, user)["token"]
         status, body, _ = _as(client, token, "POST", "/v1/agent/proposals", {"text": GUESS})
         assert status == 202
@@ -173,7 +155,7 @@ def _stored_waiting(stores: Any, user: str) -> int:
 
 @pytest.mark.xfail(strict=True, reason="open: a slot's agent, session and time are not sealed, so a copied or altered slot is believed")
 def test_a_copied_or_renamed_slot_is_not_believed(api: Any, agents: Any, stores: Any) -> None:
-    _person(api, "kept", True)
+    person(api, "kept", True)
     agents.register("s", "kept", agent="spy")
     agents.propose("s", {"id": "g", "text": GUESS})
     slot = agents.outcomes("s")["g"]["proposal_id"]
