@@ -9,7 +9,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test check demo bench package mutate chaos lint typecheck install clean browser-deps redrive deploy smoke
+.PHONY: run test check demo bench package mutate chaos lint format typecheck install clean browser-deps redrive deploy smoke
 
 # pytest-xdist workers, each with its own moto, local stack and browser. The tests that read the built
 # package share one worker (built once), the browser tests one too (--dist loadgroup). Two workers: a
@@ -95,8 +95,14 @@ WORKERS ?= 1
 chaos: $(STAMP)
 	$(PY) -m tests.support.chaos --seed $(SEED) --n $(N) --rate $(RATE) --workers $(WORKERS)
 
+# One formatter: ruff format's output is the only accepted layout (`make format` writes it).
+PY_TREE := app.py chalicelib local tests sdk bench scripts infra examples
 lint: $(STAMP)
-	$(VENV)/bin/ruff check app.py chalicelib local tests sdk bench scripts infra examples
+	$(VENV)/bin/ruff check $(PY_TREE)
+	$(VENV)/bin/ruff format --check -q $(PY_TREE) || (echo "unformatted code: run make format" && false)
+
+format: $(STAMP)
+	$(VENV)/bin/ruff format -q $(PY_TREE)
 
 typecheck: $(STAMP)
 	$(TYPECHECK)

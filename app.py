@@ -1,4 +1,5 @@
 """Personal memory's routes: each reads the request, calls one service function and returns. Nothing else."""
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
@@ -33,8 +34,14 @@ else:  # each Lambda function loads only what its handlers touch (see chalicelib
     callers, tokens = lazy_module("chalicelib.auth.callers"), lazy_module("chalicelib.auth.tokens")
     agents, consumer = lazy_module("chalicelib.services.agents"), lazy_module("chalicelib.services.consumer")
     memory, operators = lazy_module("chalicelib.services.memory"), lazy_module("chalicelib.services.operators")
-    freshness, agent_grants = lazy_module("chalicelib.services.freshness"), lazy_module("chalicelib.services.agent_grants")
-    connections, connected = lazy_module("chalicelib.services.connections"), lazy_module("chalicelib.services.connected")
+    freshness, agent_grants = (
+        lazy_module("chalicelib.services.freshness"),
+        lazy_module("chalicelib.services.agent_grants"),
+    )
+    connections, connected = (
+        lazy_module("chalicelib.services.connections"),
+        lazy_module("chalicelib.services.connected"),
+    )
 
 
 def get_stores() -> bootstrap.Stores:
@@ -236,7 +243,9 @@ def put_agent(id):  # type: ignore[no-untyped-def]
     from chalicelib.schemas import AgentSwitchesBody, parse_body  # pydantic loads on first use, not at cold start
 
     body = parse_body(AgentSwitchesBody, _body())
-    return json_response(agent_grants.set_switches(get_stores(), _user(), path_id(id), read=body.read, propose=body.propose))
+    return json_response(
+        agent_grants.set_switches(get_stores(), _user(), path_id(id), read=body.read, propose=body.propose)
+    )
 
 
 @app.route("/v1/agents/{id}/forget", methods=["POST"], authorizer=user_token, content_types=ANY_BODY)
@@ -343,12 +352,14 @@ def mcp_no_stream() -> Response:
 def mcp_resource_metadata() -> Response:
     """RFC 9728 protected resource metadata for `/mcp` (its authorization servers come with OAuth, a later issue)."""
     base = _base_url()
-    return json_response({
-        "resource": f"{base}/mcp",
-        "bearer_methods_supported": ["header"],
-        "resource_name": "Personal memory",
-        "resource_documentation": f"{base}/",
-    })
+    return json_response(
+        {
+            "resource": f"{base}/mcp",
+            "bearer_methods_supported": ["header"],
+            "resource_name": "Personal memory",
+            "resource_documentation": f"{base}/",
+        }
+    )
 
 
 # ---- hosts and workers (IAM) ------------------------------------------------------------------

@@ -15,6 +15,7 @@ does not make: two Queries for the other spellings of its name (agent_names.py),
 listed), one UpdateItem (the cut-off that refuses its events still pending) and one transaction (the journal's
 receipt of the shredded keys, written before the deletions so a 503 after them still says what was done).
 """
+
 from __future__ import annotations
 
 import math
@@ -40,12 +41,26 @@ def _seed_agent_entries(stack: Any, user: str, count: int) -> None:
     from chalicelib.models import Entry, Source, new_id
 
     now = instant(stack.stores.clock).iso
-    seed_items(stack, user, [
-        Entry(id=new_id(), user_id=user, text=f"Accepted {i}: likes tea.", kind="note", pinned=False, tainted=False,
-              origin="agent", source=Source(session_id="bench-s", thread_id="t-1", message_id=f"m{i}"),
-              created_at=now, updated_at=now, agent=AGENT)
-        for i in range(count)
-    ])
+    seed_items(
+        stack,
+        user,
+        [
+            Entry(
+                id=new_id(),
+                user_id=user,
+                text=f"Accepted {i}: likes tea.",
+                kind="note",
+                pinned=False,
+                tainted=False,
+                origin="agent",
+                source=Source(session_id="bench-s", thread_id="t-1", message_id=f"m{i}"),
+                created_at=now,
+                updated_at=now,
+                agent=AGENT,
+            )
+            for i in range(count)
+        ],
+    )
 
 
 def _register(stack: Any, session_id: str, user: str, agent: str) -> None:
@@ -56,7 +71,9 @@ def _register(stack: Any, session_id: str, user: str, agent: str) -> None:
     agents.register_session(stack.stores, session_id, SessionBody.model_validate(body))
 
 
-def agent_counts(stack: Any, seed_user: Any, seed_journal: Any, journal_rows: int) -> list[tuple[str, Any, float | None, dict[str, Any]]]:
+def agent_counts(
+    stack: Any, seed_user: Any, seed_journal: Any, journal_rows: int
+) -> list[tuple[str, Any, float | None, dict[str, Any]]]:
     """(name, value, limit or None, detail) per figure, as bench/local_stack_bench.py's results."""
     from bench.run import consume, drain_inserts
     from chalicelib.storage.fingerprints import FINGERPRINT_PREFIX
@@ -84,11 +101,17 @@ def agent_counts(stack: Any, seed_user: Any, seed_journal: Any, journal_rows: in
     for session, agent in (("agents-s-allowed", AGENT), ("agents-s-stopped", "stopped")):
         _register(stack, session, user, agent)
     path = "/v1/sessions/{}/memory"
-    got = counted("dynamodb calls: context fetch, agent with a grant set", 3,
-                  lambda: iam_call(stack.http, "GET", path.format("agents-s-allowed"), HOST_ARN))
+    got = counted(
+        "dynamodb calls: context fetch, agent with a grant set",
+        3,
+        lambda: iam_call(stack.http, "GET", path.format("agents-s-allowed"), HOST_ARN),
+    )
     assert got[0] == 200 and got[1]["items"], got
-    got = counted("dynamodb calls: context fetch, agent stopped reading", 3,
-                  lambda: iam_call(stack.http, "GET", path.format("agents-s-stopped"), HOST_ARN))
+    got = counted(
+        "dynamodb calls: context fetch, agent stopped reading",
+        3,
+        lambda: iam_call(stack.http, "GET", path.format("agents-s-stopped"), HOST_ARN),
+    )
     assert got == (200, {"items": []}), got
     for session, event_id in (("agents-s-allowed", "refused"), ("agents-s-stopped", "proposed")):
         event = {"id": event_id, "type": "memory.propose", "text": "Likes jazz on Fridays."}
@@ -97,21 +120,37 @@ def agent_counts(stack: Any, seed_user: Any, seed_journal: Any, journal_rows: in
         # Refused, it costs what every refusal found by the proposal's transaction costs (session_cap too):
         # the cancelled transaction, then the refusal's own. Reported; the grant itself adds no call.
         stopped = event_id == "refused"
-        counted(f"dynamodb calls: consumer: one memory.propose, agent {'stopped proposing' if stopped else 'allowed'}",
-                None if stopped else 3, lambda records=records: consume(stack, records))
+        counted(
+            f"dynamodb calls: consumer: one memory.propose, agent {'stopped proposing' if stopped else 'allowed'}",
+            None if stopped else 3,
+            lambda records=records: consume(stack, records),
+        )
         [outcome] = [e.outcome for e in stack.stores.events.list(session)]
         assert (outcome or {}).get("reason" if event_id == "refused" else "type") == (
-            "agent_blocked" if event_id == "refused" else "memory.proposed"), outcome
-    listed = counted(f"dynamodb calls: GET /v1/agents, {journal_rows} journal rows", 3, lambda: check("GET", "/v1/agents", user))
+            "agent_blocked" if event_id == "refused" else "memory.proposed"
+        ), outcome
+    listed = counted(
+        f"dynamodb calls: GET /v1/agents, {journal_rows} journal rows", 3, lambda: check("GET", "/v1/agents", user)
+    )
     assert listed[0] == 200 and next(r for r in listed[1]["agents"] if r["agent"] == AGENT)["entries"] == FORGET_ENTRIES
     # Issue 26: the texts' own keys go first, outside the transactions (BatchWriteItem, 25 a call), so each
     # counted transaction still holds 98 entries: the transactions stay 3, the key deletions are reported.
-    keys_before, prints_before = _rows(stack, user, stack.stores.keyring.keys.table, "t#"), _rows(stack, user, stack.stores.entries.table, FINGERPRINT_PREFIX)
-    forgot = counted(f"dynamodb calls: POST /v1/agents/{{id}}/forget, {FORGET_ENTRIES} entries", forget_call_bound(FORGET_ENTRIES) + AGENT_FORGET_EXTRA,
-                     lambda: check("POST", f"/v1/agents/{AGENT}/forget", user))
+    keys_before, prints_before = (
+        _rows(stack, user, stack.stores.keyring.keys.table, "t#"),
+        _rows(stack, user, stack.stores.entries.table, FINGERPRINT_PREFIX),
+    )
+    forgot = counted(
+        f"dynamodb calls: POST /v1/agents/{{id}}/forget, {FORGET_ENTRIES} entries",
+        forget_call_bound(FORGET_ENTRIES) + AGENT_FORGET_EXTRA,
+        lambda: check("POST", f"/v1/agents/{AGENT}/forget", user),
+    )
     assert forgot == (200, {"deleted": FORGET_ENTRIES}), forgot
-    assert keys_before - _rows(stack, user, stack.stores.keyring.keys.table, "t#") == FORGET_ENTRIES, "each forgotten text's key row is gone"
-    assert prints_before - _rows(stack, user, stack.stores.entries.table, FINGERPRINT_PREFIX) == FORGET_ENTRIES, "each forgotten text's fingerprint is gone"
+    assert keys_before - _rows(stack, user, stack.stores.keyring.keys.table, "t#") == FORGET_ENTRIES, (
+        "each forgotten text's key row is gone"
+    )
+    assert prints_before - _rows(stack, user, stack.stores.entries.table, FINGERPRINT_PREFIX) == FORGET_ENTRIES, (
+        "each forgotten text's fingerprint is gone"
+    )
     operations = results[-1][3]["operations"]
     for name in ("TransactWriteItems", "BatchWriteItem", "Query"):
         results.append((f"  {name} calls of that forget", operations.count(name), None, {}))
@@ -120,9 +159,14 @@ def agent_counts(stack: Any, seed_user: Any, seed_journal: Any, journal_rows: in
     # every text key, then every item with its fingerprint — reported beside the same kind of bound.
     everyone = "forget-all-user"
     seed_user(stack, everyone, entries=FORGET_ENTRIES, proposals=50)
-    counted(f"dynamodb calls: DELETE /v1/memory, {FORGET_ENTRIES} entries and 50 proposals", 1 + forget_call_bound(FORGET_ENTRIES + 50),
-            lambda: check("DELETE", "/v1/memory", everyone))
-    results.append(("  request units of that forget-all", f"{forgot_units.rru:g} RRU + {forgot_units.wru:g} WRU", None, {}))
+    counted(
+        f"dynamodb calls: DELETE /v1/memory, {FORGET_ENTRIES} entries and 50 proposals",
+        1 + forget_call_bound(FORGET_ENTRIES + 50),
+        lambda: check("DELETE", "/v1/memory", everyone),
+    )
+    results.append(
+        ("  request units of that forget-all", f"{forgot_units.rru:g} RRU + {forgot_units.wru:g} WRU", None, {})
+    )
     return results
 
 
@@ -130,13 +174,19 @@ def _rows(stack: Any, user: str, table: str, prefix: str) -> int:
     """How many of the user's items in `table` have a sort key starting with `prefix` (text keys, fingerprints)."""
     from chalicelib.storage import dynamo
 
-    return sum(1 for row in dynamo.query_partition(stack.stores.client, table, "user_id", user) if str(row["sk"]).startswith(prefix))
+    return sum(
+        1
+        for row in dynamo.query_partition(stack.stores.client, table, "user_id", user)
+        if str(row["sk"]).startswith(prefix)
+    )
 
 
 MANY_AGENTS = 2000
 
 
-def many_agent_counts(stack: Any, seed_user: Any, attempts: int = MANY_AGENTS) -> list[tuple[str, float, float | None, dict[str, Any]]]:
+def many_agent_counts(
+    stack: Any, seed_user: Any, attempts: int = MANY_AGENTS
+) -> list[tuple[str, float, float | None, dict[str, Any]]]:
     """Issue 37 #10: one person whose memory `attempts` differently named agents read (each its own session),
     then what every later request pays: DynamoDB calls and items read by a context fetch and `GET /v1/memory`,
     and the bytes of `GET /v1/agents` (first page) and of the export's `agents`. The attempts are seeding (through
@@ -165,25 +215,42 @@ def many_agent_counts(stack: Any, seed_user: Any, attempts: int = MANY_AGENTS) -
     stack.stores.client.meta.events.register("after-call.dynamodb", items_read)
     try:
         for name, action in (
-            ("context fetch", lambda: iam_call(stack.http, "GET", f"/v1/sessions/many-{attempts - 1}/memory", HOST_ARN)),
+            (
+                "context fetch",
+                lambda: iam_call(stack.http, "GET", f"/v1/sessions/many-{attempts - 1}/memory", HOST_ARN),
+            ),
             ("GET /v1/memory", lambda: stack.api.call("GET", "/v1/memory", user)),
         ):
             read.clear()
             with stack.counter.counting() as calls:
                 answer = action()
             assert answer[0] == 200, answer
-            results.append((f"dynamodb calls: {name}, {attempts} agents attempted", len(calls), None, {"operations": list(calls)}))
+            results.append(
+                (f"dynamodb calls: {name}, {attempts} agents attempted", len(calls), None, {"operations": list(calls)})
+            )
             results.append((f"  items read by that {name}", sum(read), None, {}))
     finally:
         stack.stores.client.meta.events.unregister("after-call.dynamodb", items_read)
     status, listed = stack.api.call("GET", "/v1/agents", user)
     assert status == 200, listed
-    results.append((f"bytes: GET /v1/agents (first page), {attempts} agents attempted", len(json.dumps(listed)), None,
-                    {"rows": len(listed["agents"])}))
+    results.append(
+        (
+            f"bytes: GET /v1/agents (first page), {attempts} agents attempted",
+            len(json.dumps(listed)),
+            None,
+            {"rows": len(listed["agents"])},
+        )
+    )
     status, export = stack.api.call("GET", "/v1/memory/export", user)
     assert status == 200, export
-    results.append((f"bytes: the export's agents, {attempts} agents attempted", len(json.dumps(export["agents"])), None,
-                    {"rows": len(export["agents"])}))
+    results.append(
+        (
+            f"bytes: the export's agents, {attempts} agents attempted",
+            len(json.dumps(export["agents"])),
+            None,
+            {"rows": len(export["agents"])},
+        )
+    )
     return results
 
 

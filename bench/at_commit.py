@@ -1,4 +1,5 @@
 """Figures of chalicelib/ as it was at an earlier commit, measured beside this tree's (the credential benches' before-columns)."""
+
 from __future__ import annotations
 
 import io
@@ -21,15 +22,22 @@ def figures_at(commit: str, child: str) -> dict[str, Any]:
     """Run `child` (Python source; argv: the old tree, this tree; prints one JSON object) against chalicelib/ at
     `commit`, or say why it could not be measured."""
     try:
-        archive = subprocess.run(["git", "archive", commit, "chalicelib"], cwd=ROOT, capture_output=True,
-                                 check=True, timeout=60).stdout
+        archive = subprocess.run(
+            ["git", "archive", commit, "chalicelib"], cwd=ROOT, capture_output=True, check=True, timeout=60
+        ).stdout
     except (OSError, subprocess.SubprocessError) as exc:
         return {"available": False, "why": f"git archive {commit[:10]} failed ({type(exc).__name__})"}
     with tempfile.TemporaryDirectory() as tmp:
         with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
             tar.extractall(tmp, **_DATA_FILTER)
-        done = subprocess.run([sys.executable, "-c", child, tmp, str(ROOT)], cwd=tmp, capture_output=True,
-                              text=True, timeout=900, check=False)
+        done = subprocess.run(
+            [sys.executable, "-c", child, tmp, str(ROOT)],
+            cwd=tmp,
+            capture_output=True,
+            text=True,
+            timeout=900,
+            check=False,
+        )
     if done.returncode:
         return {"available": False, "why": done.stderr[-300:]}
     return {"available": True, "commit": commit, **json.loads(done.stdout)}

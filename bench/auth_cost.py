@@ -5,6 +5,7 @@ token's key building and check, per algorithm, in fresh interpreters; then the p
 warm verifier, and how much of it the compact-form checks (size, depth, canonical base64url) take.
 `bench/run.py` prints these among its figures; nothing here is asserted.
 """
+
 from __future__ import annotations
 
 import json
@@ -41,10 +42,21 @@ print(json.dumps({"verifier_import_ms": (imported - started) * 1e3, "jwt_cryptog
 def _cold_runs(issuer: Any, algorithm: str, reps: int) -> list[dict[str, Any]]:
     runs = []
     for _ in range(reps):
-        given = {"jwks": issuer.jwks(), "issuer": issuer.issuer, "audience": issuer.audience,
-                 "token": issuer.mint("alice", algorithm=algorithm)}
-        done = subprocess.run([sys.executable, "-c", _COLD], cwd=ROOT, input=json.dumps(given),
-                              capture_output=True, text=True, check=True, timeout=120)
+        given = {
+            "jwks": issuer.jwks(),
+            "issuer": issuer.issuer,
+            "audience": issuer.audience,
+            "token": issuer.mint("alice", algorithm=algorithm),
+        }
+        done = subprocess.run(
+            [sys.executable, "-c", _COLD],
+            cwd=ROOT,
+            input=json.dumps(given),
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=120,
+        )
         runs.append(json.loads(done.stdout.strip().splitlines()[-1]))
     return runs
 
@@ -69,10 +81,16 @@ def auth_figures(figure: Callable[..., Any], reps: int = 7, warm_tokens: int = 3
     figures = []
     for algorithm in ALGORITHMS:
         runs = _cold_runs(issuer, algorithm, reps)
-        median = {key: statistics.median(run[key] for run in runs) for key in ("jwt_cryptography_import_ms", "first_token_ms", "verifier_import_ms")}
+        median = {
+            key: statistics.median(run[key] for run in runs)
+            for key in ("jwt_cryptography_import_ms", "first_token_ms", "verifier_import_ms")
+        }
         figures += [
-            figure(f"auth cold {algorithm}: import jwt + cryptography ms (fresh interpreter, median)", median["jwt_cryptography_import_ms"],
-                   detail={"reps": reps, "loaded": runs[-1]["loaded"]}),
+            figure(
+                f"auth cold {algorithm}: import jwt + cryptography ms (fresh interpreter, median)",
+                median["jwt_cryptography_import_ms"],
+                detail={"reps": reps, "loaded": runs[-1]["loaded"]},
+            ),
             figure(f"  auth cold {algorithm}: first token (build the JWKS keys, check) ms", median["first_token_ms"]),
             figure(f"  auth cold {algorithm}: import chalicelib.auth.tokens ms", median["verifier_import_ms"]),
         ]

@@ -5,6 +5,7 @@ the markers in docs/deploy.md; `--check` exits 1 if the block differs. tests/too
 same, so the page cannot drift from what the code does again (issue 37: it said 4 WRU for a POST that
 writes 10, $0.88 for what costs more).
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -36,9 +37,18 @@ ROWS = (
     ("consumer, per propose", "consumer: one memory.propose"),
 )
 # The user-request mix of the cost estimate, and the other lines of it (assumed, per 1 M; docs/deploy.md).
-MIX = {"GET /v1/memory": 0.80, "POST /v1/memory": 0.10, "PATCH /v1/memory/{id}": 0.05, "POST /v1/memory/{id}/accept": 0.05}
-USER_OTHER = {"API Gateway": 3.50, "API function": 0.33, "authorizer (at most once per token per 5 minutes: the 300 s cache)": 0.22,
-              "logs (~1.4 KB per request: app line, access log, platform lines)": 0.70}
+MIX = {
+    "GET /v1/memory": 0.80,
+    "POST /v1/memory": 0.10,
+    "PATCH /v1/memory/{id}": 0.05,
+    "POST /v1/memory/{id}/accept": 0.05,
+}
+USER_OTHER = {
+    "API Gateway": 3.50,
+    "API function": 0.33,
+    "authorizer (at most once per token per 5 minutes: the 300 s cache)": 0.22,
+    "logs (~1.4 KB per request: app line, access log, platform lines)": 0.70,
+}
 WORKER_OTHER = {"API Gateway": 3.50, "Lambda": 0.33, "logs": 0.50}
 CONSUMER_OTHER = {"Lambda": 0.13, "logs": 0.10}
 
@@ -97,7 +107,10 @@ def main(argv: list[str]) -> int:
     block = render(measure())
     if "--check" in argv:
         if current(doc) != block:
-            print(f"{DOC.relative_to(ROOT)}'s cost block differs from the bench's counts: run bench/cost_doc.py", file=sys.stderr)
+            print(
+                f"{DOC.relative_to(ROOT)}'s cost block differs from the bench's counts: run bench/cost_doc.py",
+                file=sys.stderr,
+            )
             return 1
         return 0
     start, end = doc.index(START) + len(START), doc.index(END)

@@ -22,15 +22,78 @@ Finder = Callable[[str], "str | None"]
 
 # What the rules anchor on: a literal each regex starts from, or a word a check looks around.
 PIECES = (
-    "ghp_", "github_pat_", "sk-", "sk-ant-api03-", "xoxb-", "glpat-", "AIza", "AKIA", "eyJ", "SG.", "hvs.", "ya29.",
-    "key-", "SK", "hf_", "npm_", "pypi-AgE", "shpat_", "HRKU-", "AGE-SECRET-KEY-1", "MIIEvQIBADANBgkqhkiG9w0BAQEFAASC",
-    "-----BEGIN PRIVATE KEY-----", "password", "password: ", "passwd=", "pass ", "token:", "api_key=", "secret ",
-    "Bearer ", "Authorization: Basic ", "https://", "postgres://u:", "@", "sig=", "sv=1&", "mysql -p", "sshpass -p ",
-    "curl -u ", "PGPASSWORD=", "abandon ", "seed ", "aws ", "`", "\"", "1234567890:", "-us1",
+    "ghp_",
+    "github_pat_",
+    "sk-",
+    "sk-ant-api03-",
+    "xoxb-",
+    "glpat-",
+    "AIza",
+    "AKIA",
+    "eyJ",
+    "SG.",
+    "hvs.",
+    "ya29.",
+    "key-",
+    "SK",
+    "hf_",
+    "npm_",
+    "pypi-AgE",
+    "shpat_",
+    "HRKU-",
+    "AGE-SECRET-KEY-1",
+    "MIIEvQIBADANBgkqhkiG9w0BAQEFAASC",
+    "-----BEGIN PRIVATE KEY-----",
+    "password",
+    "password: ",
+    "passwd=",
+    "pass ",
+    "token:",
+    "api_key=",
+    "secret ",
+    "Bearer ",
+    "Authorization: Basic ",
+    "https://",
+    "postgres://u:",
+    "@",
+    "sig=",
+    "sv=1&",
+    "mysql -p",
+    "sshpass -p ",
+    "curl -u ",
+    "PGPASSWORD=",
+    "abandon ",
+    "seed ",
+    "aws ",
+    "`",
+    '"',
+    "1234567890:",
+    "-us1",
 )
 FILLERS = (
-    "", " ", "\n", "=", ":", "-", ".", "_", "|", "\u00b7", "/", "%41", "&#65;", "&amp;", "\\u0041", "\u200b",
-    "a1B2", "Ab1 ", "AB12-", "ab12.", "x", "A" * 8, "aB3dE5gH " * 2,
+    "",
+    " ",
+    "\n",
+    "=",
+    ":",
+    "-",
+    ".",
+    "_",
+    "|",
+    "\u00b7",
+    "/",
+    "%41",
+    "&#65;",
+    "&amp;",
+    "\\u0041",
+    "\u200b",
+    "a1B2",
+    "Ab1 ",
+    "AB12-",
+    "ab12.",
+    "x",
+    "A" * 8,
+    "aB3dE5gH " * 2,
 )
 
 
@@ -39,7 +102,7 @@ def whole_units(text: str, n: int = 1000) -> str:
     characters): doubling then makes no junction a cut-off unit would not have had."""
     for period in range(1, 65):
         if len(text) > 2 * period and text[period:] == text[:-period]:
-            return text[:n - n % period]
+            return text[: n - n % period]
     return text[:n]
 
 
@@ -90,5 +153,7 @@ def search(find: Finder, keep: int = 24) -> dict[str, object]:
         "time.adversarial_search_worst_growth_2000_over_1000": round(timed[worst][2], 2),
         "time.adversarial_search_worst_input": worst,
         "time.adversarial_search_worst_us_at_2000": round(timed[worst][1] * 1e6, 1),
-        "time.adversarial_search_growth": {name: round(t[2], 2) for name, t in sorted(timed.items(), key=lambda kv: -kv[1][2])},
+        "time.adversarial_search_growth": {
+            name: round(t[2], 2) for name, t in sorted(timed.items(), key=lambda kv: -kv[1][2])
+        },
     }

@@ -56,8 +56,10 @@ RESULTS = ROOT / "bench" / "results" / "credentials.json"
 REPEATS = 7
 # Issue 3's figures for the tools it names, measured on another corpus of notes; gitleaks cannot run here.
 ISSUE_FIGURES = {"detect_secrets": {"recall": 0.72, "fpr": 0.08}, "gitleaks": {"recall": 0.80, "fpr": "almost none"}}
-GITLEAKS_NOTE = ("gitleaks was not available here (a Go binary: not on PyPI, npm's 'gitleaks' is an unrelated "
-                 "JavaScript package, no apt package); the issue's figures are quoted")
+GITLEAKS_NOTE = (
+    "gitleaks was not available here (a Go binary: not on PyPI, npm's 'gitleaks' is an unrelated "
+    "JavaScript package, no apt package); the issue's figures are quoted"
+)
 
 
 def _adversarial() -> dict[str, str]:
@@ -65,25 +67,60 @@ def _adversarial() -> dict[str, str]:
     keywords, near-misses that almost complete a pattern, separators without values."""
     b64 = "".join(chr(65 + (i * 7919) % 26) + chr(97 + (i * 104729) % 26) + str(i % 10) for i in range(700))[:2000]
     cases = {
-        "run_a": "a" * 2000, "run_A": "A" * 2000, "run_digits": "7" * 2000, "run_equals": "=" * 2000,
-        "run_colon": ":" * 2000, "run_at": "@" * 2000, "run_slash": "/" * 2000, "run_dash": "-" * 2000,
-        "run_dot": "." * 2000, "run_space": " " * 2000, "run_newline": "\n" * 2000, "escaped_newlines": "\\n" * 1000,
-        "ghp_repeated": "ghp_" * 500, "akia_repeated": "AKIA" * 500, "sk_repeated": "sk-" * 666,
-        "sk_ant_repeated": "sk-ant-" * 285, "eyj_repeated": "eyJ" * 666, "eyj_dots": "eyJ." * 500,
-        "xoxb_repeated": "xoxb-" * 400, "glpat_repeated": "glpat-" * 333, "aiza_repeated": "AIza" * 500,
-        "pem_headers": "-----BEGIN PRIVATE KEY-----" * 74, "pem_then_run": "-----BEGIN RSA PRIVATE KEY-----\n" + "A" * 1968,
-        "password_equals": "password=" * 222, "password_colon_space": "password: " * 200, "password_is": "password is " * 166,
-        "password_for": "password for the " * 117, "password_long_value": "password: " + "a" * 1990,
-        "api_key_equals": "api_key=" * 250, "token_colon": "token:" * 333, "secret_words": "secret " * 285,
-        "scheme_runs": "://" * 666, "colon_pairs": "a:" * 1000, "at_pairs": "a@" * 1000, "half_urls": "http://a:" * 222,
-        "userinfo_no_host": "postgres://u:" + "p" * 1987, "long_scheme": "a" * 1000 + "://" + "b" * 997,
-        "telegram_like": "1234567890:" + "A" * 1989, "digits_colons": "123456:" * 285,
-        "discord_like": ("M" * 24 + ".") * 80, "bearer_repeated": "Bearer " * 285, "authorization": "Authorization: " * 133,
-        "base64_run": b64, "aws_then_base64": "aws " + b64[:1996], "aws_words": "aws " * 500,
-        "forty_char_runs": ("aws " + b64[:40] + " ") * 44, "hex_run": "0123456789abcdef" * 125,
-        "hex_dashes": ("0123456789abcdef" * 2 + "-") * 60, "accents": "é" * 1000, "emoji": "😀" * 500,
-        "cjk_keywords": "パスワードは" * 111, "mixed_keywords": "pass pwd pw token secret key-" * 69,
-        "begin_dashes": "-" * 1000 + "BEGIN" * 200, "brackets": "[" * 1000 + "{" * 1000,
+        "run_a": "a" * 2000,
+        "run_A": "A" * 2000,
+        "run_digits": "7" * 2000,
+        "run_equals": "=" * 2000,
+        "run_colon": ":" * 2000,
+        "run_at": "@" * 2000,
+        "run_slash": "/" * 2000,
+        "run_dash": "-" * 2000,
+        "run_dot": "." * 2000,
+        "run_space": " " * 2000,
+        "run_newline": "\n" * 2000,
+        "escaped_newlines": "\\n" * 1000,
+        "ghp_repeated": "ghp_" * 500,
+        "akia_repeated": "AKIA" * 500,
+        "sk_repeated": "sk-" * 666,
+        "sk_ant_repeated": "sk-ant-" * 285,
+        "eyj_repeated": "eyJ" * 666,
+        "eyj_dots": "eyJ." * 500,
+        "xoxb_repeated": "xoxb-" * 400,
+        "glpat_repeated": "glpat-" * 333,
+        "aiza_repeated": "AIza" * 500,
+        "pem_headers": "-----BEGIN PRIVATE KEY-----" * 74,
+        "pem_then_run": "-----BEGIN RSA PRIVATE KEY-----\n" + "A" * 1968,
+        "password_equals": "password=" * 222,
+        "password_colon_space": "password: " * 200,
+        "password_is": "password is " * 166,
+        "password_for": "password for the " * 117,
+        "password_long_value": "password: " + "a" * 1990,
+        "api_key_equals": "api_key=" * 250,
+        "token_colon": "token:" * 333,
+        "secret_words": "secret " * 285,
+        "scheme_runs": "://" * 666,
+        "colon_pairs": "a:" * 1000,
+        "at_pairs": "a@" * 1000,
+        "half_urls": "http://a:" * 222,
+        "userinfo_no_host": "postgres://u:" + "p" * 1987,
+        "long_scheme": "a" * 1000 + "://" + "b" * 997,
+        "telegram_like": "1234567890:" + "A" * 1989,
+        "digits_colons": "123456:" * 285,
+        "discord_like": ("M" * 24 + ".") * 80,
+        "bearer_repeated": "Bearer " * 285,
+        "authorization": "Authorization: " * 133,
+        "base64_run": b64,
+        "aws_then_base64": "aws " + b64[:1996],
+        "aws_words": "aws " * 500,
+        "forty_char_runs": ("aws " + b64[:40] + " ") * 44,
+        "hex_run": "0123456789abcdef" * 125,
+        "hex_dashes": ("0123456789abcdef" * 2 + "-") * 60,
+        "accents": "é" * 1000,
+        "emoji": "😀" * 500,
+        "cjk_keywords": "パスワードは" * 111,
+        "mixed_keywords": "pass pwd pw token secret key-" * 69,
+        "begin_dashes": "-" * 1000 + "BEGIN" * 200,
+        "brackets": "[" * 1000 + "{" * 1000,
     }
     return {name: text[:2000] for name, text in cases.items()}
 
@@ -93,7 +130,7 @@ def _stdlib_chunks() -> list[str]:
     chunks: list[str] = []
     for path in sorted(Path(sysconfig.get_paths()["stdlib"]).glob("*.py")):
         text = path.read_text(encoding="utf-8", errors="replace")
-        chunks += [text[i:i + 2000] for i in range(0, len(text), 2000)]
+        chunks += [text[i : i + 2000] for i in range(0, len(text), 2000)]
     return chunks
 
 
@@ -144,7 +181,10 @@ def compare(every: int = 1) -> dict[str, Any]:
     the corpus (the same texts for both); ``detect_secrets`` is ``{"available": False}`` without it."""
     positives, negatives = positive_cases()[::every], negative_cases()[::every]
     texts = [case.text for case in (*positives, *negatives)]
-    flags = {"ours": [find_credential(text) is not None for text in texts], "detect_secrets": detect_secrets_flags(texts)}
+    flags = {
+        "ours": [find_credential(text) is not None for text in texts],
+        "detect_secrets": detect_secrets_flags(texts),
+    }
     figures: dict[str, Any] = {
         "sample": {"every": every, "positives": len(positives), "negatives": len(negatives)},
         "gitleaks": {"available": False, "note": GITLEAKS_NOTE},
@@ -153,11 +193,14 @@ def compare(every: int = 1) -> dict[str, Any]:
     for name, flagged in flags.items():
         figures[name] = {"available": flagged is not None}
         if flagged is not None:
-            figures[name] |= (_flag_rates("recall", positives, flagged[:len(positives)])
-                              | _flag_rates("fpr", negatives, flagged[len(positives):]))
+            figures[name] |= _flag_rates("recall", positives, flagged[: len(positives)]) | _flag_rates(
+                "fpr", negatives, flagged[len(positives) :]
+            )
     if flags["detect_secrets"] is not None:
-        figures["detect_secrets"] |= {"version": metadata.version("detect-secrets"),
-                                      "method": "scan_file on a temporary .txt file per text, default_settings()"}
+        figures["detect_secrets"] |= {
+            "version": metadata.version("detect-secrets"),
+            "method": "scan_file on a temporary .txt file per text, default_settings()",
+        }
     return figures
 
 
@@ -196,7 +239,9 @@ def main() -> None:
         recall = caught[shape] / total[shape]
         figures[f"recall.{shape}"] = round(recall, 4)
         figures[f"named_correctly.{shape}"] = round(named[shape] / total[shape], 4)
-        lines.append(f"recall {shape:26s} {recall:.3f}  ({caught[shape]}/{total[shape]}, named correctly {named[shape]})")
+        lines.append(
+            f"recall {shape:26s} {recall:.3f}  ({caught[shape]}/{total[shape]}, named correctly {named[shape]})"
+        )
     recall = sum(caught.values()) / len(positives)
     figures["recall.overall"] = round(recall, 4)
     lines.append(f"recall overall                    {recall:.4f}  ({sum(caught.values())}/{len(positives)})")
@@ -218,8 +263,10 @@ def main() -> None:
     chunks = _stdlib_chunks()
     stdlib_refused = sum(find_credential(chunk) is not None for chunk in chunks)
     figures["stdlib_chunks_refused"] = round(stdlib_refused / len(chunks), 5)
-    lines.append(f"refused 2000-char pieces of the Python stdlib {stdlib_refused / len(chunks):.5f}  "
-                 f"({stdlib_refused}/{len(chunks)}, not in the corpus)")
+    lines.append(
+        f"refused 2000-char pieces of the Python stdlib {stdlib_refused / len(chunks):.5f}  "
+        f"({stdlib_refused}/{len(chunks)}, not in the corpus)"
+    )
 
     typical = [c.text for c in negatives if c.label == "memory_notes"][:60]
     long_notes = [c.text for c in negatives if c.label == "long_mixed_notes"][:30]

@@ -50,7 +50,8 @@ def detection_figures(find: Finder) -> dict[str, float]:
     benign = [c.text for c in (*negative_cases(), *hard_negative_cases())]
     figures["fpr.whole_corpus"] = round(sum(find(t) is not None for t in benign) / len(benign), 5)
     figures["recall.disguise.overall"] = round(
-        sum(find(c.text) is not None for c in evasion_cases()) / len(evasion_cases()), 4)
+        sum(find(c.text) is not None for c in evasion_cases()) / len(evasion_cases()), 4
+    )
     return figures
 
 
@@ -89,7 +90,8 @@ def timing_figures(find: Finder) -> dict[str, Any]:
     steepest = max(growth, key=growth.__getitem__)
     return {
         "time_us.typical_note": round(typical_us, 2),
-        "time_us.hard_input_worst": round(at_2000[worst], 2), "time.hard_input_worst_input": worst,
+        "time_us.hard_input_worst": round(at_2000[worst], 2),
+        "time.hard_input_worst_input": worst,
         "time.hard_input_worst_growth_2000_over_1000": growth[steepest],
         "time.hard_input_worst_growth_input": steepest,
         "time.hard_input_growth": growth,
@@ -114,8 +116,10 @@ def before_figures() -> dict[str, Any]:
 
 def lines(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
     """One line per figure: before issue 13, after."""
-    out = [f"issue 13 figures (before = chalicelib at {BEFORE_COMMIT[:10]}, after = this tree):",
-           f"{'':52s} {'before':>9s} {'after':>9s}"]
+    out = [
+        f"issue 13 figures (before = chalicelib at {BEFORE_COMMIT[:10]}, after = this tree):",
+        f"{'':52s} {'before':>9s} {'after':>9s}",
+    ]
     for key, value in after.items():
         if isinstance(value, dict):
             continue

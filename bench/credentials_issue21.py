@@ -45,9 +45,13 @@ def detection(find: Finder) -> dict[str, Any]:
         "recall.corpus.credential_corpus": _recall(find, [c.text for c in positive_cases()]),
         "recall.corpus.evasion": _recall(find, [c.text for c in evasion_cases()]),
         "recall.corpus.new_shapes": _recall(find, [c.text for c in new_shape_cases()]),
-        "recall.corpus.worded_split_tokens": _recall(find, [c.text for c, t in worded_split_cases() if stands_alone(t)]),
+        "recall.corpus.worded_split_tokens": _recall(
+            find, [c.text for c, t in worded_split_cases() if stands_alone(t)]
+        ),
         "recall.corpus.encoded": _recall(find, [c.text for c in encoded_cases()]),
-        "recall.corpus.grouped_after_a_key_word": _recall(find, [c.text for c, t in grouped_cases() if stands_alone(t)]),
+        "recall.corpus.grouped_after_a_key_word": _recall(
+            find, [c.text for c, t in grouped_cases() if stands_alone(t)]
+        ),
     }
     seen, flagged = Counter[str](), Counter[str]()
     for case in (*negative_cases(), *hard_negative_cases()):
@@ -64,8 +68,10 @@ def growth(find: Finder) -> dict[str, Any]:
     from bench.credentials_evasion import timing_figures
 
     timing = timing_figures(find)
-    return {key: timing[key] for key in ("time.hard_input_worst_growth_2000_over_1000", "time.hard_input_worst_growth_input")} \
-        | search(find)
+    return {
+        key: timing[key]
+        for key in ("time.hard_input_worst_growth_2000_over_1000", "time.hard_input_worst_growth_input")
+    } | search(find)
 
 
 _CHILD = """
@@ -86,8 +92,10 @@ def before() -> dict[str, Any]:
 
 def lines(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
     """One line per figure: before issue 21, after."""
-    out = [f"issue 21 figures (before = chalicelib at {BEFORE_COMMIT}, after = this tree):",
-           f"{'':58s} {'before':>12s} {'after':>12s}"]
+    out = [
+        f"issue 21 figures (before = chalicelib at {BEFORE_COMMIT}, after = this tree):",
+        f"{'':58s} {'before':>12s} {'after':>12s}",
+    ]
     for key, value in new.items():
         if key in ("fpr.per_category", "time.adversarial_search_growth"):
             continue

@@ -20,11 +20,15 @@ Finder = Callable[[str], "str | None"]
 
 _B64 = re.compile(r"[A-Za-z0-9+/_\-]{16,}={0,2}")
 _HEX = re.compile(r"\b(?:[0-9a-fA-F]{2}){8,}\b")
-_NATO = dict(zip(
-    "alpha bravo charlie delta echo foxtrot golf hotel india juliett kilo lima mike november oscar papa quebec "
-    "romeo sierra tango uniform victor whiskey xray yankee zulu zero one two three four five six seven eight nine "
-    "underscore dash hyphen dot".split(),
-    [*"abcdefghijklmnopqrstuvwxyz0123456789", "_", "-", "-", "."], strict=True))
+_NATO = dict(
+    zip(
+        "alpha bravo charlie delta echo foxtrot golf hotel india juliett kilo lima mike november oscar papa quebec "
+        "romeo sierra tango uniform victor whiskey xray yankee zulu zero one two three four five six seven eight nine "
+        "underscore dash hyphen dot".split(),
+        [*"abcdefghijklmnopqrstuvwxyz0123456789", "_", "-", "-", "."],
+        strict=True,
+    )
+)
 _SPELLED = re.compile(r"\b(?:%s)(?:[ ,\-]+(?:%s)){3,}\b" % (("|".join(_NATO),) * 2), re.I)
 
 

@@ -53,8 +53,10 @@ def before() -> dict[str, Any]:
 
 def lines(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
     """One line per figure: before issue 37's item 19, after."""
-    out = [f"issue 37 item 19 figures (before = chalicelib at {BEFORE_COMMIT}, after = this tree):",
-           f"{'':40s} {'before':>9s} {'after':>9s}"]
+    out = [
+        f"issue 37 item 19 figures (before = chalicelib at {BEFORE_COMMIT}, after = this tree):",
+        f"{'':40s} {'before':>9s} {'after':>9s}",
+    ]
     for key, value in new.items():
         was = old.get(key, "n/a") if old.get("available") else "n/a"
         out.append(f"{key:40s} {was!s:>9s} {value!s:>9s}")

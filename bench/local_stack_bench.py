@@ -10,6 +10,7 @@
   high (recount, correct, insert).
 Every figure is a count or a ratio; `run.py` prints them with the rest.
 """
+
 from __future__ import annotations
 
 import json
@@ -72,7 +73,9 @@ with mock_aws():
 
 def _workload_seconds(serialized: bool) -> float:
     script = _WORKLOAD.format(root=str(ROOT), serialized=serialized)
-    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=900, check=True)
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=900, check=True
+    )
     return float(done.stdout.strip().splitlines()[-1])
 
 
@@ -146,7 +149,12 @@ def _one_user_cycle(call: _Client, creds: dict[str, dict[str, str]], n: int) -> 
     for _ in range(5):
         call("GET", "/v1/memory", token)
     session = f"/v1/sessions/{uuid.uuid4().hex}"
-    call.signed("PUT", session, creds["host"], {"user_id": user, "thread_id": "t", "agent": "bench", "manifest": {"memory": True}})
+    call.signed(
+        "PUT",
+        session,
+        creds["host"],
+        {"user_id": user, "thread_id": "t", "agent": "bench", "manifest": {"memory": True}},
+    )
     events = [{"id": f"e{i}", "type": "memory.propose", "text": f"proposal {n}-{i}", "kind": "note"} for i in range(7)]
     call.signed("POST", session + "/events", creds["worker"], {"events": events})  # 5 proposed, 2 refused (session cap)
     call.signed("GET", session + "/memory", creds["host"])
@@ -199,9 +207,14 @@ def memory_figures(requests: int = 5000, threads: int = 4) -> list[Result]:
         finally:
             live.stop()
     errors = sum(count for status, count in call.statuses.items() if status >= 500)
-    detail = {"requests": call.total, "statuses": {str(k): v for k, v in sorted(call.statuses.items())},
-              "rss_before_mb": round(before, 1), "rss_after_mb": round(after, 1), "threads": threads,
-              "requests_per_second": round(call.total / seconds, 1)}
+    detail = {
+        "requests": call.total,
+        "statuses": {str(k): v for k, v in sorted(call.statuses.items())},
+        "rss_before_mb": round(before, 1),
+        "rss_after_mb": round(after, 1),
+        "threads": threads,
+        "requests_per_second": round(call.total / seconds, 1),
+    }
     return [
         ("local stack: requests in the memory workload", call.total, None, detail),
         ("local stack: RSS growth over the workload, MB", round(after - before, 1), 100, detail),

@@ -5,6 +5,7 @@ The page asks `GET /v1/memory` on the schedule the answer's `poll` field advises
 advice, for a seeded state), then live.js's `planFrom`/`nextDelay` stepped over 3,600 simulated
 seconds, one request per step. Before issue 21 the page asked every 5 s whatever happened (720 an hour).
 """
+
 from __future__ import annotations
 
 import json
@@ -41,7 +42,10 @@ def simulate_hour(advice: dict[str, Any]) -> int | None:
         script.write_text(_SIMULATE)
         done = subprocess.run(
             [node, str(script), Path(tmp, "live.js").as_uri(), json.dumps(advice)],
-            capture_output=True, text=True, timeout=60, check=True,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=True,
         )
     return int(json.loads(done.stdout)["requests"])
 

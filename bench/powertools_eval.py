@@ -8,6 +8,7 @@ Powertools utility the app would import, and the dependency layer built for the 
 
     .venv/bin/python bench/powertools_eval.py   # fetches the wheels from PyPI, like `make package`
 """
+
 from __future__ import annotations
 
 import json
@@ -48,8 +49,12 @@ def import_ratios(site: str, reps: int) -> dict[str, dict[str, float]]:
         hello = _importing("import app", hello_dir, site)
         for name, code in IMPORTS.items():
             timing = interleaved_medians(_importing(code, str(ROOT), site), hello, reps)
-            ratios[name] = {"ratio": round(timing.ratio, 2), "cpu_ratio": round(timing.cpu_ratio, 2),
-                            "median_ms": round(timing.wall[0] * 1e3, 1), "hello_median_ms": round(timing.wall[1] * 1e3, 1)}
+            ratios[name] = {
+                "ratio": round(timing.ratio, 2),
+                "cpu_ratio": round(timing.cpu_ratio, 2),
+                "median_ms": round(timing.wall[0] * 1e3, 1),
+                "hello_median_ms": round(timing.wall[1] * 1e3, 1),
+            }
     return ratios
 
 

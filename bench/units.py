@@ -35,6 +35,7 @@ Per AWS's documentation (Amazon DynamoDB Developer Guide), quoted:
 call names, after it the new size (and, for a Query, the full size of each item returned), through a
 second client its hooks do not see (a Query's page is read again whole).
 """
+
 from __future__ import annotations
 
 import base64
@@ -127,7 +128,9 @@ class UnitMeter:
     def _before(self, params: dict[str, Any], model: Any, **_: Any) -> None:
         if self.units is None:
             return
-        before = {(table, _key_text(key)): self._stored(table, key) for table, key in self._written_keys(model.name, params)}
+        before = {
+            (table, _key_text(key)): self._stored(table, key) for table, key in self._written_keys(model.name, params)
+        }
         self._pending.append((model.name, params, before))
 
     def _after(self, parsed: dict[str, Any], model: Any, **_: Any) -> None:
@@ -138,22 +141,30 @@ class UnitMeter:
             return
         units = self.units
         if name == "GetItem":
-            units.rru += read_units(item_size(self._stored(params["TableName"], params["Key"])), bool(params.get("ConsistentRead")))
+            units.rru += read_units(
+                item_size(self._stored(params["TableName"], params["Key"])), bool(params.get("ConsistentRead"))
+            )
         elif name == "Query":  # the same page again, whole items: a projection reads (and costs) them whole
             whole = {k: v for k, v in params.items() if k not in ("ProjectionExpression", "Select")}
             if "ProjectionExpression" in params and "ExpressionAttributeNames" in whole:
                 used = whole["KeyConditionExpression"] + " " + whole.get("FilterExpression", "")
-                whole["ExpressionAttributeNames"] = {k: v for k, v in whole["ExpressionAttributeNames"].items() if k in used}
+                whole["ExpressionAttributeNames"] = {
+                    k: v for k, v in whole["ExpressionAttributeNames"].items() if k in used
+                }
                 if not whole["ExpressionAttributeNames"]:
                     del whole["ExpressionAttributeNames"]
             sizes = sum(item_size(item) for item in self._peek.query(**whole).get("Items", []))
             units.rru += read_units(sizes, bool(params.get("ConsistentRead")))
         elif name in ("PutItem", "UpdateItem", "DeleteItem"):
-            units.wru += self._written(params["TableName"], params.get("Key") or self._key_of(params["TableName"], params["Item"]), before)
+            units.wru += self._written(
+                params["TableName"], params.get("Key") or self._key_of(params["TableName"], params["Item"]), before
+            )
         elif name == "BatchWriteItem":
             for table, requests in params["RequestItems"].items():
                 for request in requests:
-                    key = request.get("DeleteRequest", {}).get("Key") or self._key_of(table, request["PutRequest"]["Item"])
+                    key = request.get("DeleteRequest", {}).get("Key") or self._key_of(
+                        table, request["PutRequest"]["Item"]
+                    )
                     units.wru += self._written(table, key, before)
         elif name == "TransactWriteItems":
             for action in params["TransactItems"]:
@@ -165,7 +176,11 @@ class UnitMeter:
     # ---- sizes ---------------------------------------------------------------------------------
 
     def _written(
-        self, table: str, key: Mapping[str, Any], before: Mapping[tuple[str, str], dict[str, Any] | None], transactional: bool = False
+        self,
+        table: str,
+        key: Mapping[str, Any],
+        before: Mapping[tuple[str, str], dict[str, Any] | None],
+        transactional: bool = False,
     ) -> int:
         """The item's own write units (twice in a transaction) and its indexes' (once)."""
         old, new = before.get((table, _key_text(key))), self._stored(table, key)
@@ -211,8 +226,11 @@ class UnitMeter:
         return dict(found) if found else None
 
 
-def _index_writes(keys: list[str], projection: Mapping[str, Any], old: dict[str, Any] | None, new: dict[str, Any] | None) -> int:
+def _index_writes(
+    keys: list[str], projection: Mapping[str, Any], old: dict[str, Any] | None, new: dict[str, Any] | None
+) -> int:
     """What one write of an item costs an index: `keys` are the table's and the index's key attributes (index last)."""
+
     def entry(item: dict[str, Any] | None) -> dict[str, Any] | None:
         if item is None or not all(k in item for k in keys):
             return None  # a sparse index: an item without its key attributes is not in it

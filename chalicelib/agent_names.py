@@ -20,6 +20,7 @@ What this merges on purpose: spellings and versions of one product. What it also
 the above: names that differ only by separators (`a-b`, `ab`) or by a version (`gpt-4`, `gpt-5`); a person
 who blocks one blocks the other, which errs towards the block.
 """
+
 from __future__ import annotations
 
 import re
@@ -38,8 +39,11 @@ _TRAILING_DIGITS = re.compile(r"\d+$")
 def _without_marks(name: str) -> str:
     """`name` without the symbols NFKC spells as words (™ "TM", ℠ "SM", ℡ "TEL"): marks beside a name."""
     return "".join(
-        c for c in name
-        if not (unicodedata.category(c).startswith("S") and sum(x.isalpha() for x in unicodedata.normalize("NFKC", c)) > 1)
+        c
+        for c in name
+        if not (
+            unicodedata.category(c).startswith("S") and sum(x.isalpha() for x in unicodedata.normalize("NFKC", c)) > 1
+        )
     )
 
 

@@ -1,4 +1,5 @@
 """Wires settings, the DynamoDB client and the repositories together, once per process, on first use."""
+
 from __future__ import annotations
 
 import threading

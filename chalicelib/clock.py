@@ -1,4 +1,5 @@
 """The service's notion of now, injectable so tests can move time (expiry) without sleeping."""
+
 from __future__ import annotations
 
 from collections.abc import Callable

@@ -8,6 +8,7 @@ between two words reads as a space, not as nothing) as one space, trimmed, and c
 ellipses, commas and semicolons dropped: "Prefers tea." and "Prefers tea," are the same memory as
 "Prefers tea" ("?" and "!" stay: a question or an exclamation is read differently).
 """
+
 from __future__ import annotations
 
 import re

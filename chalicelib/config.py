@@ -1,4 +1,5 @@
 """Configuration read once from the environment into a frozen dataclass; a missing value fails loudly."""
+
 from __future__ import annotations
 
 import json

@@ -2,6 +2,7 @@
 
 Messages are written by us, never built from submitted text: an error body can never echo a memory.
 """
+
 from __future__ import annotations
 
 from typing import Any

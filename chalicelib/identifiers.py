@@ -9,13 +9,21 @@ Not only dots (issue 37): `.`, `..` and `...` fit the characters, but a URL reso
 steps (RFC 3986, 5.2.4) and clients drop or rewrite them, so a session, agent or event so named could be
 stored and then never be reached again in a path (`/v1/sessions/../memory`). Refused everywhere alike.
 """
+
 from __future__ import annotations
 
 import re
 
 from chalicelib.errors import CredentialRefused, InvalidRequest
 
-__all__ = ["IDENTIFIER_PATTERN", "MAX_IDENTIFIER_LENGTH", "USER_ID_PATTERN", "check_identifier", "check_user_id", "only_dots"]
+__all__ = [
+    "IDENTIFIER_PATTERN",
+    "MAX_IDENTIFIER_LENGTH",
+    "USER_ID_PATTERN",
+    "check_identifier",
+    "check_user_id",
+    "only_dots",
+]
 
 MAX_IDENTIFIER_LENGTH = 128
 IDENTIFIER_PATTERN = rf"^[A-Za-z0-9._:\-]{{1,{MAX_IDENTIFIER_LENGTH}}}$"
@@ -36,7 +44,8 @@ def check_identifier(value: str, field: str) -> str:
     """``value`` when it is an identifier; a 400 when it is not one, a 422 when it holds a credential."""
     if not isinstance(value, str) or _SHAPE.fullmatch(value) is None or only_dots(value):
         raise InvalidRequest(
-            f"{field}: 1 to {MAX_IDENTIFIER_LENGTH} characters of letters, digits, '.', '_', ':' or '-', not only dots.", field=field
+            f"{field}: 1 to {MAX_IDENTIFIER_LENGTH} characters of letters, digits, '.', '_', ':' or '-', not only dots.",
+            field=field,
         )
     return _no_credential(value)
 

@@ -8,6 +8,7 @@ thread reading an attribute while the first is still running the module sees a h
 (AttributeError, a 500). Lambda runs one request at a time, but the local threaded server does not,
 and the chaos test hit it. So a stand-in module imports the real one under a lock on first use.
 """
+
 from __future__ import annotations
 
 import importlib

@@ -3,6 +3,7 @@
 The formatter drops every attribute it does not know, so an accidental `extra={"text": ...}` or a
 message built from data cannot reach the logs; messages themselves are fixed strings of ours.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -14,9 +15,21 @@ import time
 from typing import Any
 
 FIELDS = (
-    "route", "method", "status", "caller", "user", "latency_ms", "request_id", "outcome", "reason",
-    "error_type", "sequence", "records", "failures",
-    "operator", "erased",  # an operator's account erasure (services/erasure.py): their ARN and counts per table
+    "route",
+    "method",
+    "status",
+    "caller",
+    "user",
+    "latency_ms",
+    "request_id",
+    "outcome",
+    "reason",
+    "error_type",
+    "sequence",
+    "records",
+    "failures",
+    "operator",
+    "erased",  # an operator's account erasure (services/erasure.py): their ARN and counts per table
 )
 
 

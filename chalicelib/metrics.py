@@ -6,6 +6,7 @@ fixed codes of ours (a refusal reason, an operation), never user data, so a metr
 and its cardinality stays bounded. Powertools' `Metrics` does the same and more; docs/deploy.md says
 why this project writes its five counters itself (bench figures).
 """
+
 from __future__ import annotations
 
 import json
@@ -18,10 +19,20 @@ SERVICE = "personal-memory"
 # The only metric names and dimension keys this service emits (the template's alarms and the runbook use them).
 # ServerErrors / Unavailable: every 500 / 503 the API answers (handled or not: Lambda's Errors never sees them);
 # RecordFailures: stream records the consumer reported failed; Throttled: AWS answers "slow down" (per Api).
-NAMES = frozenset({
-    "ProposalsCreated", "ProposalsRefused", "CapRefusals", "ContextFetches", "OperatorAccesses", "TokenRefused",
-    "ServerErrors", "Unavailable", "RecordFailures", "Throttled",
-})
+NAMES = frozenset(
+    {
+        "ProposalsCreated",
+        "ProposalsRefused",
+        "CapRefusals",
+        "ContextFetches",
+        "OperatorAccesses",
+        "TokenRefused",
+        "ServerErrors",
+        "Unavailable",
+        "RecordFailures",
+        "Throttled",
+    }
+)
 DIMENSIONS = frozenset({"Reason", "Cap", "Operation", "Api"})
 _CODE = re.compile(r"[a-z0-9_:]{1,64}")  # a reason like `credential:aws_access_key`, never free text
 
@@ -40,7 +51,9 @@ def emf_line(name: str, dimension: tuple[str, str] | None = None, value: int = 1
         document[key] = code
     document["_aws"] = {
         "Timestamp": int(time.time() * 1000) if now_ms is None else now_ms,
-        "CloudWatchMetrics": [{"Namespace": NAMESPACE, "Dimensions": [keys], "Metrics": [{"Name": name, "Unit": "Count"}]}],
+        "CloudWatchMetrics": [
+            {"Namespace": NAMESPACE, "Dimensions": [keys], "Metrics": [{"Name": name, "Unit": "Count"}]}
+        ],
     }
     return json.dumps(document, sort_keys=True)
 

@@ -1,4 +1,5 @@
 """The domain: entries, proposals, a user's memory state and agent sessions, as frozen dataclasses."""
+
 from __future__ import annotations
 
 import secrets
@@ -75,7 +76,9 @@ class Entry:
     expires_at: int | None = None  # epoch seconds; also the table's TTL attribute
     agent: str | None = None  # the proposing session's agent (None for the user's own entries)
     edited: bool = False  # the user changed the text or kind after it was proposed or first saved
-    text_id: bytes | None = field(default=None, repr=False, compare=False)  # its own key's id, as read from storage; never shown
+    text_id: bytes | None = field(
+        default=None, repr=False, compare=False
+    )  # its own key's id, as read from storage; never shown
     # The keyed fingerprint of the text as stored (chalicelib/storage/fingerprints.py); None before issue 24.
     fingerprint: str | None = field(default=None, compare=False, repr=False)
 

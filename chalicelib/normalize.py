@@ -68,6 +68,7 @@ def bidi_control(text: str) -> bool:
 
 # --- look-alike letters -----------------------------------------------------------------------
 
+
 @cache
 def _confusables() -> dict[str, str]:
     """Non-Latin letters (Cyrillic, Greek, Armenian, Cherokee...) → the ASCII letter or digit they
@@ -75,8 +76,16 @@ def _confusables() -> dict[str, str]:
     raw = json.loads(resources.files("confusable_homoglyphs").joinpath("confusables.json").read_text("utf-8"))
     table: dict[str, str] = {}
     for char, glyphs in raw.items():
-        if len(char) != 1 or char.isascii() or (
-            unicodedata.name(char, "LATIN").startswith("LATIN") and (unicodedata.decomposition(char) or any(w in unicodedata.name(char, "") for w in ("STROKE", "DOTLESS")))
+        if (
+            len(char) != 1
+            or char.isascii()
+            or (
+                unicodedata.name(char, "LATIN").startswith("LATIN")
+                and (
+                    unicodedata.decomposition(char)
+                    or any(w in unicodedata.name(char, "") for w in ("STROKE", "DOTLESS"))
+                )
+            )
         ):
             continue  # accented Latin letters stay ('é', 'ł', 'ş' are not disguises, and keywords use them); 'ɑ', 'ɡ', 'ᴜ' are
         ascii_glyphs = [g["c"] for g in glyphs if len(g["c"]) == 1 and g["c"].isascii() and g["c"].isalnum()]
@@ -107,8 +116,11 @@ def _unmask_word(m: re.Match[str]) -> str:
 @cache
 def _before_nfkc() -> dict[str, str]:
     """Look-alikes that NFKC would turn into another non-Latin letter ('ϲ' lunate sigma → 'ς'): unmasked first."""
-    return {c: g for c, g in _confusables().items() if not unicodedata.normalize("NFKC", c).isascii()
-            and unicodedata.normalize("NFKC", c) != c}
+    return {
+        c: g
+        for c, g in _confusables().items()
+        if not unicodedata.normalize("NFKC", c).isascii() and unicodedata.normalize("NFKC", c) != c
+    }
 
 
 def _unmask_before_nfkc(m: re.Match[str]) -> str:
@@ -201,10 +213,14 @@ def _ungroup(text: str, keep_head: bool) -> str:
         for m in pattern.finditer(text):
             groups = m.group(0).split(sep)
             size = len(groups[1])
-            if (size < 3 or any(len(g) != size for g in groups[1:-1]) or len(groups[-1]) > size
-                    or not _NAMES_A_KEY.search(text, max(0, m.start() - 40), m.start())):
+            if (
+                size < 3
+                or any(len(g) != size for g in groups[1:-1])
+                or len(groups[-1]) > size
+                or not _NAMES_A_KEY.search(text, max(0, m.start() - 40), m.start())
+            ):
                 continue
-            out += [text[at:m.start()], groups[0] + (sep if keep_head else "") + "".join(groups[1:])]
+            out += [text[at : m.start()], groups[0] + (sep if keep_head else "") + "".join(groups[1:])]
             at = m.end()
         if out:
             text = "".join(out) + text[at:]

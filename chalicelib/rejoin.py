@@ -80,12 +80,13 @@ def _spelled_out(fragments: list[str], tokenish: list[bool]) -> None:
             singles += 1
             continue
         if singles >= _SPELLED_OUT:
-            tokenish[i - singles:i] = [True] * singles
+            tokenish[i - singles : i] = [True] * singles
         singles = 0
 
 
-def _chunk_groups(fragments: list[str], gaps: list[str], tokenish: list[bool], trim: tuple[bool, bool] = (False, False)
-                  ) -> list[int]:
+def _chunk_groups(
+    fragments: list[str], gaps: list[str], tokenish: list[bool], trim: tuple[bool, bool] = (False, False)
+) -> list[int]:
     """With ``trim`` (left, right), a group neither starts (ends) with a short word nor takes a cut end on that side
     ('aws key hf_\n…').
     'AKIA QW3R T5YU 7IOP AS2D': three or more equal-length pieces on one line, most of them
@@ -96,9 +97,16 @@ def _chunk_groups(fragments: list[str], gaps: list[str], tokenish: list[bool], t
     while i < len(fragments):
         j, size = i + 1, len(fragments[i])
         # 'one: pass AKIA JCH7…': a word and a colon names what follows; no group runs across it
-        while (j < len(fragments) and len(fragments[j]) == size and not gaps[j - 1].endswith("\n")
-               and not (_NAMES_NEXT.fullmatch(fragments[j - 1]) and not fragments[j].startswith("/")
-                        and not any("//" in f for f in fragments[i:j]))):
+        while (
+            j < len(fragments)
+            and len(fragments[j]) == size
+            and not gaps[j - 1].endswith("\n")
+            and not (
+                _NAMES_NEXT.fullmatch(fragments[j - 1])
+                and not fragments[j].startswith("/")
+                and not any("//" in f for f in fragments[i:j])
+            )
+        ):
             j += 1
         unworded = sum(t or _unworded(f) for t, f in zip(tokenish[i:j], fragments[i:j], strict=True))
         if j - i >= 3 and 3 <= size <= _GROUP_MAX and any(tokenish[i:j]) and 2 * unworded >= j - i:
@@ -126,7 +134,9 @@ def _free_join(left: str, right: str, gap: str, left_tokenish: bool, right_token
         userinfo = "@" in right.split("/", 1)[0]  # 'ci-bot:lbW0\ns%FB@registry…': the password goes on
         if newline and not (right_tokenish or userinfo or right[:1] in "/:@.?&=%#" or left.endswith("://")):
             return False  # '…/post-caf4\nlikes espresso': the URL ended with its line
-        return _ALNUM.search(right) is not None and not (starts_line and not userinfo and not left.endswith(("://", ":")))
+        return _ALNUM.search(right) is not None and not (
+            starts_line and not userinfo and not left.endswith(("://", ":"))
+        )
     if newline and right[:1] in _SEPARATORS and _ALNUM.search(right) and _NAME.fullmatch(left):
         return True  # 'HEROKU_API_KEY\n=…': a name and its value cut apart
     # 'key: value', 'a = b', a new 'KEY=' line: the value is read as written ('DD_API_KE Y=…' is one name)
@@ -140,15 +150,26 @@ def _free_join(left: str, right: str, gap: str, left_tokenish: bool, right_token
             return False  # an address or a digest has its full length: the next line is not more of it
         if right.startswith(("--", "/")):
             return False
-        if last and left_tokenish and len(left) >= _LONG and (_unworded(right) or _loose(right)) and _ALNUM.search(right):
+        if (
+            last
+            and left_tokenish
+            and len(left) >= _LONG
+            and (_unworded(right) or _loose(right))
+            and _ALNUM.search(right)
+        ):
             return True  # '…bTf0SCs\nVpa': the tail of a long token alone on the next line
         if _PADDED.fullmatch(right) and _B64_PIECE.fullmatch(left) and left.lower() not in _STOP:
             return True  # 'Basic bmlhajp\nwaXJhdGU5OEJJQ14=': base64 ends with its padding
         return right_tokenish and (
-            left_tokenish or (_loose(left) and len(right) >= 8) or (len(right) >= _LONG and _unworded(left)))
+            left_tokenish or (_loose(left) and len(right) >= 8) or (len(right) >= _LONG and _unworded(left))
+        )
     if left_tokenish and len(left) >= _LONG:  # '…-2c4 fbeda': the rest of a long token, unless a word
-        return _ALNUM.search(right) is not None and right.lower() not in _STOP and not _WORD.fullmatch(right) \
+        return (
+            _ALNUM.search(right) is not None
+            and right.lower() not in _STOP
+            and not _WORD.fullmatch(right)
             and not right.startswith("--")
+        )
     return (left_tokenish or right_tokenish) and (left_tokenish or _loose(left)) and (right_tokenish or _loose(right))
 
 
@@ -166,16 +187,30 @@ def _join_chain(chain: str) -> list[str]:
             if group[i - 1] >= 0 or group[i] >= 0:
                 joins.append(group[i - 1] == group[i])  # inside a grouped token, and never onto its neighbours
             else:
-                joins.append(_free_join(fragments[i - 1], fragments[i], gaps[i - 1], tokenish[i - 1], tokenish[i],
-                                        i == len(fragments) - 1))
+                joins.append(
+                    _free_join(
+                        fragments[i - 1],
+                        fragments[i],
+                        gaps[i - 1],
+                        tokenish[i - 1],
+                        tokenish[i],
+                        i == len(fragments) - 1,
+                    )
+                )
         return [*joins, False]
 
     # each joined run's first (last) join, where the piece it glues on reads as a word ('key', 'bot', 'key=key')
     def firsts(joins: list[bool]) -> list[int]:
-        return [i for i in range(1, len(fragments)) if joins[i] and not joins[i - 1] and _PEELABLE.fullmatch(fragments[i - 1])]
+        return [
+            i
+            for i in range(1, len(fragments))
+            if joins[i] and not joins[i - 1] and _PEELABLE.fullmatch(fragments[i - 1])
+        ]
 
     def lasts(joins: list[bool]) -> list[int]:
-        return [i for i in range(1, len(fragments)) if joins[i] and not joins[i + 1] and _PEELABLE.fullmatch(fragments[i])]
+        return [
+            i for i in range(1, len(fragments)) if joins[i] and not joins[i + 1] and _PEELABLE.fullmatch(fragments[i])
+        ]
 
     groups = _chunk_groups(fragments, gaps, tokenish)
     greedy = joins_of(groups)
@@ -183,11 +218,21 @@ def _join_chain(chain: str) -> list[str]:
         return [chain] * 6  # nothing to join: every reading is the chain as written
     left = right = both = greedy
     if any(g >= 0 for g in groups):  # a token written in groups: also read it without its edge words and cut ends
-        left, right, both = (greedy if trimmed == groups else joins_of(trimmed) for trimmed in
-                             (_chunk_groups(fragments, gaps, tokenish, trim) for trim in ((True, False), (False, True), (True, True))))
+        left, right, both = (
+            greedy if trimmed == groups else joins_of(trimmed)
+            for trimmed in (
+                _chunk_groups(fragments, gaps, tokenish, trim) for trim in ((True, False), (False, True), (True, True))
+            )
+        )
     readings = []
-    for joins, unglued in ((greedy, []), (left, []), (left, firsts(left)), (right, []), (right, lasts(right)),
-                           (both, firsts(both) + lasts(both))):
+    for joins, unglued in (
+        (greedy, []),
+        (left, []),
+        (left, firsts(left)),
+        (right, []),
+        (right, lasts(right)),
+        (both, firsts(both) + lasts(both)),
+    ):
         glued = joins.copy()
         for i in unglued:
             glued[i] = False
@@ -228,7 +273,7 @@ def rejoined_views(view: str) -> list[str]:
     at = 0
     for m in _CHAIN.finditer(view):
         if _SIGNAL.search(m.group(0)):
-            parts.append((view[at:m.start()], _join_chain(m.group(0))))
+            parts.append((view[at : m.start()], _join_chain(m.group(0))))
             at = m.end()
     tail = view[at:]
     if not parts:

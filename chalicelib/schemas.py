@@ -3,6 +3,7 @@
 Errors are rebuilt from pydantic's locations and types only, never from the submitted input, so an
 error body can never echo a memory's text.
 """
+
 from __future__ import annotations
 
 import json
@@ -47,6 +48,8 @@ def _checked_as(field: str) -> AfterValidator:
 
 # Type aliases (not calls in annotations) so a type checker reads them as the strings they are.
 ThreadId = Annotated[StrictStr, _checked_as("thread_id")]
+
+
 def _addressable(value: str) -> str:
     """An agent named only by dots could never be named in `/v1/agents/{id}` (URLs resolve "." and ".."),
     so its user could never stop it: refused at registration."""
@@ -166,7 +169,9 @@ def parse_json(raw: bytes | str | None) -> Any:
     try:
         data = json.loads(raw)
     except (ValueError, UnicodeDecodeError, RecursionError) as exc:  # RecursionError: absurdly deep nesting
-        raise InvalidRequest("The request body is not valid JSON.") from None if isinstance(exc, RecursionError) else exc
+        raise InvalidRequest("The request body is not valid JSON.") from (
+            None if isinstance(exc, RecursionError) else exc
+        )
     try:
         # JSON may spell lone surrogates (\ud800) that no UTF-8 text, and no table, can hold.
         json.dumps(data, ensure_ascii=False).encode("utf-8")

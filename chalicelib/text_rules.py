@@ -1,4 +1,5 @@
 """The rules every memory text must pass wherever it enters: user POST/PATCH and agents' proposals."""
+
 from __future__ import annotations
 
 from chalicelib.errors import CredentialRefused, InvalidRequest

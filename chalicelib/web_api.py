@@ -1,4 +1,5 @@
 """The glue between Chalice requests and the services: bodies in, JSON and contract errors out."""
+
 from __future__ import annotations
 
 import functools
@@ -35,7 +36,9 @@ def tagged_response(body: Any, etag: str) -> Response:
 
 
 def error_response(error: ServiceError) -> Response:
-    return Response(body=json.dumps(error.body()), status_code=error.status, headers={**JSON_HEADERS, **error.headers()})
+    return Response(
+        body=json.dumps(error.body()), status_code=error.status, headers={**JSON_HEADERS, **error.headers()}
+    )
 
 
 def contract_errors(view: Callable[..., Any]) -> Callable[..., Any]:
@@ -155,7 +158,11 @@ def _caller_kind(context: dict[str, Any]) -> tuple[str, str | None]:
         return "anonymous", None
     settings = get_settings()
     key = callers.principal_key(arn)
-    for kind, allowed in (("host", settings.host_arns), ("worker", settings.worker_arns), ("operator", settings.operator_arns)):
+    for kind, allowed in (
+        ("host", settings.host_arns),
+        ("worker", settings.worker_arns),
+        ("operator", settings.operator_arns),
+    ):
         if key in {callers.principal_key(a) for a in allowed}:
             return kind, None
     return "unknown_iam", None

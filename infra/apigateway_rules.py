@@ -16,6 +16,7 @@ with "Errors found during import"). Each rule is written from AWS's documentatio
 - stage names: alphanumerics, hyphens and underscores, at most 128 characters;
 - at most 300 resources per API (REST API quotas, the default).
 """
+
 from __future__ import annotations
 
 import json
@@ -53,7 +54,9 @@ def path_problems(paths: dict[str, Any]) -> list[str]:
             parent = tuple(parts[:depth])
             resources.add((*parent, part))
             if not PATH_PART.fullmatch(part):
-                problems.append(f"{path}: path part {part!r} may only use a-zA-Z0-9._:- or be a whole {{name}} / {{name+}}")
+                problems.append(
+                    f"{path}: path part {part!r} may only use a-zA-Z0-9._:- or be a whole {{name}} / {{name+}}"
+                )
             if part.endswith("+}") and depth != len(parts) - 1:
                 problems.append(f"{path}: the greedy path part {part} must be the last one")
             if _is_variable(part):
@@ -66,7 +69,9 @@ def path_problems(paths: dict[str, Any]) -> list[str]:
     for parent, names in sorted(variables.items()):
         if len(names) > 1:
             where = "/" + "/".join(parent)
-            problems.append(f"{where}: only one variable path part is allowed per parent, found {', '.join(sorted(names))}")
+            problems.append(
+                f"{where}: only one variable path part is allowed per parent, found {', '.join(sorted(names))}"
+            )
     if len(resources) + 1 > MAX_RESOURCES:  # + the root resource
         problems.append(f"{len(resources) + 1} resources: more than the {MAX_RESOURCES} an API may have")
     return problems
@@ -94,7 +99,8 @@ def integration_problems(paths: dict[str, Any], resources: dict[str, Any]) -> li
             seconds = props.get("Timeout", 3)
             if function and isinstance(seconds, int) and seconds * 1000 >= timeout_ms:
                 problems.append(
-                    f"{method.upper()} {path}: {function} may run {seconds} s, not under the {timeout_ms} ms integration timeout")
+                    f"{method.upper()} {path}: {function} may run {seconds} s, not under the {timeout_ms} ms integration timeout"
+                )
     return problems
 
 

@@ -6,6 +6,7 @@ environment and event source, gateway responses); infra/encryption.json the KMS 
 policy, the role names the policy names, and the key settings (docs/encryption.md). No two parts may
 set the same value: a clash is an error here rather than a silent win for one of them.
 """
+
 from __future__ import annotations
 
 import json

@@ -11,6 +11,7 @@ DeleteItem, ConditionCheckItem): there is no `dynamodb:TransactWriteItems` IAM a
 global secondary index is authorised on the index's own ARN (`<table ARN>/index/<name>`), so a call
 naming `IndexName=` counts under `<table>/index/<name>` (see `resource`).
 """
+
 from __future__ import annotations
 
 import ast
@@ -52,8 +53,12 @@ CLIENT_CALLS = {
 }
 # Helpers of chalicelib/storage/dynamo.py that make a client call on the caller's behalf.
 DYNAMO_HELPERS = {
-    "query_all": "Query", "query_partition": "Query", "put_if_absent": "PutItem", "update_if": "UpdateItem",
-    "partition_keys": "Query", "batch_delete": "BatchWriteItem",
+    "query_all": "Query",
+    "query_partition": "Query",
+    "put_if_absent": "PutItem",
+    "update_if": "UpdateItem",
+    "partition_keys": "Query",
+    "batch_delete": "BatchWriteItem",
 }
 TRANSACTION_ELEMENTS = {
     "Put": "PutItem",
@@ -98,8 +103,10 @@ def _index_name(call: ast.Call, constants: dict[str, str]) -> str | None:
 def _module_constants(tree: ast.Module) -> dict[str, str]:
     return {
         target.id: node.value.value
-        for node in tree.body if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
-        for target in node.targets if isinstance(target, ast.Name)
+        for node in tree.body
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
+        for target in node.targets
+        if isinstance(target, ast.Name)
     }
 
 
@@ -160,7 +167,11 @@ def _class_actions(
 def fingerprint_actions() -> dict[str, set[str]]:
     """`fingerprints.<method>` → what that method of storage/fingerprints.py's FingerprintItems may do;
     `fingerprints.*` → everything it may do (the helper handed on as a value)."""
-    classes = [n for n in ast.parse(FINGERPRINTS.read_text()).body if isinstance(n, ast.ClassDef) and n.name == "FingerprintItems"]
+    classes = [
+        n
+        for n in ast.parse(FINGERPRINTS.read_text()).body
+        if isinstance(n, ast.ClassDef) and n.name == "FingerprintItems"
+    ]
     if len(classes) != 1:
         raise UnreadableAccess("fingerprints.py: expected the FingerprintItems class")
     methods = _class_actions(classes)
@@ -177,7 +188,10 @@ def repository_actions(module: Path) -> dict[str, set[str]]:
         raise UnreadableAccess(f"{module.name}: expected one repository class, found {len(classes)}")
     helper = fingerprint_actions()
     resolved = _class_actions(classes, helper, _module_constants(tree))
-    if any(isinstance(n, ast.Attribute) and n.attr == FINGERPRINT_HELPER and _is_name(n.value, "self") for n in ast.walk(classes[0])):
+    if any(
+        isinstance(n, ast.Attribute) and n.attr == FINGERPRINT_HELPER and _is_name(n.value, "self")
+        for n in ast.walk(classes[0])
+    ):
         resolved.update(helper)
     return resolved
 
@@ -207,7 +221,12 @@ def repository_calls(module: Path) -> set[tuple[str, str]]:
                 called.add(id(helper.value))  # type: ignore[attr-defined]
                 through.add(id(helper))
     for node in ast.walk(tree):
-        if isinstance(node, ast.Attribute) and node.attr == FINGERPRINT_HELPER and _is_stores_repo(node.value) and id(node) not in through:
+        if (
+            isinstance(node, ast.Attribute)
+            and node.attr == FINGERPRINT_HELPER
+            and _is_stores_repo(node.value)
+            and id(node) not in through
+        ):
             # `stores.<table>.fingerprints` handed to a helper: all of its actions on that table
             calls.add((node.value.attr, f"{FINGERPRINT_HELPER}.*"))  # type: ignore[attr-defined]
             called.add(id(node.value))
@@ -227,7 +246,9 @@ def repository_calls(module: Path) -> set[tuple[str, str]]:
 
 def _is_stores(node: ast.expr) -> bool:
     """`stores`, or `self.stores` (a service class holding them)."""
-    return _is_name(node, "stores") or (isinstance(node, ast.Attribute) and node.attr == "stores" and _is_name(node.value, "self"))
+    return _is_name(node, "stores") or (
+        isinstance(node, ast.Attribute) and node.attr == "stores" and _is_name(node.value, "self")
+    )
 
 
 def _is_stores_repo(node: ast.AST) -> bool:

@@ -7,6 +7,7 @@ can load on the declared runtime and architecture. A wrong wheel fails the build
 start. uv (the pinned one `make install` puts next to this interpreter) resolves the same pins for the same
 target in well under a second where pip takes seconds; pip does it where there is no uv.
 """
+
 from __future__ import annotations
 
 import re
@@ -39,20 +40,45 @@ _LEGACY = {"manylinux1": (2, 5), "manylinux2010": (2, 12), "manylinux2014": (2, 
 
 def pip_command(requirements: Path, target: Path) -> list[str]:
     return [
-        sys.executable, "-m", "pip", "install", "--quiet", "--no-compile", "--disable-pip-version-check",
-        "--target", str(target), "--platform", PIP_PLATFORM,
-        "--python-version", ".".join(map(str, PYTHON_VERSION)), "--implementation", "cp", "--only-binary=:all:",
-        "-r", str(requirements),
+        sys.executable,
+        "-m",
+        "pip",
+        "install",
+        "--quiet",
+        "--no-compile",
+        "--disable-pip-version-check",
+        "--target",
+        str(target),
+        "--platform",
+        PIP_PLATFORM,
+        "--python-version",
+        ".".join(map(str, PYTHON_VERSION)),
+        "--implementation",
+        "cp",
+        "--only-binary=:all:",
+        "-r",
+        str(requirements),
     ]
 
 
 def uv_command(uv: Path, requirements: Path, target: Path) -> list[str]:
     """The same install as pip_command's, by uv: the target's binary wheels only, no bytecode."""
     return [
-        str(uv), "pip", "install", "--quiet", "--no-compile", "--target", str(target),
-        "--python-platform", f"{PIP_PLATFORM.removeprefix('manylinux2014_')}-manylinux2014",
-        "--python-version", ".".join(map(str, PYTHON_VERSION)), "--only-binary", ":all:",
-        "-r", str(requirements),
+        str(uv),
+        "pip",
+        "install",
+        "--quiet",
+        "--no-compile",
+        "--target",
+        str(target),
+        "--python-platform",
+        f"{PIP_PLATFORM.removeprefix('manylinux2014_')}-manylinux2014",
+        "--python-version",
+        ".".join(map(str, PYTHON_VERSION)),
+        "--only-binary",
+        ":all:",
+        "-r",
+        str(requirements),
     ]
 
 
@@ -177,8 +203,10 @@ def main(argv: list[str]) -> int:
         for problem in problems:
             print(problem, file=sys.stderr)
         return 1 if problems else 0
-    print("usage: layer.py build REQUIREMENTS OUT.zip WORKDIR | layer.py check LAYER.zip | layer.py check-sdk LAYER.zip REQUIREMENTS",
-          file=sys.stderr)
+    print(
+        "usage: layer.py build REQUIREMENTS OUT.zip WORKDIR | layer.py check LAYER.zip | layer.py check-sdk LAYER.zip REQUIREMENTS",
+        file=sys.stderr,
+    )
     return 2
 
 

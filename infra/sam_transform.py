@@ -5,6 +5,7 @@ event source passes it. CloudFormation runs this same translator at deploy time,
 catches what the deploy would refuse, and linting its output checks the generated event source
 mapping, stage and permissions against CloudFormation's full resource schemas.
 """
+
 from __future__ import annotations
 
 import json

@@ -7,6 +7,7 @@ anything fails too, so the list only ever holds what is still true.
 
 usage: security_checks.py CLOUDFORMATION.json [SKIPS.json]
 """
+
 from __future__ import annotations
 
 import json
@@ -19,8 +20,13 @@ from typing import Any
 
 SKIPS = Path(__file__).resolve().parent / "check_skips.json"
 # Placeholders for what CloudFormation fills in at deploy time (parliament reads ARNs, not functions).
-PSEUDO = {"AWS::Region": "us-east-1", "AWS::AccountId": "123456789012", "AWS::Partition": "aws",
-          "AWS::StackName": "personal-memory", "AWS::URLSuffix": "amazonaws.com"}
+PSEUDO = {
+    "AWS::Region": "us-east-1",
+    "AWS::AccountId": "123456789012",
+    "AWS::Partition": "aws",
+    "AWS::StackName": "personal-memory",
+    "AWS::URLSuffix": "amazonaws.com",
+}
 ARN_OF_TYPE = {
     "AWS::DynamoDB::Table": "arn:aws:dynamodb:us-east-1:123456789012:table/{id}",
     "AWS::SQS::Queue": "arn:aws:sqs:us-east-1:123456789012:{id}",
@@ -42,11 +48,14 @@ def resolve(value: Any, resources: dict[str, Any]) -> Any:
     if set(value) == {"Fn::GetAtt"}:
         target = value["Fn::GetAtt"]
         logical_id, attribute = target.split(".", 1) if isinstance(target, str) else target
-        arn = ARN_OF_TYPE.get(resources.get(logical_id, {}).get("Type", ""), "arn:aws:unknown:::{id}").format(id=logical_id)
+        arn = ARN_OF_TYPE.get(resources.get(logical_id, {}).get("Type", ""), "arn:aws:unknown:::{id}").format(
+            id=logical_id
+        )
         # A real stream label is a timestamp with colons, which parliament's ARN matcher splits on.
         return arn + "/stream/2026-01-01T00.00.00.000" if attribute == "StreamArn" else arn
     if set(value) == {"Fn::Sub"}:
         text = value["Fn::Sub"] if isinstance(value["Fn::Sub"], str) else value["Fn::Sub"][0]
+
         def name(found: re.Match[str]) -> str:  # `${Table.Arn}` is a GetAtt, `${AWS::Region}` a pseudo parameter
             inner = found.group(1)
             if "." in inner and not inner.startswith("AWS::"):
@@ -82,28 +91,54 @@ def parliament_findings(template: dict[str, Any]) -> list[tuple[str, str]]:
 
     found = []
     for where, document in policies(template):
-        analyzed = analyze_policy_string(json.dumps(document), ignore_private_auditors=True, include_community_auditors=True)
+        analyzed = analyze_policy_string(
+            json.dumps(document), ignore_private_auditors=True, include_community_auditors=True
+        )
         found += [(f"{finding.issue}", where) for finding in analyzed.findings]
     return found
 
 
 def checkov_findings(template_path: Path) -> list[tuple[str, str]]:
     checkov = Path(sys.executable).parent / "checkov"
-    run = subprocess.run([str(checkov), "-f", str(template_path), "--framework", "cloudformation", "-o", "json",
-                          "--quiet", "--compact", "--skip-download"], capture_output=True, text=True, timeout=600)
+    run = subprocess.run(
+        [
+            str(checkov),
+            "-f",
+            str(template_path),
+            "--framework",
+            "cloudformation",
+            "-o",
+            "json",
+            "--quiet",
+            "--compact",
+            "--skip-download",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     if run.returncode not in (0, 1) or not run.stdout.strip():
         raise SystemExit(f"checkov failed to run: {run.stderr[-2000:]}")
     report = json.loads(run.stdout)
     reports = report if isinstance(report, list) else [report]
-    return [(check["check_id"], check["resource"]) for r in reports for check in r.get("results", {}).get("failed_checks", [])]
+    return [
+        (check["check_id"], check["resource"])
+        for r in reports
+        for check in r.get("results", {}).get("failed_checks", [])
+    ]
 
 
 def compare(tool: str, found: list[tuple[str, str]], skips: dict[str, str]) -> list[str]:
     """Problems: findings no skip explains, and skips nothing needs any more."""
-    problems = [f"{tool}: {check} on {where} (fix it, or list it in {SKIPS.name} with its reason)"
-                for check, where in sorted(set(found)) if check not in skips]
-    problems += [f"{tool}: {check} is skipped but no longer found: remove it from {SKIPS.name}"
-                 for check in sorted(set(skips) - {check for check, _ in found})]
+    problems = [
+        f"{tool}: {check} on {where} (fix it, or list it in {SKIPS.name} with its reason)"
+        for check, where in sorted(set(found))
+        if check not in skips
+    ]
+    problems += [
+        f"{tool}: {check} is skipped but no longer found: remove it from {SKIPS.name}"
+        for check in sorted(set(skips) - {check for check, _ in found})
+    ]
     return problems
 
 
@@ -121,8 +156,10 @@ def main(argv: list[str]) -> int:
         print(problem, file=sys.stderr)
     if problems:
         return 1
-    print(f"checkov: {len(set(checkov))} findings, each skipped with its reason ({len(skips['checkov'])} skips); "
-          f"parliament: {len(list(policies(template)))} policies, {len(set(parliament))} findings skipped with reasons")
+    print(
+        f"checkov: {len(set(checkov))} findings, each skipped with its reason ({len(skips['checkov'])} skips); "
+        f"parliament: {len(list(policies(template)))} policies, {len(set(parliament))} findings skipped with reasons"
+    )
     return 0
 
 

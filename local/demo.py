@@ -6,6 +6,7 @@ keys the launcher writes; users sign in with `POST /dev/token`. Each step prints
 `✓ description` or `✗ description: what differed`, and any ✗ makes the exit status non-zero.
 Failure messages give statuses, counts and ids, never memory text.
 """
+
 from __future__ import annotations
 
 import importlib.util
@@ -168,16 +169,20 @@ class Story:
         a, b = self.alice, self.bob
         return [
             Step(f"{a} signs in (POST /dev/token); her memory is off and empty", self.alice_signs_in),
-            Step(f"the host registers a session for {a} with the memory-agent manifest (memory: true)",
-                 self.host_registers),
+            Step(
+                f"the host registers a session for {a} with the memory-agent manifest (memory: true)",
+                self.host_registers,
+            ),
             Step("the agent is given nothing while her memory is off", self.agent_given_nothing),
             Step(f"{a} turns memory on and adds an entry", self.alice_turns_memory_on),
             Step("a new session's context gives the entry exactly once", self.context_gives_entry_once),
             Step("the example agent's run(ctx) proposes one entry through the worker route", self.agent_proposes),
-            Step(f"the stream pump turns it into a waiting proposal within {PUMP_WAIT_SECONDS:.0f} s",
-                 self.pump_handles),
-            Step("the session's stored events hold neither the entry's nor the proposal's text",
-                 self.events_hold_no_text),
+            Step(
+                f"the stream pump turns it into a waiting proposal within {PUMP_WAIT_SECONDS:.0f} s", self.pump_handles
+            ),
+            Step(
+                "the session's stored events hold neither the entry's nor the proposal's text", self.events_hold_no_text
+            ),
             Step("the proposal waits in GET /v1/memory and GET /v1/inbox", self.proposal_waits),
             Step("the waiting proposal is in no context", self.proposal_in_no_context),
             Step(f"{a} accepts it; a new session's context includes it", self.accept_then_included),
@@ -189,13 +194,23 @@ class Story:
             Step(f"{a} turns memory off; a new session's context is empty again", self.alice_turns_memory_off),
             Step(f"{a}'s entries are kept while memory is off", self.entries_kept),
             Step(f"{a}'s journal shows keep.memory.context rows with counts and no text", self.journal_has_counts_only),
-            Step(f"{a} forgets everything: both entries go and her data key is destroyed (journaled, no key material)",
-                 self.forget_all_destroys_the_key),
-            Step(f"{a}'s next entry is sealed under a new key; nothing of the old memory comes back", self.new_key_after_forgetting),
-            Step(f"{a} forgets one entry: its own key goes with it, and her journal gives a receipt "
-                 "(forgotten at … · unrecoverable everywhere by …)", self.forget_one_gives_a_receipt),
+            Step(
+                f"{a} forgets everything: both entries go and her data key is destroyed (journaled, no key material)",
+                self.forget_all_destroys_the_key,
+            ),
+            Step(
+                f"{a}'s next entry is sealed under a new key; nothing of the old memory comes back",
+                self.new_key_after_forgetting,
+            ),
+            Step(
+                f"{a} forgets one entry: its own key goes with it, and her journal gives a receipt "
+                "(forgotten at … · unrecoverable everywhere by …)",
+                self.forget_one_gives_a_receipt,
+            ),
             *McpStory(self).steps(),  # the same promise through an MCP client (local/demo_mcp.py)
-            *ConnectionStory(self).steps(),  # a person's own client by its connection, no role (local/demo_connection.py)
+            *ConnectionStory(
+                self
+            ).steps(),  # a person's own client by its connection, no role (local/demo_connection.py)
         ]
 
     # -- helpers
@@ -422,7 +437,6 @@ class Story:
         if ENTRY_TEXT in raw or self.proposal_text in raw:
             raise StepFailed("the journal holds memory text")
 
-
     # -- 8: forgetting everything destroys the key (crypto-shredding, docs/encryption.md)
 
     def _journal_actions(self, user: str) -> tuple[list[str], str]:
@@ -439,7 +453,9 @@ class Story:
         actions, raw = self._journal_actions(self.alice)
         if actions.count(KEY_DESTROYED) != 1 or actions.count(KEY_CREATED) != 1:
             created, destroyed = actions.count(KEY_CREATED), actions.count(KEY_DESTROYED)
-            raise StepFailed(f"the journal shows {created} key creations and {destroyed} destructions, expected 1 and 1")
+            raise StepFailed(
+                f"the journal shows {created} key creations and {destroyed} destructions, expected 1 and 1"
+            )
         if any(word in raw for word in ("wrapped", "key_id", "plaintext")):
             raise StepFailed("a journal row names key material")
         view = self._view(self.alice)
@@ -462,8 +478,10 @@ class Story:
         if any(item["id"] == entry["id"] for item in self._view(self.alice)["items"]):
             raise StepFailed("the forgotten entry is still listed")
         row = receipts[0]
-        print(f"    receipt: forgotten at {row['at'][11:16]} UTC · unrecoverable everywhere by {row['unrecoverable_by'][11:16]} UTC",
-              flush=True)
+        print(
+            f"    receipt: forgotten at {row['at'][11:16]} UTC · unrecoverable everywhere by {row['unrecoverable_by'][11:16]} UTC",
+            flush=True,
+        )
         self._set_enabled(self.alice, False)  # left as the story's earlier steps left it: off
 
     def new_key_after_forgetting(self) -> None:

@@ -5,6 +5,7 @@ the client reads her notes and leaves a suggestion two ways: `personal-memory-mc
 `POST /mcp` with the bearer header (the official Python SDK's client). No credentials file or AWS key is
 given to either. Then she revokes it, and both stop at their next call. She is left as she was found (off).
 """
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
@@ -29,14 +30,22 @@ class ConnectionStory:
 
         a = self.story.alice
         return [
-            Step(f"{a} connects “{AGENT}” (POST /v1/connections): its token is shown once; no role, no credentials file",
-                 self.connects),
-            Step(f"personal-memory-mcp with only --token reads her notes and suggests: it waits on her page from {AGENT}",
-                 self.stdio_with_token),
-            Step("an MCP client over HTTP (POST /mcp, Authorization: Bearer) reads and suggests the same way",
-                 self.http_with_bearer),
-            Step(f"{a} revokes it: the next call on /mcp and the agent routes is 401; what it suggested stays for her",
-                 self.revoked),
+            Step(
+                f"{a} connects “{AGENT}” (POST /v1/connections): its token is shown once; no role, no credentials file",
+                self.connects,
+            ),
+            Step(
+                f"personal-memory-mcp with only --token reads her notes and suggests: it waits on her page from {AGENT}",
+                self.stdio_with_token,
+            ),
+            Step(
+                "an MCP client over HTTP (POST /mcp, Authorization: Bearer) reads and suggests the same way",
+                self.http_with_bearer,
+            ),
+            Step(
+                f"{a} revokes it: the next call on /mcp and the agent routes is 401; what it suggested stays for her",
+                self.revoked,
+            ),
         ]
 
     def connects(self) -> None:
@@ -79,7 +88,11 @@ class ConnectionStory:
         finally:
             session.close()
         seen = context.structured_content or {}
-        if context.is_error or [i["text"] for i in seen.get("items", [])] != [NEW_ENTRY_TEXT] or seen.get("agent") != AGENT:
+        if (
+            context.is_error
+            or [i["text"] for i in seen.get("items", [])] != [NEW_ENTRY_TEXT]
+            or seen.get("agent") != AGENT
+        ):
             raise StepFailed("memory_context did not give her one entry as claude-code")
         if proposed.is_error or (proposed.structured_content or {}).get("status") != "waiting_for_review":
             raise StepFailed("memory_propose did not leave a suggestion for review")
@@ -99,8 +112,13 @@ class ConnectionStory:
 
         async def use() -> tuple[Any, Any]:
             http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=60)
-            async with http, Client(streamable_http_client(self.story.url + "/mcp", http_client=http), mode="legacy") as client:
-                return await client.call_tool("memory_context", {}), await client.call_tool("memory_propose", {"text": HTTP_TEXT})
+            async with (
+                http,
+                Client(streamable_http_client(self.story.url + "/mcp", http_client=http), mode="legacy") as client,
+            ):
+                return await client.call_tool("memory_context", {}), await client.call_tool(
+                    "memory_propose", {"text": HTTP_TEXT}
+                )
 
         context, proposed = run_apart(use())
         if [i["text"] for i in (context.structured_content or {}).get("items", [])] != [NEW_ENTRY_TEXT]:

@@ -5,6 +5,7 @@ client is the official MCP SDK's. The three steps share one session, as a client
 conversation (`_Session`: the client's task lives on a loop thread of its own, so its anyio scopes open and
 close in one task); the last step ends it. The steps read what the person's page then shows.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -37,12 +38,16 @@ class McpStory:
 
         a = self.story.alice
         return [
-            Step(f"an MCP client ({CLIENT_NAME}, stdio) is given nothing while {a}'s memory is off, "
-                 "and is told why in words", self.nothing_while_off),
-            Step(f"{a} turns memory on; memory_context gives her entry in the data-only block",
-                 self.context_once_on),
-            Step(f"memory_propose only suggests: it waits on {a}'s page from {AGENT}, tainted; she rejects it",
-                 self.suggestion_waits),
+            Step(
+                f"an MCP client ({CLIENT_NAME}, stdio) is given nothing while {a}'s memory is off, "
+                "and is told why in words",
+                self.nothing_while_off,
+            ),
+            Step(f"{a} turns memory on; memory_context gives her entry in the data-only block", self.context_once_on),
+            Step(
+                f"memory_propose only suggests: it waits on {a}'s page from {AGENT}, tainted; she rejects it",
+                self.suggestion_waits,
+            ),
         ]
 
     def _call(self, tool: str, arguments: dict[str, Any]) -> Any:
@@ -108,7 +113,9 @@ class _SessionEnded(RuntimeError):
     """A call the session turned away as it ended (the reason is the session's own error)."""
 
 
-_CALL_TIMEOUT_S = 90.0  # a step that hangs fails; the client gives up reading first (60 s), a suggestion waits 30 s at most
+_CALL_TIMEOUT_S = (
+    90.0  # a step that hangs fails; the client gives up reading first (60 s), a suggestion waits 30 s at most
+)
 
 
 class _Session:
@@ -125,10 +132,17 @@ class _Session:
         who = ["--token", token] if token else ["--user", user, "--credentials-file", str(credentials_file)]
         self._params = StdioServerParameters(
             command=sys.executable,
-            args=["-m", "personal_memory_sdk.mcp_server", "--base-url", base_url, *who,
-                  # the longest wait allowed: the answer comes as soon as the pump has handled the suggestion,
-                  # and a loaded machine's pump can take more than the default 3 s
-                  "--outcome-wait", "30"],
+            args=[
+                "-m",
+                "personal_memory_sdk.mcp_server",
+                "--base-url",
+                base_url,
+                *who,
+                # the longest wait allowed: the answer comes as soon as the pump has handled the suggestion,
+                # and a loaded machine's pump can take more than the default 3 s
+                "--outcome-wait",
+                "30",
+            ],
             env={"PYTHONPATH": str(ROOT / "sdk")},
             cwd=str(ROOT),
         )

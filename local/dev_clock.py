@@ -1,4 +1,5 @@
 """The local stack's one clock: real time plus an offset that `POST /dev/clock` moves forward (demos and tests)."""
+
 from __future__ import annotations
 
 import threading

@@ -1,4 +1,5 @@
 """A signing key and JWT minting for the local stack and the tests: stands in for Cognito's hosted sign-in."""
+
 from __future__ import annotations
 
 import json

@@ -53,6 +53,7 @@
 
 `lock()` is the same lock, for code that touches moto's backends directly (the TTL sweeper).
 """
+
 from __future__ import annotations
 
 import functools
@@ -171,7 +172,9 @@ def install() -> None:
 
 
 _UNPATCHED_QUERY: Callable[..., Any] | None = None  # moto's own, kept for the test that compares answers
-_QUERY_INDEX_NAME_POSITION = 6  # Table.query(hash_key, range_comparison, range_objs, limit, start, forward, projection, index_name, ...)
+_QUERY_INDEX_NAME_POSITION = (
+    6  # Table.query(hash_key, range_comparison, range_objs, limit, start, forward, projection, index_name, ...)
+)
 
 
 def _partition_query(table_query: Callable[..., Any]) -> Callable[..., Any]:
@@ -210,7 +213,10 @@ def _lexed_once(parser_class: Any, lex: Callable[..., Any]) -> Callable[..., Any
 
     def lexed(self: Any) -> Any:
         node = parser_class.Node
-        return deque(node(nonterminal, kind, text, value, []) for nonterminal, kind, text, value in tokens(self.condition_expression))
+        return deque(
+            node(nonterminal, kind, text, value, [])
+            for nonterminal, kind, text, value in tokens(self.condition_expression)
+        )
 
     lexed.cache_info = tokens.cache_info  # type: ignore[attr-defined]
     return lexed

@@ -8,6 +8,7 @@ the local stream pump applies the same patterns. Only what the template uses is 
 keys and lists of exact values (Lambda's content filtering has more operators; they are refused here
 rather than misread).
 """
+
 from __future__ import annotations
 
 import json

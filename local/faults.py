@@ -9,6 +9,7 @@ as botocore's own ReadTimeoutError. A faulted call never reaches the server, so 
 Rules pick calls per operation, per table, every Nth matching call or a seeded share of them.
 `from_environment()` reads `MEMORY_FAULT_RATE` / `MEMORY_FAULT_SEED` (the local stack's knobs).
 """
+
 from __future__ import annotations
 
 import io
@@ -42,8 +43,12 @@ ERRORS: dict[str, tuple[int, str]] = {
 # LostResponse is left out of the random mix: once retries also run out, a lost answer to an applied
 # write is as ambiguous here as on AWS (the 503 cannot know), and the chaos invariants are exact.
 RANDOM_ERRORS = (
-    "ThrottlingException", "ProvisionedThroughputExceededException", "RequestLimitExceeded",
-    "TransactionConflict", "InternalServerError", "Timeout",
+    "ThrottlingException",
+    "ProvisionedThroughputExceededException",
+    "RequestLimitExceeded",
+    "TransactionConflict",
+    "InternalServerError",
+    "Timeout",
 )
 _TARGET_PREFIX = {"dynamodb": "com.amazonaws.dynamodb.v20120810#", "kms": "com.amazonaws.kms#"}
 _NOWHERE = "http://fault-injected.invalid/"
@@ -239,13 +244,19 @@ def _answer(fault: str, service: str, operation: str, body: dict[str, Any], requ
     if fault == "TransactionConflict" and operation == "TransactWriteItems":
         count = max(1, len(body.get("TransactItems", [])))
         conflicted = rng.randrange(count)
-        reasons = [{"Code": "TransactionConflict", "Message": "Transaction is ongoing for the item"}
-                   if n == conflicted else {"Code": "None"} for n in range(count)]
+        reasons = [
+            {"Code": "TransactionConflict", "Message": "Transaction is ongoing for the item"}
+            if n == conflicted
+            else {"Code": "None"}
+            for n in range(count)
+        ]
         code = "TransactionCanceledException"
         payload = {
             "__type": _TARGET_PREFIX["dynamodb"] + code,
             "Message": "Transaction cancelled, please refer cancellation reasons for specific reasons "
-            + "[" + ", ".join(r["Code"] for r in reasons) + "]",
+            + "["
+            + ", ".join(r["Code"] for r in reasons)
+            + "]",
             "CancellationReasons": reasons,
         }
     headers = {"Content-Type": "application/x-amz-json-1.0", "x-amzn-RequestId": "fault-injected"}

@@ -4,6 +4,7 @@
 test process once Playwright's sync API is open (its dispatcher keeps a loop running in that thread).
 The demo's MCP steps and the MCP tests share processes with the browser tests, so they run here instead.
 """
+
 from __future__ import annotations
 
 import asyncio

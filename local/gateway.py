@@ -7,6 +7,7 @@
 - `POST /dev/token` signs a user in locally, `POST /dev/clock {"advance_seconds"}` moves the dev
   clock, `POST /dev/ttl-sweep` runs TTL's deletion now; the deployed app has none of these routes.
 """
+
 from __future__ import annotations
 
 import json
@@ -119,7 +120,9 @@ class MemoryGateway(LocalGateway):
         lowered = {k.lower(): v for k, v in headers.items()}
         self._signer_arn = None
         # Only IAM routes check signatures (as API Gateway); elsewhere the header is just a bad token.
-        if lowered.get("authorization", "").startswith("AWS4-HMAC-SHA256") and isinstance(entry and entry.authorizer, IAMAuthorizer):
+        if lowered.get("authorization", "").startswith("AWS4-HMAC-SHA256") and isinstance(
+            entry and entry.authorizer, IAMAuthorizer
+        ):
             try:
                 self._signer_arn = verify_request(method, route, query, headers, body or b"", self._principals)
             except SignatureRejected:
@@ -149,7 +152,16 @@ class MemoryGateway(LocalGateway):
 class MemoryRequestHandler(ChaliceRequestHandler):
     """Chalice's request handler with our gateway, and no access log (paths carry ids; keep stderr quiet)."""
 
-    def __init__(self, request: Any, client_address: Any, server: Any, app_object: Any, config: Any, principals: Any = None, dev: Any = None) -> None:
+    def __init__(
+        self,
+        request: Any,
+        client_address: Any,
+        server: Any,
+        app_object: Any,
+        config: Any,
+        principals: Any = None,
+        dev: Any = None,
+    ) -> None:
         self.local_gateway = MemoryGateway(app_object, config, principals, dev)
         BaseHTTPRequestHandler.__init__(self, request, client_address, server)
 
@@ -165,7 +177,9 @@ class MemoryRequestHandler(ChaliceRequestHandler):
         declared = self.headers.get("content-length", "0").strip()
         if not declared.isdigit() or not declared.isascii() or int(declared) > MAX_BODY_BYTES:
             self.close_connection = True  # what follows on this connection cannot be framed
-            body = json.dumps({"code": "invalid_request", "message": "Content-Length must be a byte count up to 10 MB."})
+            body = json.dumps(
+                {"code": "invalid_request", "message": "Content-Length must be a byte count up to 10 MB."}
+            )
             self._send_http_response(400, {"Content-Type": "application/json"}, body)
             return
         super()._generic_handle()

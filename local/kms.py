@@ -4,6 +4,7 @@ The key's usage, spec, description and rotation come from the template; its poli
 does not evaluate key policies, and the policy names the deployed roles). An alias gives the key a
 name the local settings can carry before the key exists, as `KMS_KEY_ID`.
 """
+
 from __future__ import annotations
 
 import json

@@ -4,6 +4,7 @@ chalice's `LambdaContext` defaults to 3 s (and the test client's `lambda_.invoke
 while the deployed consumer has the timeout in .chalice/config.json. The app bounds its AWS calls by
 `get_remaining_time_in_millis()` (chalicelib/storage/retries.py), so a stand-in must say what Lambda says.
 """
+
 from __future__ import annotations
 
 import json

@@ -13,6 +13,7 @@ Only calls to the stack's own moto URL for the three services the stack embeds a
 anything else goes on to botocore's HTTP sender. A fault injector (local/faults.py) is first in line
 and points a faulted call elsewhere, so this hook never applies a call it has already answered.
 """
+
 from __future__ import annotations
 
 import re
@@ -46,7 +47,7 @@ class _Direct:
         found = _SCOPE_REGION.search(authorization.decode() if isinstance(authorization, bytes) else authorization)
         region = found.group(1) if found else "us-east-1"
         original = request.url
-        request.url = f"https://{host}.{region}.amazonaws.com{url[len(self.base_url):] or '/'}"
+        request.url = f"https://{host}.{region}.amazonaws.com{url[len(self.base_url) :] or '/'}"
         try:
             answer = botocore_stubber.process_request(request)
         finally:

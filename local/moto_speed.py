@@ -28,6 +28,7 @@ moto repeats on every request depend on nothing that changes between requests:
 Installed by local/embedded_aws.py's `install()` (under its lock, before moto serves a request).
 tests/local_stack/test_moto_speed.py compares each piece with moto's own.
 """
+
 from __future__ import annotations
 
 import functools
@@ -64,7 +65,9 @@ def install() -> None:
     from moto.dynamodb.comparisons import ConditionExpressionParser
 
     UNPATCHED["parse"] = ConditionExpressionParser.parse
-    ConditionExpressionParser.parse = _conditions_parsed_once(ConditionExpressionParser, ConditionExpressionParser.parse)
+    ConditionExpressionParser.parse = _conditions_parsed_once(
+        ConditionExpressionParser, ConditionExpressionParser.parse
+    )
 
 
 def _action_names(method_names: Callable[[object], list[str]]) -> Callable[[object], list[str]]:
@@ -158,7 +161,11 @@ def _conditions_parsed_once(parser_class: Any, parse: Callable[[Any], Any]) -> C
         if not self.condition_expression:
             return parse(self)
         try:
-            key = (self.condition_expression, _frozen(self.expression_attribute_names), _frozen(self.expression_attribute_values))
+            key = (
+                self.condition_expression,
+                _frozen(self.expression_attribute_names),
+                _frozen(self.expression_attribute_values),
+            )
         except TypeError:
             return parse(self)
         tree, names_found, values_found = parsed(*key)

@@ -12,6 +12,7 @@ the per-action cancellation reasons moto would report; phase two applies the wri
 apply step still raise (a validation error moto finds late), the items it touched and their
 stream records are put back as they were, so a refused request changes nothing.
 """
+
 from __future__ import annotations
 
 import copy
@@ -32,7 +33,9 @@ def _key_of(backend: Any, op_type: str, op: dict[str, Any]) -> dict[str, Any]:
     return key
 
 
-def _check(backend: Any, transact_items: list[dict[str, Any]]) -> tuple[list[tuple[str, dict[str, Any], dict[str, Any]]], list[Any]]:
+def _check(
+    backend: Any, transact_items: list[dict[str, Any]]
+) -> tuple[list[tuple[str, dict[str, Any], dict[str, Any]]], list[Any]]:
     """Phase one: each action's key and condition, against the state before the transaction."""
     from moto.dynamodb.comparisons import get_filter_expression
     from moto.dynamodb.exceptions import (

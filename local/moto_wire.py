@@ -8,6 +8,7 @@ the shape walk does more (timestamps in DescribeTable, error answers, paginated 
 moto's own path: a value JSON cannot carry as-is falls back to it, and so does every non-dict result.
 tests/local_stack/test_embedded_aws.py compares both paths answer by answer.
 """
+
 from __future__ import annotations
 
 import base64

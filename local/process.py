@@ -1,4 +1,5 @@
 """`python -m local.run` in a subprocess on a free 127.0.0.1 port: what the demo and the HTTP tests start."""
+
 from __future__ import annotations
 
 import json

@@ -1,4 +1,5 @@
 """`make run`: starts the local stack and serves until interrupted."""
+
 from __future__ import annotations
 
 import os
@@ -13,11 +14,13 @@ def main() -> None:
     credentials = Path(os.environ.get("MEMORY_CREDENTIALS_FILE", str(CREDENTIALS_FILE)))
     stack = LocalStack(port=int(os.environ.get("PORT", "8000")), credentials_file=credentials).start()
     print(f"Personal memory is running on {stack.url}  (page: {stack.url}/)")
-    print(f"  sign in:   curl -s -X POST {stack.url}/dev/token -d '{{\"user_id\": \"alice\"}}'")
+    print(f'  sign in:   curl -s -X POST {stack.url}/dev/token -d \'{{"user_id": "alice"}}\'')
     print(f"  IAM keys:  {stack.credentials_file} (host, worker, operator)")
     if stack.faults is not None:
         rate, seed = os.environ["MEMORY_FAULT_RATE"], os.environ.get("MEMORY_FAULT_SEED", "0")
-        print(f"  faults:    {float(rate):.0%} of the app's DynamoDB calls fail with AWS's retryable errors (seed {seed})")
+        print(
+            f"  faults:    {float(rate):.0%} of the app's DynamoDB calls fail with AWS's retryable errors (seed {seed})"
+        )
     print("Ctrl-C stops it.", flush=True)
     stopped = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stopped.set())

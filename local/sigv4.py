@@ -135,9 +135,7 @@ def verify_request(
         data=body,
     )
     request.context["timestamp"] = amz_date
-    signer = SigV4Auth(
-        Credentials(principal.access_key_id, principal.secret_access_key), SERVICE, REGION
-    )
+    signer = SigV4Auth(Credentials(principal.access_key_id, principal.secret_access_key), SERVICE, REGION)
     # botocore leaves some headers out of any signature (user-agent, connection, ...); a client
     # that signed one of them computed a different canonical request than botocore ever would.
     if signer.signed_headers(signer.headers_to_sign(request)) != auth.signed_headers_text:

@@ -5,6 +5,7 @@ moto is made serializable and bounded first (local/embedded_aws.py); one dev clo
 (local/dev_clock.py) drives the app, the stream's timestamps and the TTL sweeper
 (local/ttl_sweeper.py); `.local/stack.json` (beside the credentials file) names the endpoints.
 """
+
 from __future__ import annotations
 
 import functools
@@ -28,8 +29,11 @@ ROOT = Path(__file__).resolve().parent.parent
 CREDENTIALS_FILE = ROOT / ".local" / "credentials.json"
 STAGE = "local"
 TABLES = TableNames(
-    entries="memory-entries", proposals="memory-proposals", journal="memory-journal",
-    sessions="memory-sessions", events="memory-events",
+    entries="memory-entries",
+    proposals="memory-proposals",
+    journal="memory-journal",
+    sessions="memory-sessions",
+    events="memory-events",
 )
 
 
@@ -115,7 +119,10 @@ class LocalStack:
             "region": "us-east-1",
             "aws_access_key_id": "local",
             "aws_secret_access_key": "local",
-            "tables": {name: getattr(TABLES, name) for name in ("entries", "proposals", "journal", "sessions", "events", "keys")},
+            "tables": {
+                name: getattr(TABLES, name)
+                for name in ("entries", "proposals", "journal", "sessions", "events", "keys")
+            },
             "kms_key": self.kms_key_arn,
             "events_stream_arn": self.stream_arn,
             "credentials_file": str(self.credentials_file),
@@ -131,15 +138,26 @@ class LocalStack:
         self.principals = generate_principals()
         write_credentials(self.credentials_file, self.principals)
         env = {
-            "AWS_ACCESS_KEY_ID": "local", "AWS_SECRET_ACCESS_KEY": "local", "AWS_DEFAULT_REGION": "us-east-1",
-            "AWS_ENDPOINT_URL": self.moto_url, "AWS_ACCOUNT_ID_ENDPOINT_MODE": "disabled",
-            "ENTRIES_TABLE": TABLES.entries, "PROPOSALS_TABLE": TABLES.proposals, "JOURNAL_TABLE": TABLES.journal,
-            "SESSIONS_TABLE": TABLES.sessions, "EVENTS_TABLE": TABLES.events,
-            "KEYS_TABLE": TABLES.keys, "KMS_KEY_ID": LOCAL_ALIAS,
-            "JWT_ISSUER": self.issuer.issuer, "JWT_AUDIENCE": self.issuer.audience,
-            "JWT_JWKS": self.issuer.jwks_json(), "JWT_JWKS_URL": "",
-            "HOST_ROLE_ARNS": self.principals["host"].arn, "WORKER_ROLE_ARNS": self.principals["worker"].arn,
-            "OPERATOR_ROLE_ARNS": self.principals["operator"].arn, "MEMORY_DEV_SIGN_IN": "1",
+            "AWS_ACCESS_KEY_ID": "local",
+            "AWS_SECRET_ACCESS_KEY": "local",
+            "AWS_DEFAULT_REGION": "us-east-1",
+            "AWS_ENDPOINT_URL": self.moto_url,
+            "AWS_ACCOUNT_ID_ENDPOINT_MODE": "disabled",
+            "ENTRIES_TABLE": TABLES.entries,
+            "PROPOSALS_TABLE": TABLES.proposals,
+            "JOURNAL_TABLE": TABLES.journal,
+            "SESSIONS_TABLE": TABLES.sessions,
+            "EVENTS_TABLE": TABLES.events,
+            "KEYS_TABLE": TABLES.keys,
+            "KMS_KEY_ID": LOCAL_ALIAS,
+            "JWT_ISSUER": self.issuer.issuer,
+            "JWT_AUDIENCE": self.issuer.audience,
+            "JWT_JWKS": self.issuer.jwks_json(),
+            "JWT_JWKS_URL": "",
+            "HOST_ROLE_ARNS": self.principals["host"].arn,
+            "WORKER_ROLE_ARNS": self.principals["worker"].arn,
+            "OPERATOR_ROLE_ARNS": self.principals["operator"].arn,
+            "MEMORY_DEV_SIGN_IN": "1",
             "LOG_PSEUDONYM_KEY": secrets.token_urlsafe(32),  # a new one per launch: nothing outlives the stack
         }
         os.environ.update(env)
@@ -201,7 +219,9 @@ class LocalStack:
 
         from local.event_filter import template_filter  # the event source mapping's FilterCriteria
 
-        self.pump = StreamPump(create_streams_client(self.moto_url), self.stream_arn, deliver, record_filter=template_filter())
+        self.pump = StreamPump(
+            create_streams_client(self.moto_url), self.stream_arn, deliver, record_filter=template_filter()
+        )
         from local import embedded_aws
 
         # Polled when a record is written (records only ever come from moto, in this process), and every

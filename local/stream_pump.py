@@ -127,9 +127,7 @@ class StreamPump:
         if self._thread is not None and self._thread.is_alive():
             return
         self._stop.clear()
-        self._thread = threading.Thread(
-            target=self._run, args=(interval,), name="stream-pump", daemon=True
-        )
+        self._thread = threading.Thread(target=self._run, args=(interval,), name="stream-pump", daemon=True)
         self._thread.start()
 
     def stop(self) -> None:
@@ -209,9 +207,9 @@ class StreamPump:
             if checkpoint is not None
             else {"ShardIteratorType": "TRIM_HORIZON"}
         )
-        iterator = self._client.get_shard_iterator(
-            StreamArn=self._stream_arn, ShardId=shard_id, **position
-        )["ShardIterator"]
+        iterator = self._client.get_shard_iterator(StreamArn=self._stream_arn, ShardId=shard_id, **position)[
+            "ShardIterator"
+        ]
         return dict(self._client.get_records(ShardIterator=iterator, Limit=self._batch_size))
 
     def _deliver(self, shard_id: str, records: list[Record], read: list[Record] | None = None) -> int:
@@ -320,11 +318,7 @@ def _parents_first(shards: list[dict[str, Any]]) -> list[dict[str, Any]]:
     placed: set[str] = set()
     remaining = list(shards)
     while remaining:
-        ready = [
-            s
-            for s in remaining
-            if s.get("ParentShardId") not in ids or s.get("ParentShardId") in placed
-        ]
+        ready = [s for s in remaining if s.get("ParentShardId") not in ids or s.get("ParentShardId") in placed]
         if not ready:  # a cycle cannot happen on AWS; keep the given order rather than loop
             return ordered + remaining
         ordered.extend(ready)

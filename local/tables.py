@@ -1,4 +1,5 @@
 """Creates the tables of infra/tables.json — the same template deployment merges — in a local DynamoDB (moto)."""
+
 from __future__ import annotations
 
 import json

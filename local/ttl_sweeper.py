@@ -13,6 +13,7 @@ What AWS documents, and what this sweeper does the same way:
   long-running stack stays bounded.
 All of it runs under the embedded backend's lock (local/embedded_aws.py), like any other request.
 """
+
 from __future__ import annotations
 
 import logging
@@ -43,7 +44,11 @@ def _stored_items(table: Any) -> list[tuple[Any, Any, Any]]:
     """(hash key, range key or None, item) for every item of a moto table."""
     if table.range_key_attr is None:
         return [(hash_key, None, item) for hash_key, item in table.items.items()]
-    return [(hash_key, range_key, item) for hash_key, by_range in table.items.items() for range_key, item in by_range.items()]
+    return [
+        (hash_key, range_key, item)
+        for hash_key, by_range in table.items.items()
+        for range_key, item in by_range.items()
+    ]
 
 
 def _expiry(item: Any, attribute: str) -> int | None:

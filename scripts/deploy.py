@@ -19,6 +19,7 @@ What it runs, in order (`--dry-run` prints the same commands and runs none):
 
 Parameters come from the environment (the Makefile's variables): every template parameter has one.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -38,16 +39,28 @@ PACKAGED = ROOT / "build" / "packaged.json"
 TEMPLATE_BODY_LIMIT = 51_200  # bytes: larger templates must come from S3 (CloudFormation's TemplateBody limit)
 # Template parameter -> the environment variable (Makefile variable) that sets it.
 PARAMETERS = {
-    "JwtIssuer": "JWT_ISSUER", "JwtAudience": "JWT_AUDIENCE", "JwtJwksUrl": "JWT_JWKS_URL",
-    "HostRoleArns": "HOST_ROLE_ARNS", "WorkerRoleArns": "WORKER_ROLE_ARNS", "OperatorRoleArns": "OPERATOR_ROLE_ARNS",
-    "OidcAuthorizeUrl": "OIDC_AUTHORIZE_URL", "OidcTokenUrl": "OIDC_TOKEN_URL", "OidcClientId": "OIDC_CLIENT_ID",
-    "OidcRedirectUri": "OIDC_REDIRECT_URI", "OidcScope": "OIDC_SCOPE", "PageSignIn": "PAGE_SIGN_IN",
-    "AlarmTopicArn": "ALARM_TOPIC_ARN", "LogRetentionInDays": "LOG_RETENTION_DAYS",
-    "ApiThrottlingBurstLimit": "API_BURST_LIMIT", "ApiThrottlingRateLimit": "API_RATE_LIMIT",
+    "JwtIssuer": "JWT_ISSUER",
+    "JwtAudience": "JWT_AUDIENCE",
+    "JwtJwksUrl": "JWT_JWKS_URL",
+    "HostRoleArns": "HOST_ROLE_ARNS",
+    "WorkerRoleArns": "WORKER_ROLE_ARNS",
+    "OperatorRoleArns": "OPERATOR_ROLE_ARNS",
+    "OidcAuthorizeUrl": "OIDC_AUTHORIZE_URL",
+    "OidcTokenUrl": "OIDC_TOKEN_URL",
+    "OidcClientId": "OIDC_CLIENT_ID",
+    "OidcRedirectUri": "OIDC_REDIRECT_URI",
+    "OidcScope": "OIDC_SCOPE",
+    "PageSignIn": "PAGE_SIGN_IN",
+    "AlarmTopicArn": "ALARM_TOPIC_ARN",
+    "LogRetentionInDays": "LOG_RETENTION_DAYS",
+    "ApiThrottlingBurstLimit": "API_BURST_LIMIT",
+    "ApiThrottlingRateLimit": "API_RATE_LIMIT",
     "ConfigureApiGatewayLoggingRole": "CONFIGURE_API_GATEWAY_LOGGING_ROLE",
-    "ApiReservedConcurrency": "API_RESERVED_CONCURRENCY", "AuthorizerReservedConcurrency": "AUTHORIZER_RESERVED_CONCURRENCY",
+    "ApiReservedConcurrency": "API_RESERVED_CONCURRENCY",
+    "AuthorizerReservedConcurrency": "AUTHORIZER_RESERVED_CONCURRENCY",
     "StreamReservedConcurrency": "STREAM_RESERVED_CONCURRENCY",
-    "PerTokenRateLimit": "PER_TOKEN_RATE_LIMIT", "PerIpRateLimit": "PER_IP_RATE_LIMIT",
+    "PerTokenRateLimit": "PER_TOKEN_RATE_LIMIT",
+    "PerIpRateLimit": "PER_IP_RATE_LIMIT",
     "LogPseudonymKey": "LOG_PSEUDONYM_KEY",
 }
 STREAM_RESERVED_DEFAULT = 5  # the template's default for StreamReservedConcurrency
@@ -82,19 +95,58 @@ class Plan:
         return ["--region", self.region]
 
     def package_command(self, bucket: str) -> list[str]:
-        return [self.aws, "cloudformation", "package", *self._region(), "--template-file", str(self.template), "--s3-bucket", bucket,
-                "--s3-prefix", self.stack, "--use-json", "--output-template-file", str(self.packaged)]
+        return [
+            self.aws,
+            "cloudformation",
+            "package",
+            *self._region(),
+            "--template-file",
+            str(self.template),
+            "--s3-bucket",
+            bucket,
+            "--s3-prefix",
+            self.stack,
+            "--use-json",
+            "--output-template-file",
+            str(self.packaged),
+        ]
 
     def deploy_command(self, bucket: str, parameters: Mapping[str, str]) -> list[str]:
         # --s3-bucket always: the packaged template is over TEMPLATE_BODY_LIMIT (tests/deploy/test_deploy.py).
-        return [self.aws, "cloudformation", "deploy", *self._region(), "--template-file", str(self.packaged), "--stack-name", self.stack,
-                "--s3-bucket", bucket, "--s3-prefix", self.stack,
-                "--capabilities", "CAPABILITY_NAMED_IAM", "CAPABILITY_AUTO_EXPAND", "--no-fail-on-empty-changeset",
-                "--parameter-overrides", *[f"{k}={v}" for k, v in sorted(parameters.items())]]
+        return [
+            self.aws,
+            "cloudformation",
+            "deploy",
+            *self._region(),
+            "--template-file",
+            str(self.packaged),
+            "--stack-name",
+            self.stack,
+            "--s3-bucket",
+            bucket,
+            "--s3-prefix",
+            self.stack,
+            "--capabilities",
+            "CAPABILITY_NAMED_IAM",
+            "CAPABILITY_AUTO_EXPAND",
+            "--no-fail-on-empty-changeset",
+            "--parameter-overrides",
+            *[f"{k}={v}" for k, v in sorted(parameters.items())],
+        ]
 
     def outputs_command(self) -> list[str]:
-        return [self.aws, "cloudformation", "describe-stacks", *self._region(), "--stack-name", self.stack,
-                "--query", "Stacks[0].Outputs", "--output", "json"]
+        return [
+            self.aws,
+            "cloudformation",
+            "describe-stacks",
+            *self._region(),
+            "--stack-name",
+            self.stack,
+            "--query",
+            "Stacks[0].Outputs",
+            "--output",
+            "json",
+        ]
 
 
 def missing(env: Mapping[str, str]) -> list[str]:
@@ -108,30 +160,52 @@ def run(plan: Plan, execute: Callable[[list[str]], str]) -> str:
         raise SystemExit(f"make deploy needs {', '.join(missing(env))} (the identity provider: docs/deploy.md)")
     plan.region = resolve_region(plan, execute)
     account = env.get("ACCOUNT_ID") or execute(
-        [plan.aws, "sts", "get-caller-identity", "--region", plan.region, "--query", "Account", "--output", "text"])
+        [plan.aws, "sts", "get-caller-identity", "--region", plan.region, "--query", "Account", "--output", "text"]
+    )
     bucket = env.get("ARTIFACT_BUCKET") or artifact_bucket(plan.stack, account, plan.region)
     execute(["sh", "-c", bucket_script(plan.aws, bucket, plan.region, account, create=not env.get("ARTIFACT_BUCKET"))])
     topic = env.get("ALARM_TOPIC_ARN") or execute(
-        [plan.aws, "sns", "create-topic", "--region", plan.region, "--name", f"{plan.stack}-alarms", "--query", "TopicArn", "--output", "text"])
+        [
+            plan.aws,
+            "sns",
+            "create-topic",
+            "--region",
+            plan.region,
+            "--name",
+            f"{plan.stack}-alarms",
+            "--query",
+            "TopicArn",
+            "--output",
+            "text",
+        ]
+    )
     execute(plan.package_command(bucket))
     overrides = {"AlarmTopicArn": topic}
     if not env.get("STREAM_RESERVED_CONCURRENCY") and not can_reserve(plan, execute, STREAM_RESERVED_DEFAULT):
-        plan.log.append(f"WARNING: the account's unreserved concurrency cannot spare {STREAM_RESERVED_DEFAULT} for the consumer "
-                        "(a new account's quota): deploying with StreamReservedConcurrency=0; ask for a higher quota")
+        plan.log.append(
+            f"WARNING: the account's unreserved concurrency cannot spare {STREAM_RESERVED_DEFAULT} for the consumer "
+            "(a new account's quota): deploying with StreamReservedConcurrency=0; ask for a higher quota"
+        )
         overrides["StreamReservedConcurrency"] = "0"
     if not env.get("LOG_PSEUDONYM_KEY"):
         # 256 random bits; a deploy without LOG_PSEUDONYM_KEY makes a new one, so pseudonyms change with it
         overrides["LogPseudonymKey"] = secrets.token_urlsafe(32)
-        plan.log.append("No LOG_PSEUDONYM_KEY: this deploy keys the logs' user pseudonyms with a new secret (docs/deploy.md)")
+        plan.log.append(
+            "No LOG_PSEUDONYM_KEY: this deploy keys the logs' user pseudonyms with a new secret (docs/deploy.md)"
+        )
     page = [env.get(name) for name in PAGE_OIDC]
     two_passes = all(page) and not env.get("OIDC_REDIRECT_URI") and not env.get("PAGE_SIGN_IN")
     if not any(page) and not env.get("PAGE_SIGN_IN"):
-        plan.log.append("WARNING: no OIDC_* settings: the Memory page is deployed with PageSignIn=off and can sign nobody in")
+        plan.log.append(
+            "WARNING: no OIDC_* settings: the Memory page is deployed with PageSignIn=off and can sign nobody in"
+        )
         overrides["PageSignIn"] = "off"
     if two_passes:
         execute(plan.deploy_command(bucket, plan.parameters(**overrides, PageSignIn="off")))
         endpoint = endpoint_url(execute(plan.outputs_command()))
-        plan.log.append(f"Add {endpoint} to the identity provider's callback URLs; deploying again with it as OidcRedirectUri")
+        plan.log.append(
+            f"Add {endpoint} to the identity provider's callback URLs; deploying again with it as OidcRedirectUri"
+        )
         overrides.update(OidcRedirectUri=endpoint, PageSignIn="oidc")
     execute(plan.deploy_command(bucket, plan.parameters(**overrides)))
     return endpoint_url(execute(plan.outputs_command()))
@@ -140,8 +214,19 @@ def run(plan: Plan, execute: Callable[[list[str]], str]) -> str:
 def can_reserve(plan: Plan, execute: Callable[[list[str]], str], wanted: int) -> bool:
     """Whether reserving `wanted` leaves the MIN_UNRESERVED Lambda requires (Lambda guide, "Configuring reserved
     concurrency"); a stack already reserving it counts it as unreserved again on update, so this errs on "no"."""
-    answer = execute([plan.aws, "lambda", "get-account-settings", "--region", plan.region,
-                      "--query", "AccountLimit.UnreservedConcurrentExecutions", "--output", "text"])
+    answer = execute(
+        [
+            plan.aws,
+            "lambda",
+            "get-account-settings",
+            "--region",
+            plan.region,
+            "--query",
+            "AccountLimit.UnreservedConcurrentExecutions",
+            "--output",
+            "text",
+        ]
+    )
     try:
         return int(answer) - wanted >= MIN_UNRESERVED
     except ValueError:
@@ -156,8 +241,10 @@ def resolve_region(plan: Plan, execute: Callable[[list[str]], str]) -> str:
     if not found:
         found = execute(["sh", "-c", f"{shlex.quote(plan.aws)} configure get region || true"]).strip()
     if not found:
-        raise SystemExit("make deploy needs an AWS Region: set AWS_REGION (e.g. AWS_REGION=eu-west-1 make deploy ...) "
-                         "or configure one for the profile (aws configure set region ...)")
+        raise SystemExit(
+            "make deploy needs an AWS Region: set AWS_REGION (e.g. AWS_REGION=eu-west-1 make deploy ...) "
+            "or configure one for the profile (aws configure set region ...)"
+        )
     return found
 
 
@@ -182,15 +269,19 @@ def bucket_script(aws: str, bucket: str, region: str, account: str, *, create: b
     by default) when it does not exist and `create`. A bucket of that name owned by anyone else stops the deploy."""
     a, b, r, o = shlex.quote(aws), shlex.quote(bucket), shlex.quote(region), shlex.quote(account)
     location = "" if region == "us-east-1" else f" --create-bucket-configuration LocationConstraint={r}"
-    refuse = (f"{{ echo 'the artifact bucket {bucket} is not in account {account} (or not reachable): "
-              "set ARTIFACT_BUCKET to a bucket of yours' >&2; exit 1; }")
+    refuse = (
+        f"{{ echo 'the artifact bucket {bucket} is not in account {account} (or not reachable): "
+        "set ARTIFACT_BUCKET to a bucket of yours' >&2; exit 1; }"
+    )
     head = f"{a} s3api head-bucket --region {r} --bucket {b} --expected-bucket-owner {o} 2>/dev/null"
     if not create:
         return f"{head} || {refuse}"
-    return (f"{head} || {{ {a} s3api create-bucket --region {r} --bucket {b}{location} && "
-            f"{a} s3api put-public-access-block --region {r} --bucket {b} --expected-bucket-owner {o} "
-            "--public-access-block-configuration "
-            f"BlockPublicAcls=true,IgnorePublicAcls=true,BlockPublicPolicy=true,RestrictPublicBuckets=true; }} || {refuse}")
+    return (
+        f"{head} || {{ {a} s3api create-bucket --region {r} --bucket {b}{location} && "
+        f"{a} s3api put-public-access-block --region {r} --bucket {b} --expected-bucket-owner {o} "
+        "--public-access-block-configuration "
+        f"BlockPublicAcls=true,IgnorePublicAcls=true,BlockPublicPolicy=true,RestrictPublicBuckets=true; }} || {refuse}"
+    )
 
 
 def endpoint_url(outputs_json: str) -> str:
@@ -203,7 +294,9 @@ def endpoint_url(outputs_json: str) -> str:
 
 def shown(command: list[str]) -> str:
     """The command as printed: a secret parameter's value masked."""
-    return shlex.join([f"{arg.split('=', 1)[0]}=****" if arg.split("=", 1)[0] in SECRET_PARAMETERS else arg for arg in command])
+    return shlex.join(
+        [f"{arg.split('=', 1)[0]}=****" if arg.split("=", 1)[0] in SECRET_PARAMETERS else arg for arg in command]
+    )
 
 
 def _execute(command: list[str]) -> str:

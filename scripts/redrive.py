@@ -18,6 +18,7 @@ the first and last sequence numbers, never the records. For each such message th
 Running it twice changes nothing: handled events are skipped, and proposals are keyed by event id.
 Prints one JSON line per message (counts and ids, never text). See docs/deploy.md.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -70,9 +71,14 @@ def batch_info(body: str) -> BatchInfo:
     """The batch a Lambda on-failure record names; ValueError for anything else."""
     try:
         info = json.loads(body)["DDBStreamBatchInfo"]
-        return BatchInfo(str(info["streamArn"]), str(info["shardId"]), str(info["startSequenceNumber"]),
-                         str(info["endSequenceNumber"]), info.get("approximateArrivalOfFirstRecord"),
-                         info.get("approximateArrivalOfLastRecord"))
+        return BatchInfo(
+            str(info["streamArn"]),
+            str(info["shardId"]),
+            str(info["startSequenceNumber"]),
+            str(info["endSequenceNumber"]),
+            info.get("approximateArrivalOfFirstRecord"),
+            info.get("approximateArrivalOfLastRecord"),
+        )
     except (ValueError, KeyError, TypeError) as exc:
         raise ValueError("not a Lambda DynamoDB-stream failure record") from exc
 
@@ -82,8 +88,12 @@ def keys_from_stream(streams: Any, info: BatchInfo) -> list[dict[str, str]]:
     from boto3.dynamodb.types import TypeDeserializer
 
     load = TypeDeserializer().deserialize
-    iterator = streams.get_shard_iterator(StreamArn=info.stream_arn, ShardId=info.shard_id,
-                                          ShardIteratorType="AT_SEQUENCE_NUMBER", SequenceNumber=info.start)["ShardIterator"]
+    iterator = streams.get_shard_iterator(
+        StreamArn=info.stream_arn,
+        ShardId=info.shard_id,
+        ShardIteratorType="AT_SEQUENCE_NUMBER",
+        SequenceNumber=info.start,
+    )["ShardIterator"]
     keys: list[dict[str, str]] = []
     end = int(info.end)
     for _ in range(10_000):  # a batch holds at most 10 000 records; each call returns at least one or ends
@@ -115,8 +125,12 @@ def keys_from_table(dynamodb: Any, info: BatchInfo) -> list[dict[str, str]]:
         "ProjectionExpression": "session_id, event_id",  # keys only: the text is never read
         "FilterExpression": "#st = :pending AND #ty = :propose AND created_at BETWEEN :a AND :b",
         "ExpressionAttributeNames": {"#st": "status", "#ty": "type"},
-        "ExpressionAttributeValues": {":pending": {"S": "pending"}, ":propose": {"S": "memory.propose"},
-                                      ":a": {"S": iso(first)}, ":b": {"S": iso(last)}},
+        "ExpressionAttributeValues": {
+            ":pending": {"S": "pending"},
+            ":propose": {"S": "memory.propose"},
+            ":a": {"S": iso(first)},
+            ":b": {"S": iso(last)},
+        },
         "ConsistentRead": True,
     }
     while True:
@@ -151,8 +165,11 @@ def lambda_sink(lambda_client: Any, function: str) -> Sink:
     """The deployed consumer: one synchronous invoke per chunk of keys."""
 
     def deliver(keys: list[dict[str, str]]) -> dict[str, Any]:
-        answer = lambda_client.invoke(FunctionName=function, InvocationType="RequestResponse",
-                                      Payload=json.dumps({"redrive": {"events": keys}}).encode())
+        answer = lambda_client.invoke(
+            FunctionName=function,
+            InvocationType="RequestResponse",
+            Payload=json.dumps({"redrive": {"events": keys}}).encode(),
+        )
         body = json.loads(answer["Payload"].read() or b"{}")
         if answer.get("FunctionError") or not isinstance(body, dict):  # the whole chunk failed
             return {"batchItemFailures": [{"itemIdentifier": f"{k['session_id']}/{k['event_id']}"} for k in keys]}
@@ -172,8 +189,9 @@ def run(sqs: Any, queue_url: str, *, streams: Any, dynamodb: Any, sink: Sink, ma
     """Receive up to `max_messages` dead-letter messages and re-drive each; delete the fully handled ones."""
     outcomes: list[Outcome] = []
     while len(outcomes) < max_messages:
-        received = sqs.receive_message(QueueUrl=queue_url, MaxNumberOfMessages=min(10, max_messages - len(outcomes)),
-                                       WaitTimeSeconds=0).get("Messages", [])
+        received = sqs.receive_message(
+            QueueUrl=queue_url, MaxNumberOfMessages=min(10, max_messages - len(outcomes)), WaitTimeSeconds=0
+        ).get("Messages", [])
         if not received:
             break
         for message in received:
@@ -193,8 +211,12 @@ def _clients(endpoint: str | None) -> tuple[Any, Any, Any, Any]:
     from botocore.config import Config
 
     config = Config(account_id_endpoint_mode="disabled")
-    return (boto3.client("sqs", endpoint_url=endpoint), boto3.client("dynamodbstreams", endpoint_url=endpoint, config=config),
-            boto3.client("dynamodb", endpoint_url=endpoint, config=config), boto3.client("lambda", endpoint_url=endpoint))
+    return (
+        boto3.client("sqs", endpoint_url=endpoint),
+        boto3.client("dynamodbstreams", endpoint_url=endpoint, config=config),
+        boto3.client("dynamodb", endpoint_url=endpoint, config=config),
+        boto3.client("lambda", endpoint_url=endpoint),
+    )
 
 
 def main(argv: Iterable[str] | None = None) -> int:
@@ -204,7 +226,9 @@ def main(argv: Iterable[str] | None = None) -> int:
     target.add_argument("--function", help="the deployed stream consumer's function name (HandleEventsStream)")
     target.add_argument("--local", action="store_true", help="run the consumer in this process (the local stack)")
     parser.add_argument("--max-messages", type=int, default=10)
-    parser.add_argument("--endpoint-url", default=None, help="a local endpoint (.local/stack.json), never needed on AWS")
+    parser.add_argument(
+        "--endpoint-url", default=None, help="a local endpoint (.local/stack.json), never needed on AWS"
+    )
     args = parser.parse_args(list(argv) if argv is not None else None)
     sqs, streams, dynamodb, lambda_client = _clients(args.endpoint_url)
     if args.local:

@@ -11,6 +11,7 @@ Each step prints one line (method, route, status, what it checked); the first fa
 run with exit 1. The entry it creates is forgotten at the end (the user's forget-all). Texts are
 synthetic; nothing the run prints is a secret.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -42,7 +43,9 @@ class Stage:
         self.signers: dict[str, Any] = {}
         self.token = ""
 
-    def call(self, method: str, path: str, body: Any = None, *, who: str = "anyone", raw: bool = False) -> tuple[int, Any]:
+    def call(
+        self, method: str, path: str, body: Any = None, *, who: str = "anyone", raw: bool = False
+    ) -> tuple[int, Any]:
         url = self.base_url + path
         data = json.dumps(body).encode() if body is not None else None
         headers = {"Content-Type": "application/json", "Accept": "application/json"}
@@ -68,11 +71,25 @@ class Stage:
         except ValueError:
             return status, None
 
-    def step(self, label: str, method: str, path: str, expect: int, body: Any = None, *, who: str = "anyone",
-             check: Callable[[Any], str | None] | None = None, raw: bool = False) -> Any:
+    def step(
+        self,
+        label: str,
+        method: str,
+        path: str,
+        expect: int,
+        body: Any = None,
+        *,
+        who: str = "anyone",
+        check: Callable[[Any], str | None] | None = None,
+        raw: bool = False,
+    ) -> Any:
         """One request; `check` returns a problem (or None). Prints `ok`/`FAILED` with the route and status."""
         status, answer = self.call(method, path, body, who=who, raw=raw)
-        problem = f"expected {expect}, got {status} {_code(answer)}" if status != expect else (check(answer) if check else None)
+        problem = (
+            f"expected {expect}, got {status} {_code(answer)}"
+            if status != expect
+            else (check(answer) if check else None)
+        )
         route = re.sub(r"([?&]user_id=)[^&]*", r"\1…", path)
         self.out(f"{'ok' if not problem else 'FAILED':6} {who:8} {method:6} {route} → {status}  {label}")
         if problem:
@@ -105,9 +122,14 @@ def credentials_for(args: argparse.Namespace) -> dict[str, Any]:
 
     if args.credentials:
         document = json.loads(open(args.credentials, encoding="utf-8").read())
-        return {role: Credentials(document[role]["access_key_id"], document[role]["secret_access_key"],
-                                  document[role].get("session_token"))
-                for role in ("host", "worker", "operator")}
+        return {
+            role: Credentials(
+                document[role]["access_key_id"],
+                document[role]["secret_access_key"],
+                document[role].get("session_token"),
+            )
+            for role in ("host", "worker", "operator")
+        }
     import boto3
 
     session = boto3.Session()
@@ -132,30 +154,89 @@ def story(stage: Stage, user: str, wait: float = STREAM_WAIT_SECONDS) -> None:
     entry_text, proposal_text = f"smoke test {nonce}: prefers green tea", f"smoke test {nonce}: walks at noon"
     stage.step("the Memory page", "GET", "/", 200, raw=True)
     stage.step("memory on", "PUT", "/v1/memory/settings", 200, {"enabled": True}, who="user")
-    entry = stage.step("an entry kept", "POST", "/v1/memory", 201, {"text": entry_text, "kind": "preference"}, who="user",
-                       check=lambda a: None if a.get("text") == entry_text else "the entry's text came back changed")
-    stage.step("a session registered", "PUT", f"/v1/sessions/{session_id}", 200,
-               {"user_id": user, "thread_id": f"thread-{nonce}", "agent": "smoke-agent", "manifest": {"memory": True}},
-               who="host")
-    stage.step("the session's memory holds the entry", "GET", f"/v1/sessions/{session_id}/memory", 200, who="host",
-               check=lambda a: None if entry_text in [i.get("text") for i in a.get("items", [])] else "entry missing")
-    stage.step("an agent proposes", "POST", f"/v1/sessions/{session_id}/events", 202,
-               {"events": [{"id": f"e-{nonce}", "type": "memory.propose", "text": proposal_text, "kind": "fact"}]},
-               who="worker")
+    entry = stage.step(
+        "an entry kept",
+        "POST",
+        "/v1/memory",
+        201,
+        {"text": entry_text, "kind": "preference"},
+        who="user",
+        check=lambda a: None if a.get("text") == entry_text else "the entry's text came back changed",
+    )
+    stage.step(
+        "a session registered",
+        "PUT",
+        f"/v1/sessions/{session_id}",
+        200,
+        {"user_id": user, "thread_id": f"thread-{nonce}", "agent": "smoke-agent", "manifest": {"memory": True}},
+        who="host",
+    )
+    stage.step(
+        "the session's memory holds the entry",
+        "GET",
+        f"/v1/sessions/{session_id}/memory",
+        200,
+        who="host",
+        check=lambda a: None if entry_text in [i.get("text") for i in a.get("items", [])] else "entry missing",
+    )
+    stage.step(
+        "an agent proposes",
+        "POST",
+        f"/v1/sessions/{session_id}/events",
+        202,
+        {"events": [{"id": f"e-{nonce}", "type": "memory.propose", "text": proposal_text, "kind": "fact"}]},
+        who="worker",
+    )
     proposal = _wait_for_proposal(stage, proposal_text, wait)
-    stage.step("the proposal accepted", "POST", f"/v1/memory/{proposal['id']}/accept", 201, who="user",
-               check=lambda a: None if a.get("origin") == "agent" else "the accepted entry lost its origin")
+    stage.step(
+        "the proposal accepted",
+        "POST",
+        f"/v1/memory/{proposal['id']}/accept",
+        201,
+        who="user",
+        check=lambda a: None if a.get("origin") == "agent" else "the accepted entry lost its origin",
+    )
     stage.step("the worker sees the outcome", "GET", f"/v1/sessions/{session_id}/events", 200, who="worker")
-    stage.step("an operator reads the user's memory", "GET", f"/v1/operator/memory?user_id={user}", 200, who="operator",
-               check=lambda a: None if len(a.get("items", [])) >= 2 else "the operator sees fewer than two entries")
-    stage.step("an operator forgets one entry", "DELETE", f"/v1/operator/memory/{entry['id']}?user_id={user}", 204,
-               who="operator", raw=True)
-    stage.step("the user's journal shows the operator's access", "GET", "/v1/memory/journal", 200, who="user",
-               check=lambda a: None if "keep.memory.operator_access" in json.dumps(a) else "no operator_access row")
-    stage.step("the user forgets everything", "DELETE", "/v1/memory", 200, who="user",
-               check=lambda a: None if a.get("deleted", 0) >= 1 else "nothing was deleted")
-    stage.step("nothing is left", "GET", "/v1/memory", 200, who="user",
-               check=lambda a: None if not a.get("items") and not a.get("proposals") else "entries are still listed")
+    stage.step(
+        "an operator reads the user's memory",
+        "GET",
+        f"/v1/operator/memory?user_id={user}",
+        200,
+        who="operator",
+        check=lambda a: None if len(a.get("items", [])) >= 2 else "the operator sees fewer than two entries",
+    )
+    stage.step(
+        "an operator forgets one entry",
+        "DELETE",
+        f"/v1/operator/memory/{entry['id']}?user_id={user}",
+        204,
+        who="operator",
+        raw=True,
+    )
+    stage.step(
+        "the user's journal shows the operator's access",
+        "GET",
+        "/v1/memory/journal",
+        200,
+        who="user",
+        check=lambda a: None if "keep.memory.operator_access" in json.dumps(a) else "no operator_access row",
+    )
+    stage.step(
+        "the user forgets everything",
+        "DELETE",
+        "/v1/memory",
+        200,
+        who="user",
+        check=lambda a: None if a.get("deleted", 0) >= 1 else "nothing was deleted",
+    )
+    stage.step(
+        "nothing is left",
+        "GET",
+        "/v1/memory",
+        200,
+        who="user",
+        check=lambda a: None if not a.get("items") and not a.get("proposals") else "entries are still listed",
+    )
 
 
 def _wait_for_proposal(stage: Stage, text: str, wait: float) -> dict[str, Any]:
@@ -163,11 +244,15 @@ def _wait_for_proposal(stage: Stage, text: str, wait: float) -> dict[str, Any]:
     deadline = time.monotonic() + wait
     while True:
         status, inbox = stage.call("GET", "/v1/inbox", who="user")
-        waiting = [p for p in (inbox or {}).get("memory_proposals", []) if p.get("text") == text] if status == 200 else []
+        waiting = (
+            [p for p in (inbox or {}).get("memory_proposals", []) if p.get("text") == text] if status == 200 else []
+        )
         if waiting or time.monotonic() > deadline:
             break
         time.sleep(0.5)
-    stage.out(f"{'ok' if waiting else 'FAILED':6} {'user':8} GET    /v1/inbox → {status}  the proposal arrived through the stream")
+    stage.out(
+        f"{'ok' if waiting else 'FAILED':6} {'user':8} GET    /v1/inbox → {status}  the proposal arrived through the stream"
+    )
     if not waiting:
         raise SmokeFailed(f"no proposal in the inbox after {wait:.0f} s (is the stream consumer running?)")
     return waiting[0]
@@ -180,7 +265,9 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--credentials", default="", help="host/worker/operator keys file (.local/credentials.json)")
     for role in ("host", "worker", "operator"):
         parser.add_argument(f"--{role}-role-arn", default="", help=f"assume this role for the {role} calls")
-    parser.add_argument("--region", default="", help="SigV4 Region (default: read from an execute-api URL, else us-east-1)")
+    parser.add_argument(
+        "--region", default="", help="SigV4 Region (default: read from an execute-api URL, else us-east-1)"
+    )
     parser.add_argument("--user-id", default="", help="the local sign-in's user (default: a fresh smoke-<hex>)")
     parser.add_argument("--wait", type=float, default=STREAM_WAIT_SECONDS, help="seconds to wait for the stream")
     args = parser.parse_args(argv)
@@ -193,7 +280,9 @@ def main(argv: list[str]) -> int:
             stage.token, user = args.token, token_subject(args.token)
         else:
             user = args.user_id or f"smoke-{secrets.token_hex(4)}"
-            stage.token = stage.step("signed in (local /dev/token)", "POST", "/dev/token", 200, {"user_id": user})["token"]
+            stage.token = stage.step("signed in (local /dev/token)", "POST", "/dev/token", 200, {"user_id": user})[
+                "token"
+            ]
         stage.signers = credentials_for(args)
         story(stage, user, args.wait)
     except SmokeFailed as failed:

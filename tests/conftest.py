@@ -8,6 +8,7 @@ tier): caps of 200, corpus sweeps, Hypothesis runs of hundreds of examples, thre
 Per-test fixture setup is not a reason (it is shared by all). `make check` runs the rest; `make test` runs
 everything, in parallel (pytest-xdist), the package's tests on one worker.
 """
+
 from __future__ import annotations
 
 import copy

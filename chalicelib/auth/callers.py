@@ -3,6 +3,7 @@
 API Gateway checks the SigV4 signature; Chalice's local gateway does not, so the app itself checks the
 caller's ARN from `requestContext.identity` on every IAM route.
 """
+
 from __future__ import annotations
 
 import re

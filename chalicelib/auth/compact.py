@@ -8,6 +8,7 @@ header are capped in size, and the header and payload are refused when their JSO
 a few levels — all counted with regular expressions, never by recursion. Pure standard library:
 loading this module costs nothing.
 """
+
 from __future__ import annotations
 
 import base64

@@ -4,6 +4,7 @@ The checksum (CRC-32 of the random part) lets a mistyped or guessed token be ref
 DynamoDB call, and lets the credential detector tell a real token from look-alike text. It protects
 nothing: the token's 256 bits do. The service keeps only `mac(token)`, an HMAC-SHA256 under its own key.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -33,8 +34,8 @@ def is_well_formed(token: str) -> bool:
     """The shape and the checksum hold (never enough to be accepted: the MAC must name a live connection)."""
     if not isinstance(token, str) or _SHAPE.fullmatch(token) is None:
         return False
-    body = token[len(PREFIX): len(PREFIX) + _BODY_LENGTH]
-    return hmac.compare_digest(_checksum(body), token[len(PREFIX) + _BODY_LENGTH:])
+    body = token[len(PREFIX) : len(PREFIX) + _BODY_LENGTH]
+    return hmac.compare_digest(_checksum(body), token[len(PREFIX) + _BODY_LENGTH :])
 
 
 def mac(key: bytes, token: str) -> str:

@@ -14,6 +14,7 @@ remote set. What is ours is only the policy around them:
 
 Loaded by `chalicelib.auth.tokens` on the first token it checks, never at import.
 """
+
 from __future__ import annotations
 
 import threading
@@ -26,7 +27,17 @@ from jwt import PyJWK, PyJWKClient, PyJWTError
 
 from chalicelib.logs import get_logger
 
-__all__ = ["ALGORITHMS", "InlineJwks", "JwksError", "KeySet", "KeySource", "PublicKey", "RemoteJwks", "fetch_jwks", "parse_jwks"]
+__all__ = [
+    "ALGORITHMS",
+    "InlineJwks",
+    "JwksError",
+    "KeySet",
+    "KeySource",
+    "PublicKey",
+    "RemoteJwks",
+    "fetch_jwks",
+    "parse_jwks",
+]
 
 ALGORITHMS = ("RS256", "ES256")
 # NIST's and RFC 8017's floor for RSA today; Cognito and every mainstream issuer use 2048 bits or more.
@@ -178,7 +189,10 @@ class RemoteJwks:
         try:
             keys = self._fetch(self._url)
         except JwksError as exc:
-            get_logger().warning("jwks fetch failed", extra={"outcome": "jwks_unavailable", "error_type": type(exc.__cause__ or exc).__name__})
+            get_logger().warning(
+                "jwks fetch failed",
+                extra={"outcome": "jwks_unavailable", "error_type": type(exc.__cause__ or exc).__name__},
+            )
             self._next_fetch_at = now + (self._retry if self._keys is None else self._min_refresh)
             return
         self._keys, self._fetched_at, self._next_fetch_at = keys, now, now + self._min_refresh

@@ -8,6 +8,7 @@ token nor the reverse. PyJWT (with `cryptography`) checks the signature and the 
 PyJWT and cryptography are loaded on the first token, not at import: importing this module stays
 cheap for the functions that never see a token.
 """
+
 from __future__ import annotations
 
 import threading
@@ -25,8 +26,13 @@ MAX_SUBJECT_LENGTH = 128
 # What PyJWT checks once the signature holds; the audience is ours (Cognito access tokens have none).
 _OPTIONS = {
     "verify_signature": True,
-    "verify_exp": True, "verify_nbf": True, "verify_iat": True, "verify_iss": True,
-    "verify_sub": True, "verify_jti": True, "verify_aud": False,
+    "verify_exp": True,
+    "verify_nbf": True,
+    "verify_iat": True,
+    "verify_iss": True,
+    "verify_sub": True,
+    "verify_jti": True,
+    "verify_aud": False,
     "require": ["exp", "iss", "sub"],
 }
 
@@ -88,8 +94,12 @@ class TokenVerifier:
             # `algorithms` is the key's own: PyJWT refuses a header naming any other, and a key object
             # of the wrong type for it (an RSA key for ES256) is refused by PyJWT's prepare_key.
             claims: dict[str, Any] = jwt.PyJWT().decode(
-                token, key.key, algorithms=[key.algorithm], options=_OPTIONS,
-                issuer=self._settings.issuer, leeway=LEEWAY_SECONDS,
+                token,
+                key.key,
+                algorithms=[key.algorithm],
+                options=_OPTIONS,
+                issuer=self._settings.issuer,
+                leeway=LEEWAY_SECONDS,
             )
         except (jwt.PyJWTError, jwks.JwksError, ValueError, KeyError, TypeError, OverflowError) as exc:
             # OverflowError: a time claim of JSON `1e999` (infinity) that PyJWT turns into a date.

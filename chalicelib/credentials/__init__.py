@@ -31,8 +31,17 @@ __all__ = ["find_credential"]
 
 # Each detector takes the text and its same-length lower-case copy and returns a shape name or None.
 _DETECTORS: tuple[Callable[[str, str], str | None], ...] = (
-    find_private_key, find_token, find_jwt, find_aws_key, find_azure_key, find_heroku_uuid,
-    find_url_password, find_auth_header, find_command_password, find_assignment, find_username_password,
+    find_private_key,
+    find_token,
+    find_jwt,
+    find_aws_key,
+    find_azure_key,
+    find_heroku_uuid,
+    find_url_password,
+    find_auth_header,
+    find_command_password,
+    find_assignment,
+    find_username_password,
     find_seed_phrase,
 )
 

@@ -19,23 +19,116 @@ from chalicelib.credentials.checks import (
 )
 
 _PASSWORD_KEYS = (
-    "password", "passwd", "passphrase", "passcode", "pass", "pwd", "pw", "identified by", "mot de passe", "passwort",
-    "kennwort", "contraseña", "contrasena", "senha", "wachtwoord", "hasło", "haslo", "lösenord",
-    "salasana", "passord", "adgangskode", "şifre", "jelszó", "heslo", "пароль", "パスワード",
-    "暗証番号", "密码", "密碼", "비밀번호", "wi-fi key", "wifi key", "wlan key", "network key", "wpa key",
-    "wlan-schlüssel", "wlan-schluessel", "wlan schlüssel", "clé wifi", "clé wi-fi",
+    "password",
+    "passwd",
+    "passphrase",
+    "passcode",
+    "pass",
+    "pwd",
+    "pw",
+    "identified by",
+    "mot de passe",
+    "passwort",
+    "kennwort",
+    "contraseña",
+    "contrasena",
+    "senha",
+    "wachtwoord",
+    "hasło",
+    "haslo",
+    "lösenord",
+    "salasana",
+    "passord",
+    "adgangskode",
+    "şifre",
+    "jelszó",
+    "heslo",
+    "пароль",
+    "パスワード",
+    "暗証番号",
+    "密码",
+    "密碼",
+    "비밀번호",
+    "wi-fi key",
+    "wifi key",
+    "wlan key",
+    "network key",
+    "wpa key",
+    "wlan-schlüssel",
+    "wlan-schluessel",
+    "wlan schlüssel",
+    "clé wifi",
+    "clé wi-fi",
 )
 _SECRET_KEYS = (
-    "api key", "api_key", "api-key", "apikey", "api secret", "api_secret", "api token", "api_token",
-    "access key", "access_key", "access-key", "accesskey", "secret", "token", "credential",
-    "private key", "private_key", "privatekey", "auth key", "auth_key", "master key", "master_key",
-    "signing key", "signing_key", "encryption key", "encryption_key", "account key", "account_key",
-    "app key", "app_key", "client key", "client_key", "subscription key", "subscription-key",
-    "heroku key", "heroku_key", "clé api", "cle api", "clé secrète", "jeton", "api-schlüssel",
-    "api schlüssel", "geheimschlüssel", "clave api", "clave de api", "clave secreta", "chave de api",
-    "chave api", "chiave api", "токен", "ключ api", "api ключ", "api-ключ", "секретный ключ",
-    "apiキー", "api キー", "トークン", "シークレット", "アクセスキー", "密钥", "令牌", "api 키", "토큰",
-    "application key", "application_key", "application-key", "app-key", "key",
+    "api key",
+    "api_key",
+    "api-key",
+    "apikey",
+    "api secret",
+    "api_secret",
+    "api token",
+    "api_token",
+    "access key",
+    "access_key",
+    "access-key",
+    "accesskey",
+    "secret",
+    "token",
+    "credential",
+    "private key",
+    "private_key",
+    "privatekey",
+    "auth key",
+    "auth_key",
+    "master key",
+    "master_key",
+    "signing key",
+    "signing_key",
+    "encryption key",
+    "encryption_key",
+    "account key",
+    "account_key",
+    "app key",
+    "app_key",
+    "client key",
+    "client_key",
+    "subscription key",
+    "subscription-key",
+    "heroku key",
+    "heroku_key",
+    "clé api",
+    "cle api",
+    "clé secrète",
+    "jeton",
+    "api-schlüssel",
+    "api schlüssel",
+    "geheimschlüssel",
+    "clave api",
+    "clave de api",
+    "clave secreta",
+    "chave de api",
+    "chave api",
+    "chiave api",
+    "токен",
+    "ключ api",
+    "api ключ",
+    "api-ключ",
+    "секретный ключ",
+    "apiキー",
+    "api キー",
+    "トークン",
+    "シークレット",
+    "アクセスキー",
+    "密钥",
+    "令牌",
+    "api 키",
+    "토큰",
+    "application key",
+    "application_key",
+    "application-key",
+    "app-key",
+    "key",
 )
 # 'key' alone names a secret only where the word before it does not make it another kind of key
 _OTHER_KEYS = frozenset(
@@ -48,7 +141,7 @@ _NOT_WORD = re.compile(r"[^A-Za-z0-9]+")
 
 def _words_before_key(text: str, left: int, start: int) -> list[str]:
     """The words of the key's name and the word just before it: 'GPG key', 'ALGOLIA_SEARCH_ONLY_KEY'."""
-    return _NOT_WORD.split(text[max(0, left - 20):start])
+    return _NOT_WORD.split(text[max(0, left - 20) : start])
 
 
 _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
@@ -59,7 +152,9 @@ _KINDS = (("password_assignment", _PASSWORD_KEYS), ("secret_assignment", _SECRET
 _KEY_RIGHT = re.compile(r"[A-Za-z0-9_.\-а-яё]{0,40}+")
 _KEY_WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+|[а-яё]+")
 _VERBS = r"is|was|est|ist|es|era|é|è|är|er|lautet|jest|equals|sind|—|–|-"
-_SEP = re.compile(rf"(?:[ \t]{{1,4}}\([^()\n]{{1,24}}\))?[\"'\])]?[ \t]{{0,4}}(?:=>|->|→|[:=：]{{1,2}}|(?<=[ \t])(?:{_VERBS})[ \t]|は|是|为|為|는|은)[ \t]{{0,4}}")
+_SEP = re.compile(
+    rf"(?:[ \t]{{1,4}}\([^()\n]{{1,24}}\))?[\"'\])]?[ \t]{{0,4}}(?:=>|->|→|[:=：]{{1,2}}|(?<=[ \t])(?:{_VERBS})[ \t]|は|是|为|為|는|은)[ \t]{{0,4}}"
+)
 _SEP_FOR = re.compile(  # "password for the NAS: ...", "mot de passe du wifi est ..."
     r"[ \t]{1,4}(?:for|to|of|on|at|in|de|du|des|del|della|da|do|für|vom|von|zum|zur|от|для|на)[ \t]{1,4}"
     rf"(?:[^\s:=：,;!?]{{1,24}}[ \t]{{1,4}}){{0,4}}?[^\s:=：,;!?]{{1,24}}"
@@ -83,15 +178,31 @@ _SKIP_LAST = frozenset(
     "py js ts go rs java rb sh h c cc cpp html css xml csv log bak".split()
 )
 _VENDORS = (
-    ("datadog", "datadog_key"), ("dd_api_key", "datadog_key"), ("dd_app_key", "datadog_key"),
-    ("dd-api-key", "datadog_key"), ("dd_application_key", "datadog_key"), ("dd-application-key", "datadog_key"),
-    ("heroku", "heroku_api_key"), ("twilio", "twilio_key"), ("mailgun", "mailgun_key"),
-    ("sendgrid", "sendgrid_key"), ("openai", "openai_api_key"), ("anthropic", "anthropic_api_key"),
-    ("stripe", "stripe_secret_key"), ("slack", "slack_token"), ("github", "github_token"),
-    ("gitlab", "gitlab_token"), ("digitalocean", "digitalocean_token"), ("shopify", "shopify_token"),
-    ("discord", "discord_bot_token"), ("telegram", "telegram_bot_token"),
-    ("huggingface", "huggingface_token"), ("hugging face", "huggingface_token"), ("hf_", "huggingface_token"),
-    ("npm", "npm_token"), ("pypi", "pypi_token"),
+    ("datadog", "datadog_key"),
+    ("dd_api_key", "datadog_key"),
+    ("dd_app_key", "datadog_key"),
+    ("dd-api-key", "datadog_key"),
+    ("dd_application_key", "datadog_key"),
+    ("dd-application-key", "datadog_key"),
+    ("heroku", "heroku_api_key"),
+    ("twilio", "twilio_key"),
+    ("mailgun", "mailgun_key"),
+    ("sendgrid", "sendgrid_key"),
+    ("openai", "openai_api_key"),
+    ("anthropic", "anthropic_api_key"),
+    ("stripe", "stripe_secret_key"),
+    ("slack", "slack_token"),
+    ("github", "github_token"),
+    ("gitlab", "gitlab_token"),
+    ("digitalocean", "digitalocean_token"),
+    ("shopify", "shopify_token"),
+    ("discord", "discord_bot_token"),
+    ("telegram", "telegram_bot_token"),
+    ("huggingface", "huggingface_token"),
+    ("hugging face", "huggingface_token"),
+    ("hf_", "huggingface_token"),
+    ("npm", "npm_token"),
+    ("pypi", "pypi_token"),
 )
 
 
@@ -136,7 +247,7 @@ def _assignment_at(
 ) -> str | None:
     kw = text[start:end]
     before = text[start - 1] if start else " "
-    if _glued(kw, before, text[end:end + 1] or " "):
+    if _glued(kw, before, text[end : end + 1] or " "):
         return None
     if kw.lower() == "pass" and before == " " and start >= 2 and text[start - 2].isalpha():
         return None  # "boarding pass", "ski pass"
@@ -149,13 +260,19 @@ def _assignment_at(
     bare_key = kw.lower() == "key" and left == start
     if kw.lower() == "key" and _OTHER_KEYS.intersection(w.lower() for w in _words_before_key(text, left, start)):
         return None  # 'primary key: …', 'GPG key …', 'house key'
-    if sep is None and (text.startswith("-", left) or kind == "secret_assignment" or (kind == "password_assignment" and len(kw) > 4)):
+    if sep is None and (
+        text.startswith("-", left) or kind == "secret_assignment" or (kind == "password_assignment" and len(kw) > 4)
+    ):
         # 'API key 8f2b…', 'access token Xk9m…': a generated value after the words, with no separator
         # `--password VALUE`, `WITH PASSWORD 'VALUE'`, .netrc's `password VALUE`: only a strong value counts
         sep, strict = _SEP_CLI.match(text, right), not text.startswith("-", left)
     value = _VALUE.match(text, sep.end()) if sep else None
     shortest = 16 if strict and kind == "secret_assignment" else 6  # a generated secret is 16 or more
-    if value is None or len(value.group(1)) < shortest or (bare_key and _UUID.fullmatch(value.group(1).rstrip(".,;:)"))):
+    if (
+        value is None
+        or len(value.group(1)) < shortest
+        or (bare_key and _UUID.fullmatch(value.group(1).rstrip(".,;:)")))
+    ):
         return None  # after 'key' alone a UUID is an id (cache, idempotency, object), not a secret
     if _KEYS_IN_VALUE.search(low, value.start(1), value.end(1)) or not _key_names_a_secret(text[left:right]):
         return None
@@ -176,7 +293,7 @@ def _assignment_at(
         return None
     if kind != "secret_assignment":
         return "password_assignment"
-    window = low[max(0, left - 40): value.start()]
+    window = low[max(0, left - 40) : value.start()]
     return next((shape for vendor, shape in _VENDORS if vendor in window), kind)
 
 
@@ -201,7 +318,8 @@ def _anchor(key: str) -> str:
 # Every keyword grouped under a short piece of it: most notes contain none and skip the group.
 _GROUPS: tuple[tuple[str, str, tuple[str, ...]], ...] = tuple(
     (kind, anchor, tuple(sorted((k for k in keys if _anchor(k) == anchor), key=len, reverse=True)))
-    for kind, keys in _KINDS for anchor in dict.fromkeys(_anchor(k) for k in keys)
+    for kind, keys in _KINDS
+    for anchor in dict.fromkeys(_anchor(k) for k in keys)
 )
 
 
@@ -218,7 +336,11 @@ def find_assignment(text: str, low: str) -> str | None:
             while at >= 0:
                 if at not in done and not (key == "key" and at + 3 in ends):
                     done.add(at)
-                    if key != "key" and not _glued(text[at:at + len(key)], text[at - 1] if at else " ", text[at + len(key):at + len(key) + 1] or " "):
+                    if key != "key" and not _glued(
+                        text[at : at + len(key)],
+                        text[at - 1] if at else " ",
+                        text[at + len(key) : at + len(key) + 1] or " ",
+                    ):
                         ends.add(at + len(key))
                     shape = _assignment_at(text, low, at, at + len(key), kind, memo)
                     if shape:

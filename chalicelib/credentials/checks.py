@@ -17,7 +17,18 @@ import re
 _MARKERS = ("...", "\u2026", "\u2022\u2022", "****", "redact", "placeholder", "example")
 # Words that mark a typed placeholder; a long random string contains short ones by chance.
 _PLACEHOLDER_PARTS = _MARKERS + (
-    "xxxx", "changeme", "change_me", "dummy", "sample", "your", "insert", "replace", "fixme", "todo", "masked", "here",
+    "xxxx",
+    "changeme",
+    "change_me",
+    "dummy",
+    "sample",
+    "your",
+    "insert",
+    "replace",
+    "fixme",
+    "todo",
+    "masked",
+    "here",
 )
 # Frequent English letter pairs: identifiers and phrases are made of them, random strings are not.
 _BIGRAMS = frozenset(
@@ -147,9 +158,14 @@ def is_reference_or_placeholder(v: str) -> bool:
     if leet in _NOT_PASSWORDS or _WORD_PLACEHOLDER.fullmatch(leet):
         return True
     return (
-        bool(_REFERENCE.match(v)) or any(p in v for p in _REFERENCE_PARTS) or (("(" in v or "[" in v) and bool(_CALL.search(v)))
-        or _is_code_path(v) or any(p in low for p in _PLACEHOLDER_PARTS) or len(set(v)) == 1
-        or norm in _NOT_PASSWORDS or bool(_WORD_PLACEHOLDER.fullmatch(norm))
+        bool(_REFERENCE.match(v))
+        or any(p in v for p in _REFERENCE_PARTS)
+        or (("(" in v or "[" in v) and bool(_CALL.search(v)))
+        or _is_code_path(v)
+        or any(p in low for p in _PLACEHOLDER_PARTS)
+        or len(set(v)) == 1
+        or norm in _NOT_PASSWORDS
+        or bool(_WORD_PLACEHOLDER.fullmatch(norm))
     )
 
 
@@ -169,7 +185,9 @@ _WORD_SEPARATOR = re.compile(r"[-_.]")
 
 def password_kinds(v: str) -> int:
     return (
-        any(c.islower() for c in v) + any(c.isupper() for c in v[1:]) + any(c.isdigit() for c in v)
+        any(c.islower() for c in v)
+        + any(c.isupper() for c in v[1:])
+        + any(c.isdigit() for c in v)
         + any(not c.isalnum() for c in v)
     )
 
@@ -199,8 +217,19 @@ def pathish(v: str) -> bool:
 
 
 _NOT_SECRET_PREFIXES = (
-    "arn:", "sha1:", "sha256:", "sha512:", "sha256-", "sha384-", "sha512-",
-    "pk_live_", "pk_test_", "pk.", "ssh-", "ecdsa-", "AAAA",
+    "arn:",
+    "sha1:",
+    "sha256:",
+    "sha512:",
+    "sha256-",
+    "sha384-",
+    "sha512-",
+    "pk_live_",
+    "pk_test_",
+    "pk.",
+    "ssh-",
+    "ecdsa-",
+    "AAAA",
 )
 _PUBLIC_IDS = re.compile(r"AC[0-9a-f]{32}|0x[0-9a-fA-F]{40}")
 

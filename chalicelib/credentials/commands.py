@@ -12,42 +12,81 @@ import re
 from chalicelib.credentials.checks import is_reference_or_placeholder
 
 _VALUE = r"(?:'(?P<q1>[^'\n]{1,128})'|\"(?P<q2>[^\"\n]{1,128})\"|(?P<bare>[^\s'\"|;&<>]{1,128}+))"
-_SSHPASS = re.compile(rf"(?<![\w\-])sshpass[ \t]{{1,4}}(?:-[A-Za-z][ \t]{{1,4}}(?![-])\S{{1,64}}[ \t]{{1,4}})?-p[ \t]{{0,4}}{_VALUE}")
+_SSHPASS = re.compile(
+    rf"(?<![\w\-])sshpass[ \t]{{1,4}}(?:-[A-Za-z][ \t]{{1,4}}(?![-])\S{{1,64}}[ \t]{{1,4}})?-p[ \t]{{0,4}}{_VALUE}"
+)
 # mysql's -pSECRET (no space: `-p VALUE` would prompt and read VALUE as a database name)
 _MYSQL = re.compile(
     r"(?<![\w\-])(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlshow|mysqlcheck|mariadb|mariadb-dump)"
     rf"(?:[ \t]{{1,4}}[^\s|;&]{{1,80}}+){{0,12}}?[ \t]{{1,4}}-p{_VALUE}"
 )
 # the variable set for one command: `PGPASSWORD=… psql` (a bare `export PGPASSWORD=…` is an assignment)
-_ENV = re.compile(rf"(?<![\w\-])(?:PGPASSWORD|MYSQL_PWD|REDISCLI_AUTH|SSHPASS)={_VALUE}(?=[ \t]{{1,4}}(?:[A-Z_]{{2,32}}=[^\s]{{0,64}}[ \t]{{1,4}}){{0,3}}"
-                  r"(?:psql|pg_dump|pg_dumpall|pg_restore|pgbench|createdb|dropdb|vacuumdb|mysql|mysqldump|mysqladmin|redis-cli|sshpass)\b)")
-_REDIS = re.compile(rf"(?<![\w\-])redis-cli(?:[ \t]{{1,4}}[^\s|;&]{{1,80}}+){{0,12}}?[ \t]{{1,4}}(?:-a|--pass)[ \t]{{1,4}}{_VALUE}")
-_CURL_USER = re.compile(r"(?<![\w\-])(?:curl|wget|http)(?:[ \t]{1,4}[^\s|;&]{1,200}+){0,12}?[ \t]{1,4}(?:-u|--user)[ \t]{1,4}"
-                        r"(?:'[^':\n]{1,64}:(?P<q1>[^'\n]{1,128})'|\"[^\":\n]{1,64}:(?P<q2>[^\"\n]{1,128})\""
-                        r"|[^\s:'\"]{1,64}:(?P<bare>[^\s'\"|;&<>]{1,128}+))")
+_ENV = re.compile(
+    rf"(?<![\w\-])(?:PGPASSWORD|MYSQL_PWD|REDISCLI_AUTH|SSHPASS)={_VALUE}(?=[ \t]{{1,4}}(?:[A-Z_]{{2,32}}=[^\s]{{0,64}}[ \t]{{1,4}}){{0,3}}"
+    r"(?:psql|pg_dump|pg_dumpall|pg_restore|pgbench|createdb|dropdb|vacuumdb|mysql|mysqldump|mysqladmin|redis-cli|sshpass)\b)"
+)
+_REDIS = re.compile(
+    rf"(?<![\w\-])redis-cli(?:[ \t]{{1,4}}[^\s|;&]{{1,80}}+){{0,12}}?[ \t]{{1,4}}(?:-a|--pass)[ \t]{{1,4}}{_VALUE}"
+)
+_CURL_USER = re.compile(
+    r"(?<![\w\-])(?:curl|wget|http)(?:[ \t]{1,4}[^\s|;&]{1,200}+){0,12}?[ \t]{1,4}(?:-u|--user)[ \t]{1,4}"
+    r"(?:'[^':\n]{1,64}:(?P<q1>[^'\n]{1,128})'|\"[^\":\n]{1,64}:(?P<q2>[^\"\n]{1,128})\""
+    r"|[^\s:'\"]{1,64}:(?P<bare>[^\s'\"|;&<>]{1,128}+))"
+)
 # Tools whose flag takes the password itself: `mongo -p X`, `docker login -p X`, `sqlcmd -P X`, `ldapsearch -w X`,
 # `keytool -storepass X`. Each tool has its own flag (ssh's -p and docker run's -p are ports); registry and
 # cloud logins count only after the word login.
 _TOOL_FLAGS = {
-    "mongo": "-p", "mongosh": "-p", "mongodump": "-p", "mongorestore": "-p", "mongoexport": "-p", "mongoimport": "-p",
-    "docker": "-p", "podman": "-p", "buildah": "-p", "helm": "-p", "az": "-p", "cf": "-p", "oc": "-p",
-    "sqlcmd": "-P", "bcp": "-P", "ldapsearch": "-w", "ldapmodify": "-w", "ldapadd": "-w", "ldapdelete": "-w",
-    "ldappasswd": "-w", "keytool": "-storepass", "jarsigner": "-storepass",
+    "mongo": "-p",
+    "mongosh": "-p",
+    "mongodump": "-p",
+    "mongorestore": "-p",
+    "mongoexport": "-p",
+    "mongoimport": "-p",
+    "docker": "-p",
+    "podman": "-p",
+    "buildah": "-p",
+    "helm": "-p",
+    "az": "-p",
+    "cf": "-p",
+    "oc": "-p",
+    "sqlcmd": "-P",
+    "bcp": "-P",
+    "ldapsearch": "-w",
+    "ldapmodify": "-w",
+    "ldapadd": "-w",
+    "ldapdelete": "-w",
+    "ldappasswd": "-w",
+    "keytool": "-storepass",
+    "jarsigner": "-storepass",
 }
 _NEEDS_LOGIN = frozenset({"docker", "podman", "buildah", "helm", "az", "cf", "oc"})
 _TOOL = re.compile(
     rf"(?<![\w\-./])(?P<tool>{'|'.join(sorted(_TOOL_FLAGS, key=len, reverse=True))})(?P<args>(?:[ \t]{{1,4}}[^\s|;&]{{1,200}}+){{0,12}}?)"
     rf"[ \t]{{1,4}}(?P<flag>-p|-P|-w|-storepass|-keypass|-srcstorepass|-deststorepass|-srckeypass|-destkeypass)[ \t]{{1,4}}{_VALUE}"
 )
-_SMB = re.compile(rf"(?<![\w\-])(?:smbclient|rpcclient|smbmap|net)(?:[ \t]{{1,4}}[^\s|;&]{{1,200}}+){{0,12}}?[ \t]{{1,4}}"
-                  rf"(?:-U|--user(?:=|[ \t]{{1,4}}))[ \t]{{0,4}}['\"]?[^\s%'\"]{{1,64}}%{_VALUE}")
+_SMB = re.compile(
+    rf"(?<![\w\-])(?:smbclient|rpcclient|smbmap|net)(?:[ \t]{{1,4}}[^\s|;&]{{1,200}}+){{0,12}}?[ \t]{{1,4}}"
+    rf"(?:-U|--user(?:=|[ \t]{{1,4}}))[ \t]{{0,4}}['\"]?[^\s%'\"]{{1,64}}%{_VALUE}"
+)
 _OPENSSL = re.compile(rf"(?<![\w\-])-pass(?:in|out)[ \t]{{1,4}}pass:{_VALUE}")
 # `--password 'two words'`: a quoted value with spaces, which the assignment rule (one token) does not read
-_QUOTED_FLAG = re.compile(r"(?<![\w\-])--?(?:password|passwd|pass|pwd)(?:=|[ \t]{1,4})(?:'(?P<q1>[^'\n]{1,128})'|\"(?P<q2>[^\"\n]{1,128})\")"
-                          r"(?P<bare>(?!))?")
+_QUOTED_FLAG = re.compile(
+    r"(?<![\w\-])--?(?:password|passwd|pass|pwd)(?:=|[ \t]{1,4})(?:'(?P<q1>[^'\n]{1,128})'|\"(?P<q2>[^\"\n]{1,128})\")"
+    r"(?P<bare>(?!))?"
+)
 _PORTISH = re.compile(r"[0-9:.\-]+")
-_RULES = (("sshpass", _SSHPASS), ("-p", _MYSQL), ("=", _ENV), ("redis-cli", _REDIS), ("-u", _CURL_USER), ("--user", _CURL_USER), ("%", _SMB),
-          ("pass:", _OPENSSL), ("pass", _QUOTED_FLAG))
+_RULES = (
+    ("sshpass", _SSHPASS),
+    ("-p", _MYSQL),
+    ("=", _ENV),
+    ("redis-cli", _REDIS),
+    ("-u", _CURL_USER),
+    ("--user", _CURL_USER),
+    ("%", _SMB),
+    ("pass:", _OPENSSL),
+    ("pass", _QUOTED_FLAG),
+)
 
 
 _SHELL_REFERENCE = re.compile(r"\$[({A-Za-z_]|`")

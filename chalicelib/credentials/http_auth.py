@@ -34,9 +34,13 @@ def find_url_password(text: str, low: str) -> str | None:
 
 
 # --- Authorization headers --------------------------------------------------------------------
-_BEARER = re.compile(r"(?i)(?<![a-z])bearer(?:[ \t]{1,4}token)?[ \t]{0,4}[:=]?[ \t]{1,4}([A-Za-z0-9\-._~+/]{8,1024}+=*)")
-_AUTH = re.compile(r"(?i)authorization[\"']?[ \t]{0,4}[:=][ \t]{0,4}[\"']?(?:(basic)|token|apikey)?"
-                   r"[ \t]{0,4}([A-Za-z0-9\-._~+/]{8,1024}+=*)")
+_BEARER = re.compile(
+    r"(?i)(?<![a-z])bearer(?:[ \t]{1,4}token)?[ \t]{0,4}[:=]?[ \t]{1,4}([A-Za-z0-9\-._~+/]{8,1024}+=*)"
+)
+_AUTH = re.compile(
+    r"(?i)authorization[\"']?[ \t]{0,4}[:=][ \t]{0,4}[\"']?(?:(basic)|token|apikey)?"
+    r"[ \t]{0,4}([A-Za-z0-9\-._~+/]{8,1024}+=*)"
+)
 
 
 _SCHEME_WORD = re.compile(r"[ \t]+[A-Za-z]")  # 'AWS4-HMAC-SHA256 Credential=...': a scheme name, not a token

@@ -13,7 +13,9 @@ from chalicelib.credentials.checks import b64_json_header, is_wordy, looks_rando
 
 # --- private keys -----------------------------------------------------------------------------
 # Any case and spacing: '-----begin rsa private key-----', '----- BEGIN PRIVATE  KEY -----'
-_PEM_HEAD = re.compile(r"(?i)-{3,5}[ \t]{0,3}BEGIN[ \t]{0,3}[A-Z0-9 \t]{0,24}PRIVATE[ \t]{0,3}KEY(?:[ \t]{0,3}BLOCK)?[ \t]{0,3}-{3,5}")
+_PEM_HEAD = re.compile(
+    r"(?i)-{3,5}[ \t]{0,3}BEGIN[ \t]{0,3}[A-Z0-9 \t]{0,24}PRIVATE[ \t]{0,3}KEY(?:[ \t]{0,3}BLOCK)?[ \t]{0,3}-{3,5}"
+)
 # The first bytes of a private key's DER (PKCS#1 and PKCS#8 RSA, SEC1 and PKCS#8 EC, Ed25519,
 # encrypted PKCS#8) or of an OpenSSH key, as base64: a key body pasted without its header.
 _KEY_BODY = re.compile(
@@ -30,7 +32,7 @@ _B64_LINE = re.compile(r"[A-Za-z0-9+/=]{0,128}")
 
 def _pem_body_random(text: str, start: int) -> bool:
     """The lines after a PEM header hold base64 that looks random (not '...' or '<your key>')."""
-    window = text[start: start + 700].replace("\\r", "").replace("\\n", "\n")
+    window = text[start : start + 700].replace("\\r", "").replace("\\n", "\n")
     body = ""
     for line in window.split("\n"):
         s = line.strip().strip("\"',")
@@ -68,8 +70,10 @@ def find_private_key(text: str, low: str) -> str | None:
 
 
 # --- JWTs -------------------------------------------------------------------------------------
-_JWT = re.compile(r"eyJ(?<![A-Za-z0-9_\-]eyJ)(?P<h>[A-Za-z0-9_\-]{6,2048}+)\.[A-Za-z0-9_\-]{2,4096}+\."
-                  r"(?P<s>[A-Za-z0-9_\-]{16,2048}+)(?![A-Za-z0-9_\-])")
+_JWT = re.compile(
+    r"eyJ(?<![A-Za-z0-9_\-]eyJ)(?P<h>[A-Za-z0-9_\-]{6,2048}+)\.[A-Za-z0-9_\-]{2,4096}+\."
+    r"(?P<s>[A-Za-z0-9_\-]{16,2048}+)(?![A-Za-z0-9_\-])"
+)
 
 
 def find_jwt(text: str, low: str) -> str | None:
@@ -108,7 +112,7 @@ def find_aws_key(text: str, low: str) -> str | None:
         for m in _B64_RUN.finditer(text):
             a, b = m.span()
             # AWS secrets are standard base64: 40 characters of a base64url, dotted or padded string are not one.
-            if b - a != 40 or (a and text[a - 1] in "_-.") or text[b:b + 1] in ("=", "_", "-"):
+            if b - a != 40 or (a and text[a - 1] in "_-.") or text[b : b + 1] in ("=", "_", "-"):
                 continue
             near = key_id or _aws_context(low, max(0, a - 200), b + 100)
             if near and _aws_secret_like(m.group(0)) and not _inside_pem(text, a):

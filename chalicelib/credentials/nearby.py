@@ -11,9 +11,13 @@ from __future__ import annotations
 
 import re
 
-_UUID = re.compile(r"(?<![A-Za-z0-9_\-])[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}(?![A-Za-z0-9_\-])")
+_UUID = re.compile(
+    r"(?<![A-Za-z0-9_\-])[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}(?![A-Za-z0-9_\-])"
+)
 # the word, also broken over two lines ('hero\nku')
-_HEROKU = re.compile(r"(?<![a-z])h(?:\s{0,3}\n\s{0,3})?e(?:\s{0,3}\n\s{0,3})?r(?:\s{0,3}\n\s{0,3})?o(?:\s{0,3}\n\s{0,3})?k(?:\s{0,3}\n\s{0,3})?u")
+_HEROKU = re.compile(
+    r"(?<![a-z])h(?:\s{0,3}\n\s{0,3})?e(?:\s{0,3}\n\s{0,3})?r(?:\s{0,3}\n\s{0,3})?o(?:\s{0,3}\n\s{0,3})?k(?:\s{0,3}\n\s{0,3})?u"
+)
 # a line break inside the UUID, with the spaces a paste leaves around it ('…-c57417994 \ne54')
 _BREAK = re.compile(r"(?<=[0-9a-fA-F\-])[ \t]{0,4}\r?\n[ \t]{0,4}(?=[0-9a-fA-F\-])")
 
@@ -47,7 +51,7 @@ def _between_is_a_label(between: str, after: bool) -> bool:
 def _near(text: str, low: str, words: list[tuple[int, int]]) -> bool:
     for m in _UUID.finditer(text):
         a, b = m.span()
-        if (a and text[a - 1] == "/") or _names_an_id(low[max(0, a - 16):a]):
+        if (a and text[a - 1] == "/") or _names_an_id(low[max(0, a - 16) : a]):
             continue  # a path's part, or 'order <uuid>': an id named by the word before it
         for w, end in words:
             if end <= a <= end + _GAP and _between_is_a_label(low[end:a], after=False):

@@ -18,7 +18,9 @@ _USER = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+\-]{1,63}(?:@[A-Za-z0-9.\-]{1,100})
 _EMAIL = re.compile(r"[^@\s]{1,64}@[A-Za-z0-9\-]{1,63}(?:\.[A-Za-z0-9\-]{1,63})+")
 _HEX_ID = re.compile(r"[0-9A-Fa-f\-]+")  # a UUID or an order number, not a typed password
 # what parts the user from the password: '/', '|', ',', 'and', 'pass', a space or a line break
-_SEP_TAIL = re.compile(r"(?:[ \t]{0,3}[/|,][ \t]{0,3}|[ \t]{1,3}(?:(?:and|pass|pw|pwd|password):?[ \t]{1,3})?|[ \t]{0,3}\r?\n[ \t]{0,3})\Z")
+_SEP_TAIL = re.compile(
+    r"(?:[ \t]{0,3}[/|,][ \t]{0,3}|[ \t]{1,3}(?:(?:and|pass|pw|pwd|password):?[ \t]{1,3})?|[ \t]{0,3}\r?\n[ \t]{0,3})\Z"
+)
 _USER_EDGE = frozenset(" \t\r\n:：,;([")
 _ACCOUNT = re.compile(
     r"(?<![a-z])(?:log-?in|logon|sign-?in|account|acct|username|bank(?:ing)?|e-?mail|gmail|outlook|hotmail|yahoo|"
@@ -37,10 +39,20 @@ _SHELL = re.compile(r"\$[({]")  # ${VAR}, $(cmd): a reference, not the password
 
 def _strong(v: str) -> bool:
     """Typed, not generated: letters, a digit or capital, and a symbol ('Tr0ub4dor&3'); ids and codes have none."""
-    return (7 <= len(v) <= 32 and bool(_SYMBOL.search(v, 1)) and "=" not in v and password_kinds(v) >= 3 and any(c.isalpha() for c in v) and "/" not in v
-            and bool(_SYMBOL.search(v, 1)) and not v.startswith(("%", "$", "&", "#", "-"))
-            and not _SHELL.search(v)
-            and not _EMAIL.fullmatch(v) and not _HEX_ID.fullmatch(v) and password_value(v))
+    return (
+        7 <= len(v) <= 32
+        and bool(_SYMBOL.search(v, 1))
+        and "=" not in v
+        and password_kinds(v) >= 3
+        and any(c.isalpha() for c in v)
+        and "/" not in v
+        and bool(_SYMBOL.search(v, 1))
+        and not v.startswith(("%", "$", "&", "#", "-"))
+        and not _SHELL.search(v)
+        and not _EMAIL.fullmatch(v)
+        and not _HEX_ID.fullmatch(v)
+        and password_value(v)
+    )
 
 
 def _user_before(text: str, a: int) -> int | None:

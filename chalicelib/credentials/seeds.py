@@ -15,7 +15,9 @@ from functools import cache
 
 _WORD = re.compile(r"[a-z]++")
 _BETWEEN = re.compile(r"[\s,;.\-]*(?:[0-9]{1,2}[.):]?[\s]+)?")  # '1. abandon 2. ability', 'abandon, ability'
-_CONTEXT = re.compile(r"seed|mnemonic|recovery|backup phrase|secret phrase|wallet|metamask|ledger|trezor|bip-?39|(?:12|24)[ -]words")
+_CONTEXT = re.compile(
+    r"seed|mnemonic|recovery|backup phrase|secret phrase|wallet|metamask|ledger|trezor|bip-?39|(?:12|24)[ -]words"
+)
 _MIN_WORDS = 12
 _TITLE = re.compile(r"(?<![A-Za-z])[A-Z][a-z]++(?![A-Za-z])")  # 'Apple', not 'APPLE' nor 'apple'
 _LENGTHS = (24, 21, 18, 15, 12)
@@ -79,7 +81,7 @@ def _has_valid_checksum(run: list[str]) -> bool:
     """A phrase of 12 to 24 words at the start or the end of the run (a stray list word may touch it)."""
     if len(run) > _MAX_RUN:
         return False  # a page of list words is a list, not a phrase someone wrote down
-    return any(_checksum_ok(run[i:i + n]) for n in _LENGTHS if n <= len(run) for i in {0, len(run) - n})
+    return any(_checksum_ok(run[i : i + n]) for n in _LENGTHS if n <= len(run) for i in {0, len(run) - n})
 
 
 def _dash_joined(low: str) -> bool:

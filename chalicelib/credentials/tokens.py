@@ -23,12 +23,26 @@ def _tok(head: str, body: str, width: int = 0, left: str = _T, right: str = _T) 
 # (shape, a piece every match contains, pattern, characters that may not touch the token on the left)
 _TOKENS: tuple[tuple[str, str, re.Pattern[str], str], ...] = (
     ("anthropic_api_key", "sk-ant-", _tok("sk-ant-", r"[a-z]{2,8}[0-9]{2}-(?P<b>[A-Za-z0-9_\-]{32,250}+)", 7), _T),
-    ("openai_api_key", "sk-", _tok("sk-", r"(?P<p>(?:proj|svcacct|admin|None)-)?(?P<b>[A-Za-z0-9_\-]{20,250}+)", 3), _T),
+    (
+        "openai_api_key",
+        "sk-",
+        _tok("sk-", r"(?P<p>(?:proj|svcacct|admin|None)-)?(?P<b>[A-Za-z0-9_\-]{20,250}+)", 3),
+        _T,
+    ),
     ("github_token", "_", _tok("gh[pousr]_", r"(?P<b>[A-Za-z0-9]{36,251}+)", 4), _T),
     ("github_token", "github_pat_", _tok("github_pat_", r"(?P<b>[A-Za-z0-9]{22})_(?P<c>[A-Za-z0-9]{59})", 11), _T),
-    ("gitlab_token", "gl", _tok("gl(?:pat|dt|rt|rtr|ptt|oas|cbt|ft|soat|imt|agent)-", r"(?P<b>[A-Za-z0-9_\-]{20,80}+)"), _T),
-    ("slack_webhook", "hooks.slack.com/", _tok(r"hooks\.slack\.com/(?:services|workflows|triggers)/",
-                                               r"(?P<path>[A-Za-z0-9_/\-]{20,200}+)"), ""),
+    (
+        "gitlab_token",
+        "gl",
+        _tok("gl(?:pat|dt|rt|rtr|ptt|oas|cbt|ft|soat|imt|agent)-", r"(?P<b>[A-Za-z0-9_\-]{20,80}+)"),
+        _T,
+    ),
+    (
+        "slack_webhook",
+        "hooks.slack.com/",
+        _tok(r"hooks\.slack\.com/(?:services|workflows|triggers)/", r"(?P<path>[A-Za-z0-9_/\-]{20,200}+)"),
+        "",
+    ),
     ("slack_token", "xox", _tok("xox[abposre]-", r"(?P<path>[A-Za-z0-9\-]{10,250}+)", 5), _T),
     ("slack_token", "xapp-", _tok("xapp-", r"(?P<path>[A-Za-z0-9\-]{30,250}+)", 5), _T),
     ("stripe_secret_key", "k_", _tok("[sr]k_(?:live|test)_", r"(?P<b>[A-Za-z0-9]{20,247}+)", 8), _T),
@@ -40,9 +54,23 @@ _TOKENS: tuple[tuple[str, str, re.Pattern[str], str], ...] = (
     ("sendgrid_key", "SG.", _tok(r"SG\.", r"(?P<b>[A-Za-z0-9_\-]{22})\.(?P<c>[A-Za-z0-9_\-]{43})", 3), _T),
     ("mailgun_key", "key-", _tok("key-", r"(?P<b>[0-9a-f]{32})", right="A-Za-z0-9"), "A-Za-z0-9"),
     # the newer Mailgun key, <32 hex>-<8 hex>-<8 hex>, found from its first dash
-    ("mailgun_key", "-", re.compile(r"-(?<=(?<![A-Za-z0-9_\-])(?P<b>[0-9a-f]{32})-)[0-9a-f]{8}-[0-9a-f]{8}(?![A-Za-z0-9_\-])"), ""),
-    ("discord_bot_token", ".", _tok("[MNO]", r"(?P<id>[A-Za-z0-9_\-]{22,26}+)\.[A-Za-z0-9_\-]{6}"
-                                                r"\.(?P<c>[A-Za-z0-9_\-]{27,38}+)", 1), _T),
+    (
+        "mailgun_key",
+        "-",
+        re.compile(r"-(?<=(?<![A-Za-z0-9_\-])(?P<b>[0-9a-f]{32})-)[0-9a-f]{8}-[0-9a-f]{8}(?![A-Za-z0-9_\-])"),
+        "",
+    ),
+    (
+        "discord_bot_token",
+        ".",
+        _tok(
+            "[MNO]",
+            r"(?P<id>[A-Za-z0-9_\-]{22,26}+)\.[A-Za-z0-9_\-]{6}"
+            r"\.(?P<c>[A-Za-z0-9_\-]{27,38}+)",
+            1,
+        ),
+        _T,
+    ),
     # <bot id>:<35 characters>, found from its colon
     ("telegram_bot_token", ":", re.compile(r":(?<=[0-9]{5}:)(?P<b>[A-Za-z0-9_\-]{35})(?![A-Za-z0-9_\-])"), ""),
     ("shopify_token", "shp", _tok("shp(?:at|ca|pa|ss)_", r"(?P<b>[a-fA-F0-9]{32})", 6), _T),
@@ -55,7 +83,12 @@ _TOKENS: tuple[tuple[str, str, re.Pattern[str], str], ...] = (
     ("vault_token", "b.AAAAAQ", _tok(r"b\.AAAAAQ", r"(?P<b>[A-Za-z0-9_\-]{24,400}+)", 8, left=_T + "./"), _T + "./"),
     ("gcp_oauth_token", "ya29.", _tok(r"ya29\.", r"(?P<b>[A-Za-z0-9_\-]{30,2048}+)", 5), _T),
     # Mailchimp: <32 hex>-<datacenter>, found from its '-us'
-    ("mailchimp_key", "-us", re.compile(r"-us(?<=(?<![A-Za-z0-9_\-])(?P<b>[0-9a-f]{32})-us)[0-9]{1,2}(?![A-Za-z0-9_\-])"), ""),
+    (
+        "mailchimp_key",
+        "-us",
+        re.compile(r"-us(?<=(?<![A-Za-z0-9_\-])(?P<b>[0-9a-f]{32})-us)[0-9]{1,2}(?![A-Za-z0-9_\-])"),
+        "",
+    ),
     # This service's own connection tokens (chalicelib/auth/connection_tokens.py): known by their checksum.
     ("memory_connection_token", "pmc_", _tok("pmc_", r"(?P<t>[A-Za-z0-9_\-]{43}[0-9a-f]{8})", 4), _T),
     ("private_key", "AGE-SECRET-KEY-1", _tok("AGE-SECRET-KEY-1", r"(?P<b>[0-9A-Z]{58})", 16), _T),
@@ -78,10 +111,17 @@ def _token_ok(shape: str, m: re.Match[str], text: str, left: str) -> bool:
     if "path" in g:  # Slack: numeric ids, then one long random part ('xoxo-see-you' is not one)
         parts = [p for p in _PATH_PARTS.split(g["path"]) if p]
         longest = max(parts, key=len)
-        return (len(parts) >= 2 and len(longest) >= 16 and any(c.isdigit() for c in g["path"])
-                and looks_random(longest, classes=1) and not is_wordy(longest))
+        return (
+            len(parts) >= 2
+            and len(longest) >= 16
+            and any(c.isdigit() for c in g["path"])
+            and looks_random(longest, classes=1)
+            and not is_wordy(longest)
+        )
     if shape == "telegram_bot_token":  # 5 to 12 digits of bot id before the colon
-        digits = len(text[max(0, m.start() - 13): m.start()]) - len(text[max(0, m.start() - 13): m.start()].rstrip("0123456789"))
+        digits = len(text[max(0, m.start() - 13) : m.start()]) - len(
+            text[max(0, m.start() - 13) : m.start()].rstrip("0123456789")
+        )
         if digits > 12:
             return False
     if shape == "discord_bot_token":  # the first part is a base64 numeric user id

@@ -6,6 +6,7 @@ users' whole memory in ~1 MB; the age bound is the crypto-shredding promise for 
 containers (a forget-all elsewhere stops this copy of the key from being usable within 5 minutes),
 and it makes every user's key come back through KMS (and CloudTrail) at least that often.
 """
+
 from __future__ import annotations
 
 import threading

@@ -5,6 +5,7 @@ their notes, as the on/off switch does). KMS's encryption context names it `user
 a value no token subject has (user ids never hold `#`), so CloudTrail tells its unwraps apart. The
 plaintext key lives only in this process's memory.
 """
+
 from __future__ import annotations
 
 import os

@@ -7,6 +7,7 @@ across users; a MAC under a per-user secret shows neither: equal texts of two us
 entry and proposal, look unrelated. Forget-all destroys the data key, and with it every old fingerprint's
 meaning. `cryptography` is imported on first use, not at cold start.
 """
+
 from __future__ import annotations
 
 import hashlib

@@ -16,6 +16,7 @@ A key row that cannot be used (attributes missing or altered, a wrapped key KMS 
 this user, as when another user's row is copied over it) is `KeyUnusable`: a 503 refusal that changes
 nothing, logged with KMS's error code only. Forget-all still works: destroying a key never unwraps it.
 """
+
 from __future__ import annotations
 
 import os
@@ -230,7 +231,8 @@ class Keyring:
             put, update = action.get("Put", {}), action.get("Update", {})
             # A Put's item, or an Update that sets `sealed_text = :sealed_text` (an edit sealing again).
             user = put.get("Item", {}).get("user_id") or update.get("Key", {}).get("user_id")
-            sealed = put.get("Item", {}).get(TEXT_ATTRIBUTE) or update.get("ExpressionAttributeValues", {}).get(f":{TEXT_ATTRIBUTE}")
+            values = update.get("ExpressionAttributeValues", {})
+            sealed = put.get("Item", {}).get(TEXT_ATTRIBUTE) or values.get(f":{TEXT_ATTRIBUTE}")
             if not (user and sealed):
                 continue
             user_id, text_id = user["S"], key_id_of(bytes(sealed["B"]))
@@ -245,10 +247,17 @@ class Keyring:
             if pending is not None and pending[0] == user_id:
                 extra[("t", text_id)] = self.keys.put_text_key(user_id, pending[1], expires_at)
                 extra[("d", user_id, pending[1].data_key_id)] = self.keys.is_current(user_id, pending[1].data_key_id)
-            elif _row({"Update": {"TableName": self.keys.table, "Key": self.keys.text_key_row(user_id, text_id)}}) not in touched:
+            elif (
+                _row({"Update": {"TableName": self.keys.table, "Key": self.keys.text_key_row(user_id, text_id)}})
+                not in touched
+            ):
                 keep = self.keys.keep_text_key(user_id, text_id, expires_at)
                 if update:  # an edit: its expiry is the edit's business (entries.update_entry), only check the key
-                    keep = {"ConditionCheck": {k: v for k, v in keep["Update"].items() if k in ("TableName", "Key", "ConditionExpression")}}
+                    keep = {
+                        "ConditionCheck": {
+                            k: v for k, v in keep["Update"].items() if k in ("TableName", "Key", "ConditionExpression")
+                        }
+                    }
                 extra[("t", text_id)] = keep
                 # ... and the data key that wraps it is still current (a forget-all may have destroyed it).
                 data_key_id = self.cache.id_of(user_id) or self.current_key_id(user_id) or b"\0"
@@ -266,7 +275,7 @@ class Keyring:
                     sort_key = item["sk"].get("S", "")
                     if sort_key.startswith(TEXT_KEY_PREFIX):
                         try:
-                            self._pending.pop(bytes.fromhex(sort_key[len(TEXT_KEY_PREFIX):]), None)
+                            self._pending.pop(bytes.fromhex(sort_key[len(TEXT_KEY_PREFIX) :]), None)
                         except ValueError:
                             continue
 
@@ -279,7 +288,11 @@ class Keyring:
         try:
             transact(
                 self._client,
-                [self.keys.delete_existing(user_id), self.journal.record(user_id, KEY_DESTROYED, now.iso, {}), *with_actions],
+                [
+                    self.keys.delete_existing(user_id),
+                    self.journal.record(user_id, KEY_DESTROYED, now.iso, {}),
+                    *with_actions,
+                ],
             )
         except TransactionCancelled as exc:
             if exc.failed(0):

@@ -3,6 +3,7 @@
 Every call names the user in its encryption context, so CloudTrail shows whose key was unwrapped and
 the key policy can refuse any call without it. The client is built on first use, never at import.
 """
+
 from __future__ import annotations
 
 import threading

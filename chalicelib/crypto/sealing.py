@@ -6,6 +6,7 @@ or an item whose origin, source, agent, taint, kind or creation time was altered
 open: GCM's tag fails and `Unsealable` is raised. Nothing here touches AWS; `cryptography` is imported
 on first use, not at cold start.
 """
+
 from __future__ import annotations
 
 import json
@@ -137,7 +138,9 @@ def unwrap_text_key(data_key: bytes | Any, user_id: str, text_id: bytes, data_ke
 
     cipher = _cipher(data_key) if isinstance(data_key, bytes) else data_key
     try:
-        key = bytes(cipher.decrypt(wrapped[:NONCE_BYTES], wrapped[NONCE_BYTES:], _text_key_aad(user_id, text_id, data_key_id)))
+        key = bytes(
+            cipher.decrypt(wrapped[:NONCE_BYTES], wrapped[NONCE_BYTES:], _text_key_aad(user_id, text_id, data_key_id))
+        )
     except (InvalidTag, ValueError) as exc:
         raise Unsealable("the text key does not unwrap for this user and text") from exc
     if len(key) != 32:

@@ -12,6 +12,7 @@ Lambda does not wait for the stream consumer.
 Every failure is a JSON-RPC error or a tool result with `isError`, never a 500 and never a submitted
 text echoed back.
 """
+
 from __future__ import annotations
 
 import json
@@ -54,7 +55,9 @@ def _valid_id(value: Any) -> bool:
     return (isinstance(value, str) and len(value) <= 256) or (isinstance(value, int) and not isinstance(value, bool))
 
 
-def handle(stores: Stores, connection: Connection, raw: bytes | None, protocol_header: str | None) -> tuple[int, dict[str, Any] | None]:
+def handle(
+    stores: Stores, connection: Connection, raw: bytes | None, protocol_header: str | None
+) -> tuple[int, dict[str, Any] | None]:
     """(HTTP status, JSON-RPC body or None) for one POSTed message."""
     if protocol_header is not None and protocol_header not in PROTOCOL_VERSIONS:
         return 400, _error(None, INVALID_REQUEST, "Unsupported MCP-Protocol-Version.")
@@ -77,7 +80,9 @@ def handle(stores: Stores, connection: Connection, raw: bytes | None, protocol_h
         return 400, _error(None, INVALID_REQUEST, "A JSON-RPC request has jsonrpc, method, id and params only.")
     method, params = message.get("method"), message.get("params", {})
     if not isinstance(method, str) or not isinstance(params, dict):  # MCP's params are an object when given
-        return 400, _error(message.get("id") if _valid_id(message.get("id")) else None, INVALID_REQUEST, "Not a JSON-RPC 2.0 request.")
+        return 400, _error(
+            message.get("id") if _valid_id(message.get("id")) else None, INVALID_REQUEST, "Not a JSON-RPC 2.0 request."
+        )
     if "id" not in message:
         return 202, None  # a notification (initialized, cancelled, ...): accepted, nothing to answer
     message_id = message["id"]
@@ -86,16 +91,21 @@ def handle(stores: Stores, connection: Connection, raw: bytes | None, protocol_h
     return 200, _answer(stores, connection, message_id, method, params)
 
 
-def _answer(stores: Stores, connection: Connection, message_id: Any, method: str, params: dict[str, Any]) -> dict[str, Any]:
+def _answer(
+    stores: Stores, connection: Connection, message_id: Any, method: str, params: dict[str, Any]
+) -> dict[str, Any]:
     if method == "initialize":
         asked = params.get("protocolVersion")
         version = asked if asked in PROTOCOL_VERSIONS else PROTOCOL_VERSIONS[1]
-        return _result(message_id, {
-            "protocolVersion": version,
-            "capabilities": {"tools": {"listChanged": False}},
-            "serverInfo": {"name": "personal-memory", "version": "1.0.0"},
-            "instructions": INSTRUCTIONS,
-        })
+        return _result(
+            message_id,
+            {
+                "protocolVersion": version,
+                "capabilities": {"tools": {"listChanged": False}},
+                "serverInfo": {"name": "personal-memory", "version": "1.0.0"},
+                "instructions": INSTRUCTIONS,
+            },
+        )
     if method == "ping":
         return _result(message_id, {})
     if method == "tools/list":
@@ -103,13 +113,17 @@ def _answer(stores: Stores, connection: Connection, message_id: Any, method: str
     if method == "tools/call":
         name, arguments = params.get("name"), params.get("arguments", {})
         if name not in ("memory_context", "memory_propose"):
-            return _error(message_id, INVALID_PARAMS, "Unknown tool: this server has memory_context and memory_propose.")
+            return _error(
+                message_id, INVALID_PARAMS, "Unknown tool: this server has memory_context and memory_propose."
+            )
         if arguments is None:
             arguments = {}
         if not isinstance(arguments, dict):
             return _error(message_id, INVALID_PARAMS, "A tool's arguments are a JSON object.")
         try:
-            result = _context(stores, connection) if name == "memory_context" else _propose(stores, connection, arguments)
+            result = (
+                _context(stores, connection) if name == "memory_context" else _propose(stores, connection, arguments)
+            )
         except ServiceError as error:
             if error.status in (401, 503):
                 raise  # the route answers these over HTTP (revoked meanwhile; AWS busy)
@@ -140,9 +154,14 @@ def _context(stores: Stores, connection: Connection) -> dict[str, Any]:
     block = render_memory_block(items)
     structured = {
         "items": [{"text": i.text, "kind": i.kind, "pinned": i.pinned, "tainted": i.tainted} for i in items],
-        "reason": reason, "agent": connection.agent, "session_tainted": not connection.trusted,
+        "reason": reason,
+        "agent": connection.agent,
+        "session_tainted": not connection.trusted,
     }
-    return {"content": [{"type": "text", "text": f"{reason}\n{block}" if reason else block}], "structuredContent": structured}
+    return {
+        "content": [{"type": "text", "text": f"{reason}\n{block}" if reason else block}],
+        "structuredContent": structured,
+    }
 
 
 def _propose(stores: Stores, connection: Connection, arguments: dict[str, Any]) -> dict[str, Any]:
@@ -150,7 +169,9 @@ def _propose(stores: Stores, connection: Connection, arguments: dict[str, Any]) 
 
     text, kind = arguments.get("text"), arguments.get("kind", "note")
     if set(arguments) - {"text", "kind"} or not isinstance(text, str) or kind not in KINDS:
-        return _tool_error("memory_propose takes `text` (a string) and `kind` (preference, fact or note), nothing else.")
+        return _tool_error(
+            "memory_propose takes `text` (a string) and `kind` (preference, fact or note), nothing else."
+        )
     if len(text) > connected.MAX_TEXT_CHARACTERS:
         structured: dict[str, Any] = {"status": "refused", "reason": "too_long", "event_id": None, "proposal_id": None}
         words = "Not suggested: Personal memory refused it because it was longer than 2000 bytes. Nothing was kept."

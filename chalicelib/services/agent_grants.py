@@ -7,6 +7,7 @@ and never the journal: the last read is kept on the grant item, the last proposa
 proposal's. Agents compare by their folded names (chalicelib/agent_names.py); rows are capped and the
 listing pages (docs/agents.md).
 """
+
 from __future__ import annotations
 
 import base64
@@ -32,7 +33,9 @@ DEFAULT_PAGE, MAX_PAGE = 50, 200
 _SPELLINGS = 98  # other spellings a delete's condition lists, beside the agent's own name and the origin
 
 
-def list_agents(stores: Stores, user_id: str, *, limit: int = DEFAULT_PAGE, cursor: str | None = None) -> dict[str, Any]:
+def list_agents(
+    stores: Stores, user_id: str, *, limit: int = DEFAULT_PAGE, cursor: str | None = None
+) -> dict[str, Any]:
     """Every agent given this user's memory, that proposed to them, or that they set; most recently used first.
 
     Paged: at most `limit` rows, and `next` (opaque) names where the next page starts, or null.
@@ -46,7 +49,9 @@ def list_agents(stores: Stores, user_id: str, *, limit: int = DEFAULT_PAGE, curs
     return {"agents": page, "next": _cursor(_position(page[-1])) if more else None}
 
 
-def set_switches(stores: Stores, user_id: str, agent: str, *, read: bool | None, propose: bool | None) -> dict[str, Any]:
+def set_switches(
+    stores: Stores, user_id: str, agent: str, *, read: bool | None, propose: bool | None
+) -> dict[str, Any]:
     """Set `read` and/or `propose` for one agent (seen or not yet), journaled in the same transaction.
 
     The setting lands on the agent's folded row (chalicelib/agent_names.py), so it holds for every spelling;
@@ -104,7 +109,7 @@ def forget_agent(stores: Stores, user_id: str, agent: str, session_id: str | Non
         # Each delete's condition lists the spellings it may take (IN: 100 values, storage/agents.py only_from),
         # so more than _SPELLINGS of them are forgotten a group at a time, all counted on the one journal row.
         for first in range(0, max(len(spellings), 1), _SPELLINGS):
-            group = spellings[first:first + _SPELLINGS]
+            group = spellings[first : first + _SPELLINGS]
             plan = Forgetting(FORGET_ACTION, details, agent=agent, session_id=session_id, spellings=group)
             forget_counted(stores, user_id, now, row_id, deleted, plan)
     except Unavailable as exc:
@@ -123,7 +128,10 @@ def _keep_listed(stores: Stores, user_id: str, agent: str) -> None:
     if any(g.row == key for g in stored_grants(stores, user_id)):
         return
     try:
-        transact(stores.client, [stores.agents.keep_row(user_id, agent), stores.agents.count_row(user_id, STATE_KEY, ROW_CAP)])
+        transact(
+            stores.client,
+            [stores.agents.keep_row(user_id, agent), stores.agents.count_row(user_id, STATE_KEY, ROW_CAP)],
+        )
     except TransactionCancelled:
         return  # at the cap, or made meanwhile: the forget itself is done
 
@@ -143,7 +151,9 @@ def _rows(stores: Stores, user_id: str) -> list[dict[str, Any]]:
     return agent_rows(state.agents, [e for e in entries if not e.is_expired(now.epoch)], stores.proposals.list(user_id))
 
 
-def agent_rows(stored: tuple[AgentGrant, ...], live: list[Entry], proposals: list[Entry], *, only_set: bool = False) -> list[dict[str, Any]]:
+def agent_rows(
+    stored: tuple[AgentGrant, ...], live: list[Entry], proposals: list[Entry], *, only_set: bool = False
+) -> list[dict[str, Any]]:
     """One row per agent (its folded name: chalicelib/agent_names.py) with a grant item or anything of the user's
     from it; the export (`only_set`) keeps the agents the user set. The last proposal's time is the newest of
     the row's and the agent's waiting proposals' (a proposal writes no row)."""
@@ -168,15 +178,17 @@ def agent_rows(stored: tuple[AgentGrant, ...], live: list[Entry], proposals: lis
     rows = []
     for g in grants:
         proposed = max([g.last_proposal_at or "", *(p.created_at for p in waiting.get(g.key, []))]) or None
-        rows.append({
-            "agent": g.agent,
-            "read": g.read,
-            "propose": g.propose,
-            "entries": len(from_agent.get(g.key, [])),
-            "waiting": len(waiting.get(g.key, [])),
-            "last_read_at": g.last_read_at,
-            "last_proposal_at": proposed,
-        })
+        rows.append(
+            {
+                "agent": g.agent,
+                "read": g.read,
+                "propose": g.propose,
+                "entries": len(from_agent.get(g.key, [])),
+                "waiting": len(waiting.get(g.key, [])),
+                "last_read_at": g.last_read_at,
+                "last_proposal_at": proposed,
+            }
+        )
     # Most recently used first (ISO times sort as text); agents only set, never used, after them by name.
     return sorted(rows, key=_position)
 
@@ -196,7 +208,9 @@ def _cursor(position: tuple[str, str]) -> str:
 def _cursor_position(cursor: str) -> tuple[str, str]:
     """The position a `next` cursor names; a 400 for anything this service did not write."""
     try:  # the length first: json of ~1,000 nested lists is a RecursionError, not a ValueError
-        decoded = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))) if len(cursor) <= 2048 else None
+        decoded = (
+            json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))) if len(cursor) <= 2048 else None
+        )
         if isinstance(decoded, list) and len(decoded) == 2 and all(isinstance(p, str) for p in decoded):
             return decoded[0], decoded[1]
     except (ValueError, TypeError, RecursionError):

@@ -11,6 +11,7 @@ held times, which the journal keeps); the counter is set to what is left, and th
 transaction checks (storage/entries.py take_waiting_slot): a proposal for a user not folded yet folds
 first, so a block stored as `Helper` stops a proposal from `helper` too.
 """
+
 from __future__ import annotations
 
 from collections import defaultdict
@@ -28,7 +29,6 @@ from chalicelib.storage.dynamo import TransactionCancelled, transact
 from chalicelib.storage.entries import STATE_KEY
 
 __all__ = ["fold_rows", "read_receipt", "stored_grants"]
-
 
 
 def read_receipt(stores: Stores, user_id: str, agent: str, now_iso: str, state: MemoryState) -> list[dict[str, Any]]:
@@ -67,8 +67,11 @@ def fold_rows(stores: Stores, user_id: str) -> None:
             groups[grant.key].append(grant)
     kept = {key: merged(grants, grants[0].agent) for key, grants in groups.items()}
     # Only rows that say yes to both may go: a "no" stays whatever its times say (set_at missing or altered).
-    seen = sorted((g for g in kept.values() if g.set_at is None and g.read and g.propose),
-                  key=lambda g: (g.last_read_at or "", g.key), reverse=True)
+    seen = sorted(
+        (g for g in kept.values() if g.set_at is None and g.read and g.propose),
+        key=lambda g: (g.last_read_at or "", g.key),
+        reverse=True,
+    )
     dropped = {g.key for g in seen[SEEN_ROW_CAP:]}
     deletes = unnamed + [AGENT_PREFIX + g.row for key in dropped for g in groups[key]]
     for key, grants in groups.items():
@@ -80,8 +83,13 @@ def fold_rows(stores: Stores, user_id: str) -> None:
 
 def _fold_one(stores: Stores, user_id: str, grant: AgentGrant, older: list[str]) -> None:
     """One agent's folded row, written from all its rows, and its older rows deleted, in one transaction."""
-    sets = {"name": grant.agent, "read": grant.read, "propose": grant.propose,
-            "last_read_at": grant.last_read_at, "set_at": grant.set_at}
+    sets = {
+        "name": grant.agent,
+        "read": grant.read,
+        "propose": grant.propose,
+        "last_read_at": grant.last_read_at,
+        "set_at": grant.set_at,
+    }
     given = {name: value for name, value in sets.items() if value is not None}
     update = stores.agents.folded_row(user_id, {"key": grant.key, **given})
     deletes = [stores.agents.delete_row(user_id, row) for row in older[:99]]

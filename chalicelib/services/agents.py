@@ -4,6 +4,7 @@ An agent gets memory only if all three hold: its manifest asked (`memory: true`)
 user, and that user turned memory on; and then only if the user did not stop that agent reading
 (its grant rides on the entries Query). Anything else is an empty list, never an error that reveals why.
 """
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
@@ -43,7 +44,10 @@ def register_session(stores: Stores, session_id: str, body: SessionBody) -> Sess
     if existing is None:  # deleted between the two calls (TTL): nothing to conflict with
         raise Conflict("The session changed while registering; try again.")
     same = (existing.user_id, existing.thread_id, existing.agent, existing.memory_requested) == (
-        wanted.user_id, wanted.thread_id, wanted.agent, wanted.memory_requested
+        wanted.user_id,
+        wanted.thread_id,
+        wanted.agent,
+        wanted.memory_requested,
     )
     if not same:
         raise Conflict("This session is already registered with a different user, thread, agent or manifest.")
@@ -93,12 +97,16 @@ def context(stores: Stores, session_id: str) -> dict[str, Any]:
         state, entries = stores.entries.load(session.user_id)
     journaled = {"session_id": session_id, "agent": session.agent}
     if not state.grant(session.agent).read:  # the user stopped this agent reading: it learns only `[]`
-        stores.journal.append(session.user_id, "keep.memory.context", now.iso, {**journaled, "count": 0, "reason": "agent_blocked"})
+        stores.journal.append(
+            session.user_id, "keep.memory.context", now.iso, {**journaled, "count": 0, "reason": "agent_blocked"}
+        )
         count("ContextFetches")
         return {"items": []}
     chosen = select_context([e for e in entries if not e.is_expired(now.epoch)])
     # One call, as the journal's Put alone was: the row and the agent's "last read" move together.
-    journal_row = stores.journal.record(session.user_id, "keep.memory.context", now.iso, {**journaled, "count": len(chosen)})
+    journal_row = stores.journal.record(
+        session.user_id, "keep.memory.context", now.iso, {**journaled, "count": len(chosen)}
+    )
     try:
         transact(stores.client, [journal_row, *read_receipt(stores, session.user_id, session.agent, now.iso, state)])
     except TransactionCancelled:  # another fetch made this agent's row, or took the last room, meanwhile

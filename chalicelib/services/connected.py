@@ -7,6 +7,7 @@ hour (`conn:<connection id>:<hour>`), tainted unless the connection is trusted, 
 Every call here that reads or writes memory carries the connection's `used` condition in its one
 transaction: revoked or expired meanwhile, the call is 401 and nothing is written.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -44,7 +45,10 @@ def context(stores: Stores, connection: Connection) -> dict[str, Any]:
     """Exactly the context a session of this agent for this person gets; journaled with the agent, never the text."""
     now = instant(stores.clock)
     state, entries = stores.entries.load(connection.user_id)
-    me = {"agent": connection.agent, "tainted": not connection.trusted}  # what the connection acts as, so a client can say it
+    me = {
+        "agent": connection.agent,
+        "tainted": not connection.trusted,
+    }  # what the connection acts as, so a client can say it
     if not state.enabled:
         return {"items": [], **me}
     if not state.agents_folded:  # once per user: rows stored before agent names were folded (services/agent_rows.py)
@@ -55,14 +59,20 @@ def context(stores: Stores, connection: Connection) -> dict[str, Any]:
     journaled = {"session_id": conversation, "agent": connection.agent, "connection_id": connection.id}
     used = stores.connections.used(connection, now.iso, now.epoch)
     if not state.grant(connection.agent).read:  # the person stopped this agent reading: it learns only `[]`
-        row = stores.journal.record(connection.user_id, "keep.memory.context", now.iso, {**journaled, "count": 0, "reason": "agent_blocked"})
+        row = stores.journal.record(
+            connection.user_id, "keep.memory.context", now.iso, {**journaled, "count": 0, "reason": "agent_blocked"}
+        )
         _live_or_401(stores, [used, row], 0)
         count("ContextFetches")
         return {"items": [], **me}
     chosen = select_context([e for e in entries if not e.is_expired(now.epoch)])
-    journal_row = stores.journal.record(connection.user_id, "keep.memory.context", now.iso, {**journaled, "count": len(chosen)})
+    journal_row = stores.journal.record(
+        connection.user_id, "keep.memory.context", now.iso, {**journaled, "count": len(chosen)}
+    )
     try:
-        _live_or_401(stores, [used, journal_row, *read_receipt(stores, connection.user_id, connection.agent, now.iso, state)], 0)
+        _live_or_401(
+            stores, [used, journal_row, *read_receipt(stores, connection.user_id, connection.agent, now.iso, state)], 0
+        )
     except TransactionCancelled:  # another fetch made this agent's row, or took the last room, meanwhile
         _live_or_401(stores, [used, journal_row], 0)
     count("ContextFetches")
@@ -75,8 +85,17 @@ def propose(stores: Stores, connection: Connection, text: str, kind: str) -> dic
     hour = now.epoch // CONVERSATION_SECONDS
     session = _conversation(connection, hour, now)
     event = AgentEvent(
-        session_id=session.session_id, event_id=f"{hour}-{new_id()}", type="memory.propose", kind=kind, message_id=None,
-        status=PENDING, outcome=None, created_at=now.iso, tainted_at_post=session.tainted, user_id=connection.user_id, text=text,
+        session_id=session.session_id,
+        event_id=f"{hour}-{new_id()}",
+        type="memory.propose",
+        kind=kind,
+        message_id=None,
+        status=PENDING,
+        outcome=None,
+        created_at=now.iso,
+        tainted_at_post=session.tainted,
+        user_id=connection.user_id,
+        text=text,
     )
     actions = [
         stores.connections.used(connection, now.iso, now.epoch),
@@ -102,11 +121,20 @@ def outcome(stores: Stores, connection: Connection, event_id: str) -> dict[str, 
     event = stores.events.get(conversation_id(connection, int(hour)), event_id)
     if event is None or event.user_id != connection.user_id:
         raise NotFound("No such suggestion.")
-    return {"event_id": event.event_id, "status": event.status, "outcome": dict(event.outcome) if event.outcome else None}
+    return {
+        "event_id": event.event_id,
+        "status": event.status,
+        "outcome": dict(event.outcome) if event.outcome else None,
+    }
 
 
 def _conversation(connection: Connection, hour: int, now: Instant) -> Session:
     return Session(
-        session_id=conversation_id(connection, hour), user_id=connection.user_id, thread_id=None, agent=connection.agent,
-        memory_requested=True, tainted=not connection.trusted, created_at=now.iso,
+        session_id=conversation_id(connection, hour),
+        user_id=connection.user_id,
+        thread_id=None,
+        agent=connection.agent,
+        memory_requested=True,
+        tainted=not connection.trusted,
+        created_at=now.iso,
     )

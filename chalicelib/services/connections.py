@@ -8,6 +8,7 @@ container. What a cached lookup still lets through, for at most a minute after a
 container, touches no memory: MCP's handshake and tool list, and the outcome of the agent's own
 earlier suggestion (docs/agents.md).
 """
+
 from __future__ import annotations
 
 import threading
@@ -38,12 +39,24 @@ def create(stores: Stores, user_id: str, body: ConnectionBody) -> dict[str, Any]
     now = instant(stores.clock)
     token = connection_tokens.new_token()
     connection = Connection(
-        id=new_id(), user_id=user_id, agent=body.agent, trusted=body.trusted, created_at=now.iso,
+        id=new_id(),
+        user_id=user_id,
+        agent=body.agent,
+        trusted=body.trusted,
+        created_at=now.iso,
         expires_at=now.epoch + body.expires_in_days * DAY_SECONDS,
         mac=connection_tokens.mac(stores.connection_key.get(), token),
     )
-    details = {"operation": "create", "connection_id": connection.id, "agent": connection.agent, "trusted": connection.trusted}
-    transact(stores.client, [*stores.connections.create(connection), stores.journal.record(user_id, JOURNAL_ACTION, now.iso, details)])
+    details = {
+        "operation": "create",
+        "connection_id": connection.id,
+        "agent": connection.agent,
+        "trusted": connection.trusted,
+    }
+    transact(
+        stores.client,
+        [*stores.connections.create(connection), stores.journal.record(user_id, JOURNAL_ACTION, now.iso, details)],
+    )
     return {**connection.public(), "token": token}
 
 

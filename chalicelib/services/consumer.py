@@ -6,6 +6,7 @@ retried record finds it handled (or gone) and does nothing. That condition, not 
 what makes delivery idempotent, so a proposal gets a fresh random id like any entry: ids are unique for
 ever, also when the same session and event id propose again after TTL removed the first event.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -134,14 +135,22 @@ def propose(stores: Stores, event: AgentEvent) -> str:
     stale: dict[int, str] = {}  # a fingerprint's dead holder, by the action that met it: taken over on the next try
     for _ in range(KEY_RETRIES + 5):
         actions = [
-            stores.events.settle(event.session_id, event.event_id, {"type": PROPOSED, "proposal_id": proposal.id}, now.iso),
+            stores.events.settle(
+                event.session_id, event.event_id, {"type": PROPOSED, "proposal_id": proposal.id}, now.iso
+            ),
             stores.sessions.count_proposal(event.session_id, event.created_at),  # its cap, and not forgotten since
             stores.entries.take_waiting_slot(user_id),
-            stores.agents.admit_proposal(user_id, session.agent, now.iso, event.created_at),  # the user's grant: no read needed
+            # the user's grant: no read needed
+            stores.agents.admit_proposal(user_id, session.agent, now.iso, event.created_at),
             # sealed here, under the user's current key: [4] Put, [5] claim its fingerprint, [6] no live entry has it;
             # or, for a duplicate, [4] the waiting slot it holds instead, its journal row and its text key's deletion
-            *(_masked(stores, event, proposal, now) if masked else
-              stores.proposals.put_unique(proposal, entries_check=stores.entries.fingerprints.check_free, now_epoch=now.epoch)),
+            *(
+                _masked(stores, event, proposal, now)
+                if masked
+                else stores.proposals.put_unique(
+                    proposal, entries_check=stores.entries.fingerprints.check_free, now_epoch=now.epoch
+                )
+            ),
         ]
         if _CLAIM in stale and not masked:
             actions[_CLAIM] = stores.proposals.fingerprints.taken_over(actions[_CLAIM], stale[_CLAIM])
@@ -155,7 +164,14 @@ def propose(stores: Stores, event: AgentEvent) -> str:
             if exc.failed(0):
                 return "replayed"  # already handled by an earlier delivery
             if exc.failed(_ADMIT) or exc.failed(1):
-                return _refuse(stores, event, _why_not_admitted(stores, exc, event, user_id, session.agent), user_id, now, session.agent)
+                return _refuse(
+                    stores,
+                    event,
+                    _why_not_admitted(stores, exc, event, user_id, session.agent),
+                    user_id,
+                    now,
+                    session.agent,
+                )
             if exc.failed(2):
                 state = stores.entries.get_state(user_id)
                 if state.enabled and not state.agents_folded and not folded:
@@ -197,7 +213,11 @@ def _why_not_admitted(stores: Stores, exc: TransactionCancelled, event: AgentEve
     """`agent_forgotten` when the user forgot the agent's (or the session's) writes after the event was posted
     (it was still pending: a retry, a redrive), else `agent_blocked` or `session_cap` (a refusal path: reads)."""
     if exc.failed(_ADMIT):
-        return "agent_forgotten" if stores.agents.forgot_before(stores.client, user_id, agent, event.created_at) else "agent_blocked"
+        return (
+            "agent_forgotten"
+            if stores.agents.forgot_before(stores.client, user_id, agent, event.created_at)
+            else "agent_blocked"
+        )
     return "agent_forgotten" if stores.sessions.forgot_before(event.session_id, event.created_at) else "session_cap"
 
 
@@ -212,12 +232,19 @@ def _masked(stores: Stores, event: AgentEvent, proposal: Entry, now: Instant) ->
     assert proposal.agent is not None and proposal.source.session_id is not None
     return [
         stores.proposals.hold_slot(
-            proposal.user_id, proposal.id, agent=proposal.agent, session_id=proposal.source.session_id, now_iso=now.iso,
+            proposal.user_id,
+            proposal.id,
+            agent=proposal.agent,
+            session_id=proposal.source.session_id,
+            now_iso=now.iso,
             until=now.epoch + SLOT_SECONDS,
         ),
         stores.journal.record(
-            proposal.user_id, "keep.memory.proposal_refused", now.iso,
-            {"reason": "duplicate", "session_id": event.session_id, "agent": proposal.agent}, row_id=refusal_row_id(event),
+            proposal.user_id,
+            "keep.memory.proposal_refused",
+            now.iso,
+            {"reason": "duplicate", "session_id": event.session_id, "agent": proposal.agent},
+            row_id=refusal_row_id(event),
         ),
         *stores.keyring.shred(proposal.user_id, [event.text_id]),
     ]

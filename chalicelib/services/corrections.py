@@ -1,4 +1,5 @@
 """Corrections a user makes to an agent's proposal while accepting it (the entry keeps origin, source, taint)."""
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING

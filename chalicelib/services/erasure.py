@@ -24,6 +24,7 @@ as one registered after the erasure is (docs/operators.md). Events that outlived
 removed the session first) are not reached; they hold no readable text once the key is shredded.
 Nothing is written to the user's journal: it is erased.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -40,7 +41,9 @@ logger = get_logger("personal_memory.operators")
 class Erased:
     """How many items went from each table (a retry counts only what was still there)."""
 
-    counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(("keys", "sessions", "events", "entries", "proposals", "journal"), 0))
+    counts: dict[str, int] = field(
+        default_factory=lambda: dict.fromkeys(("keys", "sessions", "events", "entries", "proposals", "journal"), 0)
+    )
 
     def public(self) -> dict[str, dict[str, int]]:
         return {"erased": dict(self.counts)}

@@ -15,6 +15,7 @@ The user's data key goes first (issue 12): from then on no copy of the old text 
 useless: each transaction then holds 98 items, its counters and its journal row. No text is opened
 here: items are listed by id and expiry only.
 """
+
 from __future__ import annotations
 
 import secrets
@@ -118,7 +119,9 @@ def forget_counted(
         stores.keyring.shred_now(user_id, text_ids)
         if plan.agent is not None and text_ids:
             counts = {"unreadable": len(text_ids), "entries": 0, "proposals": 0}
-            transact(stores.client, [stores.journal.add_counts(user_id, plan.action, now.iso, row_id, counts, plan.details)])
+            transact(
+                stores.client, [stores.journal.add_counts(user_id, plan.action, now.iso, row_id, counts, plan.details)]
+            )
             deleted["unreadable"] = deleted.get("unreadable", 0) + len(text_ids)
             deleted["transactions"] += 1  # the row exists: no zero row below
         try:
@@ -127,7 +130,9 @@ def forget_counted(
         except TransactionCancelled:
             continue  # something went (or came) meanwhile: read what is stored now and go on
     if not deleted["transactions"]:  # nothing was left to delete: the request is still journaled, as a count of zero
-        stores.journal.append(user_id, plan.action, now.iso, {**plan.details, "entries": 0, "proposals": 0}, row_id=row_id)
+        stores.journal.append(
+            user_id, plan.action, now.iso, {**plan.details, "entries": 0, "proposals": 0}, row_id=row_id
+        )
     # Entries TTL removed behind our back must not keep counting. Orphans stay: each belongs to the
     # concurrent forget-all that destroyed its key, which counts it (recount's docstring).
     state = recount(stores, user_id, now, orphans=False)

@@ -9,6 +9,7 @@ forget by agent) build the same actions per item with `EntriesRepository.forget_
 Each forget also deletes the text's own key (`Keyring.shred`, issue 26) in the same transaction, last, so
 the indices above stay: a copy of the item restored from a backup then opens nowhere.
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -23,7 +24,9 @@ from chalicelib.storage.entry_items import StoredRef
 _ROUNDS = 4  # the entry changed (an edit) between the read and the delete: read it again
 
 
-def forget_entry(stores: Stores, user_id: str, entry_id: str, now: Instant, with_actions: Sequence[dict[str, Any]] = ()) -> bool:
+def forget_entry(
+    stores: Stores, user_id: str, entry_id: str, now: Instant, with_actions: Sequence[dict[str, Any]] = ()
+) -> bool:
     """Delete a live entry and its fingerprint, count it, with `with_actions`; False when there is no such live entry."""
     release = True
     for _ in range(_ROUNDS):
@@ -32,7 +35,15 @@ def forget_entry(stores: Stores, user_id: str, entry_id: str, now: Instant, with
             return False  # missing, or restored after its forget (its key is gone): a 404, no counter moves
         actions = stores.entries.forget_actions(user_id, ref, now.epoch, release=release)
         try:
-            transact(stores.client, [*actions, stores.entries.release_counts(user_id, active=1), *with_actions, *_shred(stores, user_id, ref)])
+            transact(
+                stores.client,
+                [
+                    *actions,
+                    stores.entries.release_counts(user_id, active=1),
+                    *with_actions,
+                    *_shred(stores, user_id, ref),
+                ],
+            )
             return True
         except TransactionCancelled as exc:
             if len(actions) == 2 and exc.failed(1):
@@ -51,7 +62,10 @@ def remove_proposal(stores: Stores, user_id: str, proposal_id: str) -> bool:
             return False  # gone, or restored after its forget (its key is gone): a 404, no counter moves
         actions = stores.proposals.remove_actions(user_id, ref, release=release)
         try:
-            transact(stores.client, [*actions, stores.entries.release_counts(user_id, waiting=1), *_shred(stores, user_id, ref)])
+            transact(
+                stores.client,
+                [*actions, stores.entries.release_counts(user_id, waiting=1), *_shred(stores, user_id, ref)],
+            )
             return True
         except TransactionCancelled as exc:
             if len(actions) == 2 and exc.failed(1):

@@ -8,6 +8,7 @@ before the data it labels, so it is never newer than the data sent with it (at w
 GET /v1/memory also advises how soon to ask again (`poll`), from what it has read anyway: the switch
 and when it last changed (the state item) and the newest waiting proposal (the proposals Query).
 """
+
 from __future__ import annotations
 
 import hashlib

@@ -3,6 +3,7 @@
 Every cap is a condition on the user's state item inside the same transaction as the write it
 guards; reads only ever choose which error to report after a write was refused.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -103,7 +104,9 @@ def add(stores: Stores, user_id: str, body: NewEntryBody) -> Entry:
         updated_at=now.iso,
         expires_at=now.epoch + body.expires_in_days * DAY_SECONDS if body.expires_in_days else None,
     )
-    _insert_counted(stores, user_id, lambda _release: stores.entries.put_unique(entry, now_epoch=now.epoch), now, claim_index=1)
+    _insert_counted(
+        stores, user_id, lambda _release: stores.entries.put_unique(entry, now_epoch=now.epoch), now, claim_index=1
+    )
     return entry
 
 
@@ -131,7 +134,9 @@ def edit(stores: Stores, user_id: str, entry_id: str, body: EntryChangesBody) ->
 
 def forget(stores: Stores, user_id: str, entry_id: str) -> None:
     now = instant(stores.clock)
-    if not is_id(entry_id) or not forget_entry(stores, user_id, entry_id, now, with_actions=[receipt(stores, user_id, now)]):
+    if not is_id(entry_id) or not forget_entry(
+        stores, user_id, entry_id, now, with_actions=[receipt(stores, user_id, now)]
+    ):
         raise NotFound("No such entry.")
 
 
@@ -161,8 +166,16 @@ def accept(stores: Stores, user_id: str, proposal_id: str, body: AcceptBody | No
 
     plan = _AcceptPlan(stores, user_id, proposal, replaced, entry, now)
     _insert_counted(
-        stores, user_id, plan.actions, now, count=0 if replaced else 1, release_waiting=1, gone_index=0, claim_index=2,
-        replaced_index=3 if replaced is not None else None, releases=plan.releases,
+        stores,
+        user_id,
+        plan.actions,
+        now,
+        count=0 if replaced else 1,
+        release_waiting=1,
+        gone_index=0,
+        claim_index=2,
+        replaced_index=3 if replaced is not None else None,
+        releases=plan.releases,
     )
     return entry
 
@@ -171,15 +184,36 @@ class _AcceptPlan:
     """An accept's actions: [delete proposal, Put entry, claim its fingerprint, (forget the replaced entry),
     release the fingerprints]. A release that fails (another item holds it: damaged storage) is left out."""
 
-    def __init__(self, stores: Stores, user_id: str, proposal: StoredRef, replaced: StoredRef | None, entry: Entry, now: Instant) -> None:
-        self.stores, self.user_id, self.proposal, self.replaced, self.entry, self.now = stores, user_id, proposal, replaced, entry, now
+    def __init__(
+        self, stores: Stores, user_id: str, proposal: StoredRef, replaced: StoredRef | None, entry: Entry, now: Instant
+    ) -> None:
+        self.stores, self.user_id, self.proposal, self.replaced, self.entry, self.now = (
+            stores,
+            user_id,
+            proposal,
+            replaced,
+            entry,
+            now,
+        )
         self.releases: list[int] = []
 
     def actions(self, release: bool) -> list[dict[str, Any]]:
-        stores, user_id, replaced = self.stores, self.user_id, self.replaced  # stores.<table>.<method>: infra/dynamodb_access.py reads these
+        stores, user_id, replaced = (
+            self.stores,
+            self.user_id,
+            self.replaced,
+        )  # stores.<table>.<method>: infra/dynamodb_access.py reads these
         created = stores.entries.put_unique(self.entry, now_epoch=self.now.epoch)
-        forgotten = [] if replaced is None else stores.entries.forget_actions(user_id, replaced, self.now.epoch, release=release)
-        if replaced is not None and replaced.fingerprint and created[1]["Put"]["Item"]["sk"] == stores.entries.fingerprints.key(user_id, replaced.fingerprint)["sk"]:
+        forgotten = (
+            []
+            if replaced is None
+            else stores.entries.forget_actions(user_id, replaced, self.now.epoch, release=release)
+        )
+        if (
+            replaced is not None
+            and replaced.fingerprint
+            and created[1]["Put"]["Item"]["sk"] == stores.entries.fingerprints.key(user_id, replaced.fingerprint)["sk"]
+        ):
             # the same words as the entry it replaces: one item, taken over rather than released and claimed
             created[1] = stores.entries.fingerprints.claim(
                 user_id, replaced.fingerprint, self.entry.id, now_epoch=self.now.epoch, taking_from=replaced.id
@@ -193,7 +227,12 @@ class _AcceptPlan:
         # the forget gets its receipt as a single forget does (issue 37 #12).
         if replaced is None:
             return [*built, *released]
-        return [*built, *released, *stores.keyring.shred(user_id, [replaced.key_id]), receipt(stores, user_id, self.now)]
+        return [
+            *built,
+            *released,
+            *stores.keyring.shred(user_id, [replaced.key_id]),
+            receipt(stores, user_id, self.now),
+        ]
 
 
 def _replaced(stores: Stores, user_id: str, body: AcceptBody | None, now: Instant) -> StoredRef | None:
@@ -314,7 +353,9 @@ def export(stores: Stores, user_id: str) -> dict[str, Any]:
         "expired_entries_awaiting_deletion_total": len(expired),
         "proposals": [p.public() for p in proposals],
         # The agents the user set (their choices); an agent only seen is named by its entries and proposals above.
-        "agents": agent_rows(state.agents, [e for e in ordered if not e.is_expired(now.epoch)], proposals, only_set=True),
+        "agents": agent_rows(
+            state.agents, [e for e in ordered if not e.is_expired(now.epoch)], proposals, only_set=True
+        ),
         "journal": [r.public() for r in journal],
         "journal_next_cursor": journal_cursor,  # the rest: GET /v1/memory/journal?cursor=...
     }

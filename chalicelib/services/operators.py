@@ -3,6 +3,7 @@
 The journal row is written before any data is read or changed (or in the same transaction), so an
 access whose journal write fails does not happen. Operators cannot add, edit or accept: the user decides.
 """
+
 from __future__ import annotations
 
 import secrets
@@ -22,7 +23,9 @@ ACCESS = "keep.memory.operator_access"
 
 def _journal(stores: Stores, user_id: str, operator: str, action: str, request_id: str, **extra: Any) -> None:
     now = instant(stores.clock)
-    stores.journal.append(user_id, ACCESS, now.iso, {"operation": action, "operator": operator, "request_id": request_id, **extra})
+    stores.journal.append(
+        user_id, ACCESS, now.iso, {"operation": action, "operator": operator, "request_id": request_id, **extra}
+    )
     count("OperatorAccesses", ("Operation", action))
 
 

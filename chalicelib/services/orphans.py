@@ -9,6 +9,7 @@ refused at a cap (services/recount.py for entries, `recount_waiting` here for pr
 journaled: the forget-all that destroyed the key (`keep.memory.key_destroyed`) accounts for them.
 This module deletes proposals only, so the stream consumer that uses it needs no entry deletes.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
@@ -48,11 +49,16 @@ def recount_waiting(stores: Stores, user_id: str) -> MemoryState:
     text_ids = {p.id: p.key_id for p in proposals}
     delete_counted(
         sorted(orphans),
-        lambda proposal_id: [stores.proposals.delete_waiting(user_id, proposal_id), *stores.keyring.shred(user_id, [text_ids.get(proposal_id)])],
+        lambda proposal_id: [
+            stores.proposals.delete_waiting(user_id, proposal_id),
+            *stores.keyring.shred(user_id, [text_ids.get(proposal_id)]),
+        ],
         lambda n: stores.entries.release_counts(user_id, waiting=n),
         stores,
     )
-    drop_stale(stores, stores.proposals.fingerprints.drop_stale, user_id, [f for f in fingerprints if f.owner in orphans])
+    drop_stale(
+        stores, stores.proposals.fingerprints.drop_stale, user_id, [f for f in fingerprints if f.owner in orphans]
+    )
     return true_waiting(stores, user_id)  # a slot put back from a backup was uncounted, yet freed here counted
 
 
@@ -68,7 +74,9 @@ def true_waiting(stores: Stores, user_id: str) -> MemoryState:
     return state
 
 
-def drop_stale(stores: Stores, drop: Callable[[str, Fingerprint], dict[str, Any]], user_id: str, stale: Sequence[Fingerprint]) -> None:
+def drop_stale(
+    stores: Stores, drop: Callable[[str, Fingerprint], dict[str, Any]], user_id: str, stale: Sequence[Fingerprint]
+) -> None:
     """Delete fingerprints whose item was just deleted, each only while it still names that item; uncounted.
 
     `drop` is a table's `fingerprints.drop_stale` (named, so infra/dynamodb_access.py reads what it does)."""
@@ -85,7 +93,10 @@ def drop_stale(stores: Stores, drop: Callable[[str, Fingerprint], dict[str, Any]
 
 
 def delete_counted(
-    ids: Sequence[str], delete: Callable[[str], list[dict[str, Any]]], release: Callable[[int], dict[str, Any]], stores: Stores
+    ids: Sequence[str],
+    delete: Callable[[str], list[dict[str, Any]]],
+    release: Callable[[int], dict[str, Any]],
+    stores: Stores,
 ) -> int:
     """Delete `ids` in transactions that also move the counter by exactly that many; how many this call deleted.
 

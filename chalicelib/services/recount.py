@@ -4,6 +4,7 @@ Two things can leave `active` too high, and a user locked out of slots they do n
 DynamoDB's TTL deletes an expired entry without moving the counter, and an interrupted forget-all
 leaves entries no key opens (services/orphans.py). Both are deleted here, counted, with their fingerprints.
 """
+
 from __future__ import annotations
 
 from chalicelib.bootstrap import Stores
@@ -34,12 +35,17 @@ def recount(stores: Stores, user_id: str, now: Instant, *, orphans: bool = True)
     text_ids = {e.id: e.key_id for e in entries}
     purged = delete_counted(
         gone,
-        lambda entry_id: [stores.entries.delete_stored(user_id, entry_id), *stores.keyring.shred(user_id, [text_ids.get(entry_id)])],
+        lambda entry_id: [
+            stores.entries.delete_stored(user_id, entry_id),
+            *stores.keyring.shred(user_id, [text_ids.get(entry_id)]),
+        ],
         lambda n: stores.entries.release_counts(user_id, active=n),
         stores,
     )
     # Their fingerprints go too (each only while it still names the purged entry: a new entry with the same
     # words may have taken over an expired one's fingerprint meanwhile).
     gone_ids = set(gone)
-    drop_stale(stores, stores.entries.fingerprints.drop_stale, user_id, [f for f in fingerprints if f.owner in gone_ids])
+    drop_stale(
+        stores, stores.entries.fingerprints.drop_stale, user_id, [f for f in fingerprints if f.owner in gone_ids]
+    )
     return MemoryState(enabled=state.enabled, active=active - purged, waiting=state.waiting)

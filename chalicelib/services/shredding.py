@@ -7,6 +7,7 @@ items: services/forget_all.py). A copy of the item restored from a backup, or st
 opens nowhere. A running function elsewhere may still hold the key for at most the key cache's age, so
 the receipt's `unrecoverable_by` is the deletion plus that age (chalicelib/crypto/cache.py).
 """
+
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta

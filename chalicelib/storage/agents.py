@@ -10,6 +10,7 @@ service created, and a row is only ever created in a transaction that moves it u
 Items stored before names were folded (`a#Helper`) still count: every reader merges the rows of one
 folded name, the most restrictive switch winning, and the next write for that agent folds them into one.
 """
+
 from __future__ import annotations
 
 import re
@@ -50,7 +51,7 @@ def grant_from_item(item: Mapping[str, Any]) -> AgentGrant | None:
     Its name is the stored `name` when that folds to the key; else the key itself (an item stored before
     names were folded is keyed by the name as the agent gave it, and folds to where it belongs).
     """
-    row = str(item["sk"])[len(AGENT_PREFIX):]
+    row = str(item["sk"])[len(AGENT_PREFIX) :]
     name = item.get("name")
     if not (is_agent_name(name) and fold_agent_name(str(name)) == row):
         if not is_agent_name(row):
@@ -112,13 +113,15 @@ class AgentsRepository:
 
     def stored_rows(self, client: Any, user_id: str) -> list[dict[str, Any]]:
         """Every `a#` item of the user as stored, read consistently (one Query of those keys only)."""
-        return list(dynamo.query_all(
-            client,
-            TableName=self.table,
-            KeyConditionExpression="user_id = :u AND begins_with(sk, :a)",
-            ExpressionAttributeValues=dynamo.values(u=user_id, a=AGENT_PREFIX),
-            ConsistentRead=True,
-        ))
+        return list(
+            dynamo.query_all(
+                client,
+                TableName=self.table,
+                KeyConditionExpression="user_id = :u AND begins_with(sk, :a)",
+                ExpressionAttributeValues=dynamo.values(u=user_id, a=AGENT_PREFIX),
+                ConsistentRead=True,
+            )
+        )
 
     def mark_folded(self, client: Any, user_id: str, state_key: str, rows: int) -> None:
         """The state item says its rows are folded, and how many there are (services/agent_rows.py)."""
@@ -161,7 +164,15 @@ class AgentsRepository:
         return {"Update": update}
 
     def set_switches(
-        self, user_id: str, agent: str, now_iso: str, *, read: bool | None, propose: bool | None, current: AgentGrant, exists: bool
+        self,
+        user_id: str,
+        agent: str,
+        now_iso: str,
+        *,
+        read: bool | None,
+        propose: bool | None,
+        current: AgentGrant,
+        exists: bool,
     ) -> dict[str, Any]:
         """Set the switches given (at least one) on the agent's folded row; a switch not given keeps what
         `current` (the merged rows) says, so folding older rows into this one loosens nothing."""
@@ -189,7 +200,9 @@ class AgentsRepository:
         }
         return self._exists(update, exists)
 
-    def record_read(self, user_id: str, agent: str, now_iso: str, *, current: AgentGrant, exists: bool) -> dict[str, Any]:
+    def record_read(
+        self, user_id: str, agent: str, now_iso: str, *, current: AgentGrant, exists: bool
+    ) -> dict[str, Any]:
         """The agent was given the user's memory now (written with the context's journal row)."""
         sets = ["last_read_at = :t", "#name = if_not_exists(#name, :name)"]
         vals: dict[str, Any] = {"t": now_iso, "name": agent}
@@ -291,8 +304,14 @@ def only_from(delete: dict[str, Any], agents: Sequence[str]) -> dict[str, Any]:
     # can contain up to 100 values"); services/agent_grants.py gives at most 99.
     names = {f"from_agent{n}": agent for n, agent in enumerate(agents)}
     listed = ", ".join(f":{name}" for name in names)
-    request["ConditionExpression"] = f"({request['ConditionExpression']}) AND #origin = :agent_origin AND #agent IN ({listed})"
-    request["ExpressionAttributeNames"] = {**request.get("ExpressionAttributeNames", {}), "#origin": "origin", "#agent": "agent"}
+    request["ConditionExpression"] = (
+        f"({request['ConditionExpression']}) AND #origin = :agent_origin AND #agent IN ({listed})"
+    )
+    request["ExpressionAttributeNames"] = {
+        **request.get("ExpressionAttributeNames", {}),
+        "#origin": "origin",
+        "#agent": "agent",
+    }
     request["ExpressionAttributeValues"] = {
         **request.get("ExpressionAttributeValues", {}),
         **dynamo.values(agent_origin="agent", **names),

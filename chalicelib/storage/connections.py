@@ -10,6 +10,7 @@ Forget-all deletes only `#key` and `t#` rows: connections survive it, as the on/
 erasure deletes the lookup rows first (`erase_lookup`), then the whole partition with the person's rows.
 The service's MAC key is the row `user_id = "#service", sk = "#connections-mac"` (a `#` no user id has).
 """
+
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -40,8 +41,12 @@ class Connection:
         from chalicelib.models import iso_from_epoch
 
         return {
-            "id": self.id, "agent": self.agent, "trusted": self.trusted, "created_at": self.created_at,
-            "expires_at": iso_from_epoch(self.expires_at), "last_used_at": self.last_used_at,
+            "id": self.id,
+            "agent": self.agent,
+            "trusted": self.trusted,
+            "created_at": self.created_at,
+            "expires_at": iso_from_epoch(self.expires_at),
+            "last_used_at": self.last_used_at,
         }
 
 
@@ -60,8 +65,14 @@ def _from_item(item: Mapping[str, Any], user_id: str | None) -> Connection | Non
         unreadable("keys", "connection")
         return None
     return Connection(
-        id=str(item["connection_id"]), user_id=str(owner), agent=str(item["agent"]), trusted=trusted,
-        created_at=str(item["created_at"]), expires_at=int(expires), mac=str(item["mac"]), last_used_at=used,
+        id=str(item["connection_id"]),
+        user_id=str(owner),
+        agent=str(item["agent"]),
+        trusted=trusted,
+        created_at=str(item["created_at"]),
+        expires_at=int(expires),
+        mac=str(item["mac"]),
+        last_used_at=used,
     )
 
 
@@ -90,17 +101,31 @@ class ConnectionsRepository:
         return [c for c in found if c is not None]
 
     def get_owned(self, user_id: str, connection_id: str) -> Connection | None:
-        raw = self._client.get_item(TableName=self.table, Key=self._owned_key(user_id, connection_id), ConsistentRead=True).get("Item")
+        raw = self._client.get_item(
+            TableName=self.table, Key=self._owned_key(user_id, connection_id), ConsistentRead=True
+        ).get("Item")
         return _from_item(dynamo.load(raw), user_id) if raw else None
 
     def create(self, connection: Connection) -> list[dict[str, Any]]:
         """Transaction actions: both rows, each refused if its key is taken (a MAC or id never repeats)."""
-        common = {"connection_id": connection.id, "agent": connection.agent, "trusted": connection.trusted,
-                  "created_at": connection.created_at, EXPIRY: connection.expires_at, "mac": connection.mac}
+        common = {
+            "connection_id": connection.id,
+            "agent": connection.agent,
+            "trusted": connection.trusted,
+            "created_at": connection.created_at,
+            EXPIRY: connection.expires_at,
+            "mac": connection.mac,
+        }
         lookup = {"user_id": LOOKUP_PREFIX + connection.mac, "sk": LOOKUP_SK, "owner": connection.user_id, **common}
         owned = {"user_id": connection.user_id, "sk": OWNED_PREFIX + connection.id, **common}
         return [
-            {"Put": {"TableName": self.table, "Item": dynamo.dump(item), "ConditionExpression": "attribute_not_exists(sk)"}}
+            {
+                "Put": {
+                    "TableName": self.table,
+                    "Item": dynamo.dump(item),
+                    "ConditionExpression": "attribute_not_exists(sk)",
+                }
+            }
             for item in (lookup, owned)
         ]
 
@@ -108,14 +133,27 @@ class ConnectionsRepository:
         """Transaction actions: delete both rows; the person's row must still be there (a second revoke is a 404),
         and the lookup row, if there, must name this person (a row copied from another's partition deletes theirs
         only when `lookup` is False: just the copy goes)."""
-        owned = {"Delete": {"TableName": self.table, "Key": self._owned_key(connection.user_id, connection.id),
-                            "ConditionExpression": "attribute_exists(sk)"}}
+        owned = {
+            "Delete": {
+                "TableName": self.table,
+                "Key": self._owned_key(connection.user_id, connection.id),
+                "ConditionExpression": "attribute_exists(sk)",
+            }
+        }
         if not lookup:
             return [owned]
-        return [owned, {"Delete": {
-            "TableName": self.table, "Key": self._lookup_key(connection.mac), "ConditionExpression": "attribute_not_exists(sk) OR #o = :u",
-            "ExpressionAttributeNames": {"#o": "owner"}, "ExpressionAttributeValues": dynamo.values(u=connection.user_id),
-        }}]
+        return [
+            owned,
+            {
+                "Delete": {
+                    "TableName": self.table,
+                    "Key": self._lookup_key(connection.mac),
+                    "ConditionExpression": "attribute_not_exists(sk) OR #o = :u",
+                    "ExpressionAttributeNames": {"#o": "owner"},
+                    "ExpressionAttributeValues": dynamo.values(u=connection.user_id),
+                }
+            },
+        ]
 
     def erase_lookup(self, connection: Connection) -> bool:
         """Delete a connection's lookup row, only if it is still this person's (an operator's account erasure: the
@@ -148,7 +186,9 @@ class ConnectionsRepository:
                 "UpdateExpression": "SET last_used_at = :u",
                 "ConditionExpression": "attribute_exists(sk) AND mac = :m AND #e > :n AND #a = :a AND #t = :t",
                 "ExpressionAttributeNames": {"#e": EXPIRY, "#a": "agent", "#t": "trusted"},
-                "ExpressionAttributeValues": dynamo.values(u=now_iso, m=connection.mac, n=now_epoch, a=connection.agent, t=connection.trusted),
+                "ExpressionAttributeValues": dynamo.values(
+                    u=now_iso, m=connection.mac, n=now_epoch, a=connection.agent, t=connection.trusted
+                ),
             }
         }
 
@@ -170,5 +210,11 @@ class ConnectionsRepository:
 
     def put_mac_key(self, key_id: bytes, wrapped: bytes, now_iso: str) -> bool:
         """Store the first MAC key; False when another container stored one first (use theirs)."""
-        item = {"user_id": SERVICE_PARTITION, "sk": MAC_KEY_SK, "key_id": key_id, "wrapped": wrapped, "created_at": now_iso}
+        item = {
+            "user_id": SERVICE_PARTITION,
+            "sk": MAC_KEY_SK,
+            "key_id": key_id,
+            "wrapped": wrapped,
+            "created_at": now_iso,
+        }
         return dynamo.put_if_absent(self._client, self.table, item, "sk")

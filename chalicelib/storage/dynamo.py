@@ -1,4 +1,5 @@
 """The one DynamoDB client of the process, item (de)serialisation, and transactions that report why they failed."""
+
 from __future__ import annotations
 
 import threading
@@ -193,7 +194,9 @@ def batch_delete(client: Any, table: str, keys: Sequence[Mapping[str, Any]]) -> 
     from chalicelib.storage import retries
 
     for start in range(0, len(keys), BATCH_WRITE_ITEMS):
-        requests: list[dict[str, Any]] = [{"DeleteRequest": {"Key": dump(key)}} for key in keys[start : start + BATCH_WRITE_ITEMS]]
+        requests: list[dict[str, Any]] = [
+            {"DeleteRequest": {"Key": dump(key)}} for key in keys[start : start + BATCH_WRITE_ITEMS]
+        ]
         for attempt in range(1, retries.MAX_ATTEMPTS + 1):
             answer = client.batch_write_item(RequestItems={table: requests})
             requests = (answer.get("UnprocessedItems") or {}).get(table) or []
@@ -219,4 +222,3 @@ def partition_keys(client: Any, table: str, key_name: str, key_value: str, sort_
             ConsistentRead=True,
         )
     ]
-

@@ -9,6 +9,7 @@ at the cap therefore recounts (`recount`: one consistent Query of the partition)
 counter under a condition on the view version, which every counted write moves: the correction
 lands only if no counted write happened since the state item was read, so it can never undercount.
 """
+
 from __future__ import annotations
 
 from dataclasses import replace
@@ -88,7 +89,9 @@ class EntriesRepository:
 
     def erase(self, user_id: str) -> int:
         """Delete every item of the user's partition (an operator's account erasure); how many there were."""
-        return dynamo.batch_delete(self._client, self.table, dynamo.partition_keys(self._client, self.table, "user_id", user_id, "sk"))
+        return dynamo.batch_delete(
+            self._client, self.table, dynamo.partition_keys(self._client, self.table, "user_id", user_id, "sk")
+        )
 
     # ---- reads -------------------------------------------------------------------------------
 
@@ -119,7 +122,9 @@ class EntriesRepository:
         state, refs, _ = self.stored_all(user_id, consistent=consistent)
         return state, refs
 
-    def stored_all(self, user_id: str, *, consistent: bool = False) -> tuple[MemoryState, list[StoredRef], list[Fingerprint]]:
+    def stored_all(
+        self, user_id: str, *, consistent: bool = False
+    ) -> tuple[MemoryState, list[StoredRef], list[Fingerprint]]:
         """`stored`, and the partition's fingerprint items (never counted: they are not entries)."""
         state: dict[str, Any] | None = None
         refs: list[StoredRef] = []
@@ -149,19 +154,22 @@ class EntriesRepository:
         vals: dict[str, Any] = {"a": value, "zero": 0, "one": 1}
         if seen.version:
             vals["seen"] = seen.version
-        return dynamo.update_if(
-            self._client,
-            TableName=self.table,
-            Key=self._key(user_id, STATE_KEY),
-            UpdateExpression=f"SET {counter} = :a, {_BUMP}",
-            ConditionExpression=f"attribute_exists(sk) AND {condition}",
-            ExpressionAttributeValues=dynamo.values(**vals),
-        ) is not None
+        return (
+            dynamo.update_if(
+                self._client,
+                TableName=self.table,
+                Key=self._key(user_id, STATE_KEY),
+                UpdateExpression=f"SET {counter} = :a, {_BUMP}",
+                ConditionExpression=f"attribute_exists(sk) AND {condition}",
+                ExpressionAttributeValues=dynamo.values(**vals),
+            )
+            is not None
+        )
 
     def get_state(self, user_id: str) -> MemoryState:
-        raw = self._client.get_item(
-            TableName=self.table, Key=self._key(user_id, STATE_KEY), ConsistentRead=True
-        ).get("Item")
+        raw = self._client.get_item(TableName=self.table, Key=self._key(user_id, STATE_KEY), ConsistentRead=True).get(
+            "Item"
+        )
         return _state_from_item(dynamo.load(raw) if raw else None)
 
     # ---- single writes -----------------------------------------------------------------------
@@ -177,8 +185,7 @@ class EntriesRepository:
                 "Key": self._key(user_id, STATE_KEY),
                 "UpdateExpression": (
                     "SET enabled = :e, updated_at = :t, "
-                    "active = if_not_exists(active, :zero), waiting = if_not_exists(waiting, :zero), "
-                    + _BUMP
+                    "active = if_not_exists(active, :zero), waiting = if_not_exists(waiting, :zero), " + _BUMP
                 ),
                 "ConditionExpression": changes,
                 "ExpressionAttributeValues": dynamo.values(
@@ -195,7 +202,9 @@ class EntriesRepository:
 
     def raw_entry(self, user_id: str, entry_id: str) -> dict[str, Any] | None:
         """The stored item of one entry, read consistently (not opened)."""
-        raw = self._client.get_item(TableName=self.table, Key=self._key(user_id, ENTRY_PREFIX + entry_id), ConsistentRead=True).get("Item")
+        raw = self._client.get_item(
+            TableName=self.table, Key=self._key(user_id, ENTRY_PREFIX + entry_id), ConsistentRead=True
+        ).get("Item")
         return dynamo.load(raw) if raw else None
 
     def holder(self, user_id: str, met: dict[str, Any] | None, now_epoch: int) -> str | None:
@@ -212,7 +221,12 @@ class EntriesRepository:
         if not found.is_expired(now_epoch):
             raw = self.raw_entry(user_id, found.owner) if found.owner else None
             ref = opened_ref(raw, self.seal, ENTRY_PREFIX) if raw else None
-            if ref is not None and ref.key_live and not ref.is_expired(now_epoch) and ref.fingerprint == found.fingerprint:
+            if (
+                ref is not None
+                and ref.key_live
+                and not ref.is_expired(now_epoch)
+                and ref.fingerprint == found.fingerprint
+            ):
                 return ref.id
         if not found.owner:
             self.fingerprints.drop_if_stale(self._client, user_id, found)  # names nobody: no takeover can name it
@@ -265,7 +279,9 @@ class EntriesRepository:
                 "Key": self._key(user_id, STATE_KEY),
                 "UpdateExpression": "SET waiting = waiting + :one, " + _BUMP,
                 "ConditionExpression": "enabled = :on AND waiting < :cap" + folded,
-                "ExpressionAttributeValues": dynamo.values(one=1, zero=0, on=True, cap=MAX_WAITING_PROPOSALS, folded=FOLDED_VERSION),
+                "ExpressionAttributeValues": dynamo.values(
+                    one=1, zero=0, on=True, cap=MAX_WAITING_PROPOSALS, folded=FOLDED_VERSION
+                ),
             }
         }
 
@@ -302,7 +318,9 @@ class EntriesRepository:
                 "ConditionExpression": "attribute_not_exists(sk)",
             }
         }
-        claim = self.fingerprints.claim(entry.user_id, entry.fingerprint, entry.id, now_epoch=now_epoch, expires_at=entry.expires_at)
+        claim = self.fingerprints.claim(
+            entry.user_id, entry.fingerprint, entry.id, now_epoch=now_epoch, expires_at=entry.expires_at
+        )
         return [put, claim]
 
     def live_ref(self, user_id: str, entry_id: str, now_epoch: int) -> StoredRef | None:
@@ -311,21 +329,30 @@ class EntriesRepository:
         ref = opened_ref(raw, self.seal, ENTRY_PREFIX) if raw else None  # names its text key only if it opens as itself
         return ref if ref is not None and not ref.is_expired(now_epoch) else None
 
-    def forget_actions(self, user_id: str, ref: StoredRef, now_epoch: int | None, *, release: bool = True) -> list[dict[str, Any]]:
+    def forget_actions(
+        self, user_id: str, ref: StoredRef, now_epoch: int | None, *, release: bool = True
+    ) -> list[dict[str, Any]]:
         """Delete one entry and release its fingerprint: what every forget path runs (one entry, by agent, purges).
 
         `now_epoch`: only while live (a user's or operator's forget); None: whatever its expiry (purges).
         The release (index 1, when there is one) fails only if another entry holds that fingerprint (damaged
         storage): run the delete again with `release=False` (`forget_actions(..., ref without fingerprint)`).
         """
-        delete = self.delete_live(user_id, ref.id, now_epoch) if now_epoch is not None else self.delete_stored(user_id, ref.id)
+        delete = (
+            self.delete_live(user_id, ref.id, now_epoch)
+            if now_epoch is not None
+            else self.delete_stored(user_id, ref.id)
+        )
         # ... and still holding the text it held when read: an edit in between moved the fingerprint, and
         # releasing the old one would leave the new one behind, refusing that text for ever.
         same = f"{FINGERPRINT_ATTRIBUTE} = :fp" if ref.fingerprint else f"attribute_not_exists({FINGERPRINT_ATTRIBUTE})"
         delete["Delete"]["ConditionExpression"] += f" AND {same}"
         if ref.fingerprint is None:
             return [delete]
-        delete["Delete"]["ExpressionAttributeValues"] = {**delete["Delete"].get("ExpressionAttributeValues", {}), **dynamo.values(fp=ref.fingerprint)}
+        delete["Delete"]["ExpressionAttributeValues"] = {
+            **delete["Delete"].get("ExpressionAttributeValues", {}),
+            **dynamo.values(fp=ref.fingerprint),
+        }
         return [delete, self.fingerprints.release(user_id, ref.fingerprint, ref.id)] if release else [delete]
 
     def delete_live(self, user_id: str, entry_id: str, now_epoch: int) -> dict[str, Any]:

@@ -7,6 +7,7 @@ user's. A new text also moves the entry's fingerprint (storage/fingerprints.py) 
 transaction: the new one is claimed (refused, the edit is a `duplicate` naming the entry that holds it)
 and the old one released; a new expiry is copied onto the fingerprint, so it expires with its entry.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
@@ -60,7 +61,9 @@ def update_entry(repo: EntriesRepository, user_id: str, entry_id: str, change: E
             text=change.text if change.text is not None else current.text,
             kind=change.kind if change.kind is not None else current.kind,
             pinned=change.pinned if change.pinned is not None else current.pinned,
-            expires_at=None if change.remove_expiry else (change.expires_at if change.expires_at is not None else current.expires_at),
+            expires_at=None
+            if change.remove_expiry
+            else (change.expires_at if change.expires_at is not None else current.expires_at),
             updated_at=change.now_iso,
             edited=current.edited or change.text is not None or change.kind is not None,
         )
@@ -116,13 +119,22 @@ def _fingerprint_moves(
 
 
 def _edit(
-    repo: EntriesRepository, stored: dict[str, Any], changed: Entry, resealed: dict[str, Any] | None, change: EntryChange
+    repo: EntriesRepository,
+    stored: dict[str, Any],
+    changed: Entry,
+    resealed: dict[str, Any] | None,
+    change: EntryChange,
 ) -> dict[str, Any]:
     """The Update that stores `changed` over the entry read with `updated_at` as stored; with `resealed`, its
     text sealed again (for its kind as changed, under the key that sealed it) and its new fingerprint."""
     sets = ["updated_at = :t", "pinned = :p", "#kind = :k"]
-    vals: dict[str, Any] = {"t": changed.updated_at, "p": changed.pinned, "k": changed.kind, "now": change.now_epoch,
-                            "seen": stored["updated_at"]}
+    vals: dict[str, Any] = {
+        "t": changed.updated_at,
+        "p": changed.pinned,
+        "k": changed.kind,
+        "now": change.now_epoch,
+        "seen": stored["updated_at"],
+    }
     if changed.edited:
         sets.append("edited = :ed")  # the user changed what was said: the page shows it
         vals["ed"] = True

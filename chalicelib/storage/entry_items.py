@@ -4,6 +4,7 @@ An item is believed only as a whole: its id comes from its sort key, its provena
 sealed text (`provenance`), and an item that is half-written or altered in storage (an attribute
 missing or of the wrong type, a field that no longer matches its seal) is `UnreadableText`: absent.
 """
+
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
@@ -41,7 +42,9 @@ def provenance(entry: Entry) -> Provenance:
     return _provenance(entry.origin, entry.agent, entry.tainted, entry.kind, entry.created_at, entry.source)
 
 
-def _provenance(origin: str, agent: str | None, tainted: bool, kind: str, created_at: str, source: Source) -> Provenance:
+def _provenance(
+    origin: str, agent: str | None, tainted: bool, kind: str, created_at: str, source: Source
+) -> Provenance:
     return {
         "origin": origin,
         "agent": agent,
@@ -55,7 +58,12 @@ def _provenance(origin: str, agent: str | None, tainted: bool, kind: str, create
 
 
 def to_item(
-    entry: Entry, sort_key: str, seal: TextSeal, *, under: bytes | None = None, sealed_text: dict[str, Any] | None = None
+    entry: Entry,
+    sort_key: str,
+    seal: TextSeal,
+    *,
+    under: bytes | None = None,
+    sealed_text: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The item storing `entry`; `sealed_text`: its text's attributes when the caller sealed it already. The text
     continues under `under`, or the entry's own text key (an accepted proposal's), else a new key."""
@@ -83,7 +91,9 @@ def to_item(
 
 def sealed(entry: Entry, sort_key: str, seal: TextSeal, *, under: bytes | None = None) -> dict[str, Any]:
     """The sealed-text attribute of `entry` stored at `sort_key`, bound to that key and the entry's provenance."""
-    return seal.seal_text(entry.user_id, item_key(entry.user_id, sort_key), provenance(entry), entry.text, under=under or entry.text_id)
+    return seal.seal_text(
+        entry.user_id, item_key(entry.user_id, sort_key), provenance(entry), entry.text, under=under or entry.text_id
+    )
 
 
 def sealed_and_fingerprints(
@@ -91,7 +101,9 @@ def sealed_and_fingerprints(
 ) -> tuple[dict[str, Any], dict[str, str]]:
     """`sealed`, and the text's fingerprint for each of `tables` under the same key (no extra key lookup)."""
     key = item_key(entry.user_id, sort_key)
-    return seal.seal_and_fingerprint(entry.user_id, key, provenance(entry), entry.text, under=under or entry.text_id, tables=tables)
+    return seal.seal_and_fingerprint(
+        entry.user_id, key, provenance(entry), entry.text, under=under or entry.text_id, tables=tables
+    )
 
 
 def from_item(item: Mapping[str, Any], seal: TextSeal, prefix: str, keys: Mapping[bytes, bytes] | None = None) -> Entry:
@@ -101,7 +113,9 @@ def from_item(item: Mapping[str, Any], seal: TextSeal, prefix: str, keys: Mappin
         fields = _unsealed(item, prefix)
     except (KeyError, TypeError, ValueError) as exc:
         raise unreadable(seal.table, "attributes") from exc
-    claimed = _provenance(fields["origin"], fields["agent"], fields["tainted"], fields["kind"], fields["created_at"], fields["source"])
+    claimed = _provenance(
+        fields["origin"], fields["agent"], fields["tainted"], fields["kind"], fields["created_at"], fields["source"]
+    )
     text = seal.open_text(fields["user_id"], item_key(fields["user_id"], str(item["sk"])), claimed, item, keys)
     return Entry(**fields, text=text, text_id=sealing_key_id(item))  # built once: a GET builds 250
 
@@ -233,5 +247,7 @@ def opened_ref(item: Mapping[str, Any], seal: TextSeal, prefix: str) -> StoredRe
     except UnreadableText:
         # Damaged in place (its key still there, maybe another item's): deletable, its key untouched.
         # Its key gone: an item restored after its forget, which no forget may count again.
-        return replace(ref, key_id=None, key_live=seal.keyring.text_key(str(item.get("user_id")), ref.key_id) is not None)
+        return replace(
+            ref, key_id=None, key_live=seal.keyring.text_key(str(item.get("user_id")), ref.key_id) is not None
+        )
     return ref

@@ -8,6 +8,7 @@ The sealed text is bound to the event's key and to what it claims (type, kind, m
 time, user): an event altered in storage is refused `unreadable`. A `kind` outside the three is never
 stored as typed (issue 21): the event keeps no kind, and the consumer refuses it `invalid_kind`.
 """
+
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -124,7 +125,9 @@ def _binary_decoded(image: Mapping[str, Any]) -> dict[str, Any]:
     import base64
 
     return {
-        name: {"B": base64.b64decode(value["B"])} if isinstance(value, Mapping) and isinstance(value.get("B"), str) else value
+        name: {"B": base64.b64decode(value["B"])}
+        if isinstance(value, Mapping) and isinstance(value.get("B"), str)
+        else value
         for name, value in image.items()
     }
 
@@ -173,8 +176,7 @@ class EventsRepository:
 
     def list(self, session_id: str) -> list[AgentEvent]:
         return [
-            event_from_item(item)
-            for item in dynamo.query_partition(self._client, self.table, "session_id", session_id)
+            event_from_item(item) for item in dynamo.query_partition(self._client, self.table, "session_id", session_id)
         ]
 
     def erase_of(self, session_id: str, user_id: str) -> int:
@@ -189,7 +191,11 @@ class EventsRepository:
             ProjectionExpression="session_id, event_id, user_id",
             ConsistentRead=True,
         )
-        keys = [{"session_id": i["session_id"], "event_id": i["event_id"]} for i in items if i.get("user_id") in (None, user_id)]
+        keys = [
+            {"session_id": i["session_id"], "event_id": i["event_id"]}
+            for i in items
+            if i.get("user_id") in (None, user_id)
+        ]
         return dynamo.batch_delete(self._client, self.table, keys)
 
     def settle(self, session_id: str, event_id: str, outcome: Mapping[str, Any], now_iso: str) -> dict[str, Any]:
@@ -208,7 +214,7 @@ class EventsRepository:
         }
 
     def get(self, session_id: str, event_id: str) -> AgentEvent | None:
-        raw = self._client.get_item(
-            TableName=self.table, Key=self._key(session_id, event_id), ConsistentRead=True
-        ).get("Item")
+        raw = self._client.get_item(TableName=self.table, Key=self._key(session_id, event_id), ConsistentRead=True).get(
+            "Item"
+        )
         return event_from_item(dynamo.load(raw), self.seal) if raw else None

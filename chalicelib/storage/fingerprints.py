@@ -11,6 +11,7 @@ whose holder is gone, or whose holder's text key is gone (an item restored from 
 is stale: the refused write is tried again with its claim `taken_over` from that holder, in the same
 transaction (a fingerprint naming nobody, damaged in storage, is deleted on its own first).
 """
+
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -70,7 +71,14 @@ class FingerprintItems:
         return dynamo.dump({"user_id": user_id, "sk": FINGERPRINT_PREFIX + fingerprint})
 
     def claim(
-        self, user_id: str, fingerprint: str, owner: str, *, now_epoch: int, expires_at: int | None = None, taking_from: str | None = None
+        self,
+        user_id: str,
+        fingerprint: str,
+        owner: str,
+        *,
+        now_epoch: int,
+        expires_at: int | None = None,
+        taking_from: str | None = None,
     ) -> dict[str, Any]:
         """Put the fingerprint for `owner`: refused while another live owner holds it (its item comes back).
 
@@ -78,7 +86,10 @@ class FingerprintItems:
         """
         item = {"user_id": user_id, "sk": FINGERPRINT_PREFIX + fingerprint, OWNER: owner, EXPIRY: expires_at}
         if taking_from is not None:
-            owner_test, values = f"{OWNER} IN (:owner, :old)", dynamo.values(owner=owner, old=taking_from, now=now_epoch)
+            owner_test, values = (
+                f"{OWNER} IN (:owner, :old)",
+                dynamo.values(owner=owner, old=taking_from, now=now_epoch),
+            )
         else:
             owner_test, values = f"{OWNER} = :owner", dynamo.values(owner=owner, now=now_epoch)
         return {
@@ -123,7 +134,10 @@ class FingerprintItems:
         kind = "Put" if "Put" in action else "ConditionCheck"
         body = dict(action[kind])
         body["ConditionExpression"] = f"({body['ConditionExpression']}) OR {OWNER} = :stale"
-        body["ExpressionAttributeValues"] = {**body.get("ExpressionAttributeValues", {}), **dynamo.values(stale=stale_owner)}
+        body["ExpressionAttributeValues"] = {
+            **body.get("ExpressionAttributeValues", {}),
+            **dynamo.values(stale=stale_owner),
+        }
         return {kind: body}
 
     def drop_stale(self, user_id: str, stale: Fingerprint) -> dict[str, Any]:
@@ -137,14 +151,18 @@ class FingerprintItems:
             delete["ExpressionAttributeValues"] = dynamo.values(s="S")
         return {"Delete": delete}
 
-    def met(self, client: Any, exc: dynamo.TransactionCancelled, index: int, action: Mapping[str, Any]) -> dict[str, Any] | None:
+    def met(
+        self, client: Any, exc: dynamo.TransactionCancelled, index: int, action: Mapping[str, Any]
+    ) -> dict[str, Any] | None:
         """The fingerprint item that refused the claim or check `action` (at `index`): the cancellation's own
         copy (ALL_OLD: no call), or, should a client not pass it on, one consistent GetItem of it."""
         found = exc.item(index)
         if found is not None:
             return found
         request = action.get("Put") or action.get("ConditionCheck") or {}
-        key = request.get("Key") or {name: request["Item"][name] for name in ("user_id", "sk") if name in request.get("Item", {})}
+        key = request.get("Key") or {
+            name: request["Item"][name] for name in ("user_id", "sk") if name in request.get("Item", {})
+        }
         raw = client.get_item(TableName=self.table, Key=key, ConsistentRead=True).get("Item") if key else None
         return dynamo.load(raw) if raw else None
 

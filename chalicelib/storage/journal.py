@@ -1,4 +1,5 @@
 """The journal table: per user, append-only records of who used the memory and what changed — counts, never text."""
+
 from __future__ import annotations
 
 import json
@@ -16,10 +17,23 @@ from chalicelib.storage.unreadable import unreadable
 # put entry text into the journal by accident.
 ALLOWED_DETAILS = frozenset(
     {
-        "count", "entries", "proposals", "enabled", "session_id", "agent", "operator", "operation",
-        "request_id", "reason", "entry_id", "read", "propose",
+        "count",
+        "entries",
+        "proposals",
+        "enabled",
+        "session_id",
+        "agent",
+        "operator",
+        "operation",
+        "request_id",
+        "reason",
+        "entry_id",
+        "read",
+        "propose",
         "unrecoverable_by",  # a forget's receipt (services/shredding.py)
-        "connection_id", "trusted", "expires_at",  # a connection made or revoked (services/connections.py)
+        "connection_id",
+        "trusted",
+        "expires_at",  # a connection made or revoked (services/connections.py)
         "unreadable",  # an agent's forget: how many texts' keys it deleted (issue 37 #12)
     }
 )
@@ -86,14 +100,19 @@ class JournalRepository:
         for position, key in enumerate(sorted(k for k in counts if k in ALLOWED_DETAILS)):
             names[f"#c{position}"] = COUNT_PREFIX + key
             adds.append(f"#c{position} :c{position}")
-        vals = {f"c{position}": counts[key] for position, key in enumerate(sorted(k for k in counts if k in ALLOWED_DETAILS))}
+        vals = {
+            f"c{position}": counts[key]
+            for position, key in enumerate(sorted(k for k in counts if k in ALLOWED_DETAILS))
+        }
         return {
             "Update": {
                 "TableName": self.table,
                 "Key": dynamo.dump({"user_id": user_id, "sk": f"{now_iso}#{row_id}"}),
                 "UpdateExpression": "SET #a = :a, #t = :t, #d = if_not_exists(#d, :d), #x = :x ADD " + ", ".join(adds),
                 "ExpressionAttributeNames": names,
-                "ExpressionAttributeValues": dynamo.values(a=action, t=now_iso, d=_details_json(details or {}), x=expiry_epoch(now_iso), **vals),
+                "ExpressionAttributeValues": dynamo.values(
+                    a=action, t=now_iso, d=_details_json(details or {}), x=expiry_epoch(now_iso), **vals
+                ),
             }
         }
 
@@ -122,7 +141,9 @@ class JournalRepository:
 
     def erase(self, user_id: str) -> int:
         """Delete every item of the user's partition (an operator's account erasure); how many there were."""
-        return dynamo.batch_delete(self._client, self.table, dynamo.partition_keys(self._client, self.table, "user_id", user_id, "sk"))
+        return dynamo.batch_delete(
+            self._client, self.table, dynamo.partition_keys(self._client, self.table, "user_id", user_id, "sk")
+        )
 
     def all(self, user_id: str) -> list[JournalRecord]:
         return _rows(dynamo.query_partition(self._client, self.table, "user_id", user_id, newest_first=True))
@@ -149,7 +170,7 @@ def _row(item: Mapping[str, Any]) -> JournalRecord | None:
     or an `at` or `action` of its own) into the page or the export.
     """
     at, action, stored = item.get("at"), item.get("action"), item.get("details", "{}")
-    counts = {key[len(COUNT_PREFIX):]: value for key, value in item.items() if key.startswith(COUNT_PREFIX)}
+    counts = {key[len(COUNT_PREFIX) :]: value for key, value in item.items() if key.startswith(COUNT_PREFIX)}
     try:
         details = json.loads(stored) if isinstance(stored, str) else None
     except ValueError:

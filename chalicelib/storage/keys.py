@@ -5,6 +5,7 @@ copy of text sealed under it (backups, the events stream, a dead-letter message)
 The user's data key row is `sk = "#key"` (forget-all deletes it: every text key dies with it); each
 text's key is `sk = "t#<hex id>"` (forgetting that text deletes it), with the text's expiry as its TTL.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -77,7 +78,13 @@ class KeysRepository:
                 data = _data_key(user_id, item)
             elif sort_key.startswith(TEXT_KEY_PREFIX):
                 try:
-                    texts.append(StoredTextKey(bytes.fromhex(sort_key[len(TEXT_KEY_PREFIX):]), _bytes(item, "data_key_id", KEY_ID_BYTES), _bytes(item, "wrapped")))
+                    texts.append(
+                        StoredTextKey(
+                            bytes.fromhex(sort_key[len(TEXT_KEY_PREFIX) :]),
+                            _bytes(item, "data_key_id", KEY_ID_BYTES),
+                            _bytes(item, "wrapped"),
+                        )
+                    )
                 except (KeyRowUnreadable, ValueError):
                     continue  # a damaged text key opens nothing: its text is absent
         return data, texts
@@ -85,10 +92,22 @@ class KeysRepository:
     def put_text_key(self, user_id: str, key: StoredTextKey, expires_at: int | None) -> dict[str, Any]:
         """Transaction action: store a new text's key (ids are random and never reused); the same row again is
         allowed (a transaction retried after a refusal writes it twice), any other never."""
-        item = {"user_id": user_id, "sk": TEXT_KEY_PREFIX + key.text_id.hex(), "data_key_id": key.data_key_id,
-                "wrapped": key.wrapped, EXPIRY_ATTRIBUTE: expires_at}
-        return {"Put": {"TableName": self.table, "Item": dynamo.dump(item), "ConditionExpression": "attribute_not_exists(sk) OR #w = :w",
-                         "ExpressionAttributeNames": {"#w": "wrapped"}, "ExpressionAttributeValues": dynamo.values(w=key.wrapped)}}
+        item = {
+            "user_id": user_id,
+            "sk": TEXT_KEY_PREFIX + key.text_id.hex(),
+            "data_key_id": key.data_key_id,
+            "wrapped": key.wrapped,
+            EXPIRY_ATTRIBUTE: expires_at,
+        }
+        return {
+            "Put": {
+                "TableName": self.table,
+                "Item": dynamo.dump(item),
+                "ConditionExpression": "attribute_not_exists(sk) OR #w = :w",
+                "ExpressionAttributeNames": {"#w": "wrapped"},
+                "ExpressionAttributeValues": dynamo.values(w=key.wrapped),
+            }
+        }
 
     def keep_text_key(self, user_id: str, text_id: bytes, expires_at: int | None) -> dict[str, Any]:
         """Transaction action: the text's key is still there (not forgotten meanwhile); its TTL becomes the text's expiry."""
@@ -123,7 +142,8 @@ class KeysRepository:
         calls = 0
         for start in range(0, len(text_ids), BATCH_WRITE_ITEMS):
             requests: list[dict[str, Any]] = [
-                {"DeleteRequest": {"Key": self.text_key_row(user_id, t)}} for t in text_ids[start : start + BATCH_WRITE_ITEMS]
+                {"DeleteRequest": {"Key": self.text_key_row(user_id, t)}}
+                for t in text_ids[start : start + BATCH_WRITE_ITEMS]
             ]
             for attempt in range(1, retries.MAX_ATTEMPTS + 1):
                 calls += 1
@@ -136,14 +156,21 @@ class KeysRepository:
                 retries.sleep(retries.backoff_within_the_deadline(attempt))
         return calls
 
-
     def erase(self, user_id: str) -> int:
         """Delete every item of the user's partition (an operator's account erasure); how many there were."""
-        return dynamo.batch_delete(self._client, self.table, dynamo.partition_keys(self._client, self.table, "user_id", user_id, "sk"))
+        return dynamo.batch_delete(
+            self._client, self.table, dynamo.partition_keys(self._client, self.table, "user_id", user_id, "sk")
+        )
 
     def put_new(self, key: StoredKey) -> dict[str, Any]:
         """Transaction action: store the user's first key; refused if one exists (two first writes racing)."""
-        item = {"user_id": key.user_id, "sk": DATA_KEY_SK, "key_id": key.key_id, "wrapped": key.wrapped, "created_at": key.created_at}
+        item = {
+            "user_id": key.user_id,
+            "sk": DATA_KEY_SK,
+            "key_id": key.key_id,
+            "wrapped": key.wrapped,
+            "created_at": key.created_at,
+        }
         return {
             "Put": {
                 "TableName": self.table,

@@ -7,6 +7,7 @@ no fingerprint, counted in `waiting`, listed nowhere; forget-all, forgetting its
 session), and the waiting cap's recount once it is past `expires_at` delete it (this table has no
 TTL, so nothing deletes one behind the counter's back).
 """
+
 from __future__ import annotations
 
 import builtins
@@ -48,7 +49,9 @@ class ProposalsRepository:
 
     def erase(self, user_id: str) -> int:
         """Delete every item of the user's partition (an operator's account erasure); how many there were."""
-        return dynamo.batch_delete(self._client, self.table, dynamo.partition_keys(self._client, self.table, "user_id", user_id, "sk"))
+        return dynamo.batch_delete(
+            self._client, self.table, dynamo.partition_keys(self._client, self.table, "user_id", user_id, "sk")
+        )
 
     def list(self, user_id: str) -> list[Entry]:
         return self.listing(user_id)[0]
@@ -77,7 +80,9 @@ class ProposalsRepository:
         """Every waiting proposal's id, without opening any text (no key needed)."""
         return self.stored_all(user_id)[0]
 
-    def stored_all(self, user_id: str, *, consistent: bool = False) -> tuple[builtins.list[StoredRef], builtins.list[Fingerprint]]:
+    def stored_all(
+        self, user_id: str, *, consistent: bool = False
+    ) -> tuple[builtins.list[StoredRef], builtins.list[Fingerprint]]:
         """`stored`, and the partition's fingerprint items (never counted: they are not proposals)."""
         refs: builtins.list[StoredRef] = []
         fingerprints: builtins.list[Fingerprint] = []
@@ -89,9 +94,9 @@ class ProposalsRepository:
         return refs, fingerprints
 
     def get(self, user_id: str, proposal_id: str) -> Entry | None:
-        raw = self._client.get_item(
-            TableName=self.table, Key=self._key(user_id, proposal_id), ConsistentRead=True
-        ).get("Item")
+        raw = self._client.get_item(TableName=self.table, Key=self._key(user_id, proposal_id), ConsistentRead=True).get(
+            "Item"
+        )
         item = dynamo.load(raw) if raw else None
         if not item or item.get(SLOT_ATTRIBUTE) is True:
             return None  # a slot is no proposal: 404 like any missing id
@@ -122,19 +127,37 @@ class ProposalsRepository:
                 "ConditionExpression": "attribute_not_exists(sk)",
             }
         }
-        actions: builtins.list[dict[str, Any]] = [put, self.fingerprints.claim(proposal.user_id, fingerprints[self.seal.table], proposal.id, now_epoch=now_epoch)]
+        actions: builtins.list[dict[str, Any]] = [
+            put,
+            self.fingerprints.claim(proposal.user_id, fingerprints[self.seal.table], proposal.id, now_epoch=now_epoch),
+        ]
         if entries_check is not None:  # the entries table's `fingerprints.check_free`
             actions.append(entries_check(proposal.user_id, fingerprints[ENTRIES], now_epoch=now_epoch))
         return actions
 
-    def hold_slot(self, user_id: str, slot_id: str, *, agent: str, session_id: str, now_iso: str, until: int) -> dict[str, Any]:
+    def hold_slot(
+        self, user_id: str, slot_id: str, *, agent: str, session_id: str, now_iso: str, until: int
+    ) -> dict[str, Any]:
         """Transaction action: a waiting slot held for a duplicate, named after its agent and session so forgetting
         them deletes it, until `until` (epoch seconds), after which the waiting cap's recount deletes it."""
         item = {
-            "user_id": user_id, "sk": PROPOSAL_PREFIX + slot_id, "id": slot_id, SLOT_ATTRIBUTE: True, "origin": "agent", "agent": agent,
-            "src_session": session_id, "created_at": now_iso, EXPIRY_ATTRIBUTE: until,
+            "user_id": user_id,
+            "sk": PROPOSAL_PREFIX + slot_id,
+            "id": slot_id,
+            SLOT_ATTRIBUTE: True,
+            "origin": "agent",
+            "agent": agent,
+            "src_session": session_id,
+            "created_at": now_iso,
+            EXPIRY_ATTRIBUTE: until,
         }
-        return {"Put": {"TableName": self.table, "Item": dynamo.dump(item), "ConditionExpression": "attribute_not_exists(sk)"}}
+        return {
+            "Put": {
+                "TableName": self.table,
+                "Item": dynamo.dump(item),
+                "ConditionExpression": "attribute_not_exists(sk)",
+            }
+        }
 
     def holder(self, user_id: str, met: dict[str, Any] | None) -> str | None:
         """The waiting proposal holding the fingerprint item `met` (a refused claim's item); None when that
@@ -152,8 +175,12 @@ class ProposalsRepository:
 
     def stored_one(self, user_id: str, proposal_id: str) -> StoredRef | None:
         """One waiting proposal's id and fingerprint, read consistently without opening its text."""
-        raw = self._client.get_item(TableName=self.table, Key=self._key(user_id, proposal_id), ConsistentRead=True).get("Item")
-        return opened_ref(dynamo.load(raw), self.seal, PROPOSAL_PREFIX) if raw else None  # its text key only if it opens as itself
+        raw = self._client.get_item(TableName=self.table, Key=self._key(user_id, proposal_id), ConsistentRead=True).get(
+            "Item"
+        )
+        return (
+            opened_ref(dynamo.load(raw), self.seal, PROPOSAL_PREFIX) if raw else None
+        )  # its text key only if it opens as itself
 
     def remove_actions(self, user_id: str, ref: StoredRef, *, release: bool = True) -> builtins.list[dict[str, Any]]:
         """Delete one waiting proposal (accept, reject, forget) and release its fingerprint (index 1, if any).
@@ -183,7 +210,14 @@ def repeat_of(item: dict[str, Any]) -> dict[str, str] | None:
     ref = ref_from_item(item, PROPOSAL_PREFIX)
     created_at = item.get("created_at")
     agent, session_id = (ref.agent, ref.session_id) if ref is not None else (None, None)
-    if ref is None or not is_id(ref.id) or agent is None or session_id is None or not 0 < len(agent) <= 128 or not 0 < len(session_id) <= 128:
+    if (
+        ref is None
+        or not is_id(ref.id)
+        or agent is None
+        or session_id is None
+        or not 0 < len(agent) <= 128
+        or not 0 < len(session_id) <= 128
+    ):
         return None
     if not isinstance(created_at, str) or not _INSTANT.fullmatch(created_at):
         return None

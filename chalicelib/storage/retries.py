@@ -13,6 +13,7 @@ Both layers stop at the invocation's deadline (`invocation_deadline`, set from L
 no attempt or backoff starts that could end after it. Without that, 5 attempts of up to 10 s outlive
 the API function's 28 s, and API Gateway answers its own 502/504 instead of the contract's 503.
 """
+
 from __future__ import annotations
 
 import functools
@@ -27,12 +28,23 @@ from typing import Any
 from chalicelib.errors import Unavailable
 
 __all__ = [
-    "CONFLICT_ATTEMPTS", "MAX_ATTEMPTS", "GuardedClient", "OutOfTime", "backoff_within_the_deadline", "client_config", "guarded",
+    "CONFLICT_ATTEMPTS",
+    "MAX_ATTEMPTS",
+    "GuardedClient",
+    "OutOfTime",
+    "backoff_within_the_deadline",
+    "client_config",
+    "guarded",
     "invocation_deadline",
-    "is_conflict", "is_retryable", "seconds_left", "within_the_invocation",
+    "is_conflict",
+    "is_retryable",
+    "seconds_left",
+    "within_the_invocation",
 ]
 
-MAX_ATTEMPTS = 5  # botocore's attempts per call (first try included); throttling backoff ≤ 1+2+4+8 s, under API Gateway's 29 s
+MAX_ATTEMPTS = (
+    5  # botocore's attempts per call (first try included); throttling backoff ≤ 1+2+4+8 s, under API Gateway's 29 s
+)
 CONFLICT_ATTEMPTS = 4
 CONFLICT_BASE_SECONDS = 0.05
 CONFLICT_MAX_SECONDS = 1.0
@@ -44,19 +56,39 @@ MIN_ATTEMPT_SECONDS = 0.25  # an attempt that could only wait less than this for
 # What AWS documents as "try again later" for DynamoDB and KMS (the standard mode's own lists included).
 RETRYABLE_CODES = frozenset(
     {
-        "ThrottlingException", "Throttling", "ProvisionedThroughputExceededException", "RequestLimitExceeded",
-        "LimitExceededException", "TransactionInProgressException", "TransactionConflictException",
-        "InternalServerError", "InternalFailure", "ServiceUnavailable", "RequestTimeout", "RequestTimeoutException",
-        "KMSInternalException", "DependencyTimeoutException",
+        "ThrottlingException",
+        "Throttling",
+        "ProvisionedThroughputExceededException",
+        "RequestLimitExceeded",
+        "LimitExceededException",
+        "TransactionInProgressException",
+        "TransactionConflictException",
+        "InternalServerError",
+        "InternalFailure",
+        "ServiceUnavailable",
+        "RequestTimeout",
+        "RequestTimeoutException",
+        "KMSInternalException",
+        "DependencyTimeoutException",
     }
 )
 
 # botocore's standard mode backs off from 1 s (not 50 ms) after these (its ThrottledRetryableChecker's list).
 THROTTLING_CODES = frozenset(
     {
-        "Throttling", "ThrottlingException", "ThrottledException", "RequestThrottledException", "TooManyRequestsException",
-        "ProvisionedThroughputExceededException", "TransactionInProgressException", "RequestLimitExceeded",
-        "BandwidthLimitExceeded", "LimitExceededException", "RequestThrottled", "SlowDown", "PriorRequestNotComplete",
+        "Throttling",
+        "ThrottlingException",
+        "ThrottledException",
+        "RequestThrottledException",
+        "TooManyRequestsException",
+        "ProvisionedThroughputExceededException",
+        "TransactionInProgressException",
+        "RequestLimitExceeded",
+        "BandwidthLimitExceeded",
+        "LimitExceededException",
+        "RequestThrottled",
+        "SlowDown",
+        "PriorRequestNotComplete",
         "EC2ThrottledException",
     }
 )

@@ -1,4 +1,5 @@
 """The sessions table: agent sessions registered by hosts — user, thread, agent, manifest, taint, proposal count."""
+
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -10,7 +11,9 @@ from chalicelib.storage import dynamo
 from chalicelib.storage.text import unreadable
 
 SESSION_TTL_SECONDS = 30 * 86_400  # sessions (and their events) expire a month after registration
-BY_USER_INDEX = "by_user"  # the sessions table's sparse index by user (infra/tables.json): one write more per registration
+BY_USER_INDEX = (
+    "by_user"  # the sessions table's sparse index by user (infra/tables.json): one write more per registration
+)
 
 
 def _from_item(item: Mapping[str, Any]) -> Session | None:
@@ -128,8 +131,13 @@ class SessionsRepository:
         session for it). Later proposals find it as it was made; a session of the same id that belongs to
         another person or agent refuses the write, so a conversation is never borrowed."""
         fields = {
-            "user_id": session.user_id, "agent": session.agent, "memory": True,  # no thread: absent reads as None
-            "tainted": session.tainted, "proposals": 0, "created_at": session.created_at, "ttl": now_epoch + SESSION_TTL_SECONDS,
+            "user_id": session.user_id,
+            "agent": session.agent,
+            "memory": True,  # no thread: absent reads as None
+            "tainted": session.tainted,
+            "proposals": 0,
+            "created_at": session.created_at,
+            "ttl": now_epoch + SESSION_TTL_SECONDS,
         }
         names = {f"#f{n}": name for n, name in enumerate(fields)}
         sets = ", ".join(f"#f{n} = if_not_exists(#f{n}, :f{n})" for n in range(len(fields)))
@@ -140,7 +148,9 @@ class SessionsRepository:
                 "UpdateExpression": f"SET {sets}",
                 "ConditionExpression": "attribute_not_exists(session_id) OR (#f0 = :f0 AND #f1 = :f1)",
                 "ExpressionAttributeNames": names,
-                "ExpressionAttributeValues": dynamo.values(**{f"f{n}": value for n, value in enumerate(fields.values())}),
+                "ExpressionAttributeValues": dynamo.values(
+                    **{f"f{n}": value for n, value in enumerate(fields.values())}
+                ),
             }
         }
 
@@ -148,16 +158,19 @@ class SessionsRepository:
         """The user forgot this session's writes now (one UpdateItem); False when it is no session of theirs
         (then nothing of it can be pending for them). Any spelling of `agent` (the page names its folded row)."""
         del agent
-        return dynamo.update_if(
-            self._client,
-            TableName=self.table,
-            Key=self._key(session_id),
-            UpdateExpression=f"SET {FORGOTTEN_AT} = :t",
-            # The user's session: its agent may be stored under another spelling of `agent` (agent_names.py).
-            ConditionExpression="#u = :u",
-            ExpressionAttributeNames={"#u": "user_id"},
-            ExpressionAttributeValues=dynamo.values(t=now_iso, u=user_id),
-        ) is not None
+        return (
+            dynamo.update_if(
+                self._client,
+                TableName=self.table,
+                Key=self._key(session_id),
+                UpdateExpression=f"SET {FORGOTTEN_AT} = :t",
+                # The user's session: its agent may be stored under another spelling of `agent` (agent_names.py).
+                ConditionExpression="#u = :u",
+                ExpressionAttributeNames={"#u": "user_id"},
+                ExpressionAttributeValues=dynamo.values(t=now_iso, u=user_id),
+            )
+            is not None
+        )
 
     def forgot_before(self, session_id: str, posted_at: str) -> bool:
         """Whether the user forgot this session's writes after `posted_at` (a refusal path only)."""

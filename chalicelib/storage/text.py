@@ -6,6 +6,7 @@ one key per text for its whole life, wrapped under the user's data key) with ass
 was written. A value that does not open raises `UnreadableText`: repositories treat such an item as
 absent (a 404 like any missing id, left out of lists), never as a 500 and never with its content.
 """
+
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -82,14 +83,20 @@ class TextSeal:
         text_key = self.keyring.text_key(user_id, under) if under else None
         if under is None or text_key is None:
             under, text_key = self.keyring.new_text_key(user_id)
-        attributes = {TEXT_ATTRIBUTE: seal(under, text_key, text, associated_data(self.table, user_id, key, provenance))}
+        attributes = {
+            TEXT_ATTRIBUTE: seal(under, text_key, text, associated_data(self.table, user_id, key, provenance))
+        }
         if not tables:
             return attributes, {}
         data_key = self.keyring.fingerprint_key(user_id)
         return attributes, {table: fingerprint(data_key, user_id, table, text) for table in tables}
 
     def open_text(
-        self, user_id: str, key: Mapping[str, str], provenance: Provenance, stored: Mapping[str, Any],
+        self,
+        user_id: str,
+        key: Mapping[str, str],
+        provenance: Provenance,
+        stored: Mapping[str, Any],
         keys: Mapping[bytes, bytes] | None = None,
     ) -> str:
         """The text stored in `stored` for `user_id`; UnreadableText if it was not sealed right here, as this,

@@ -1,4 +1,5 @@
 """What every repository raises for a stored item it cannot believe: kept apart so any storage module (the journal too) can use it without the sealing code."""
+
 from __future__ import annotations
 
 from chalicelib.logs import get_logger

@@ -71,9 +71,7 @@ class _RecordingWorker:
         return accepted
 
 
-def _wait_for_outcomes(
-    worker: WorkerClient, session_id: str, ids: list[str], seconds: float
-) -> list[EventRecord]:
+def _wait_for_outcomes(worker: WorkerClient, session_id: str, ids: list[str], seconds: float) -> list[EventRecord]:
     """Poll the session's events until ours are handled by the stream consumer, or time runs out."""
     deadline = time.monotonic() + seconds
     while True:
@@ -108,9 +106,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         host = HostClient.from_credentials_file(args.base_url, args.credentials, region=args.region)
-        worker = WorkerClient.from_credentials_file(
-            args.base_url, args.credentials, region=args.region
-        )
+        worker = WorkerClient.from_credentials_file(args.base_url, args.credentials, region=args.region)
         recorder = _RecordingWorker(worker)
         items = host.fetch_context(args.session_id)
         ctx = AgentContext(args.session_id, AgentMemory(items, args.session_id, recorder))

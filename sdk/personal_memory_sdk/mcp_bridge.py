@@ -35,7 +35,12 @@ from .memory import MemoryItems
 from .worker import EventOutcome, WorkerClient
 
 __all__ = [
-    "BridgeError", "ContextAnswer", "MemoryBridge", "ProposeAnswer", "SessionInfo", "answer_error",
+    "BridgeError",
+    "ContextAnswer",
+    "MemoryBridge",
+    "ProposeAnswer",
+    "SessionInfo",
+    "answer_error",
 ]
 
 _T = TypeVar("_T")

@@ -36,6 +36,7 @@ def comparable(text: str) -> str:
     spaced = _SPACE.sub(" ", folded).strip()
     return _CLOSING_STOPS.sub("", spaced) or spaced
 
+
 # The contract's entry kinds.
 KINDS: tuple[str, ...] = ("preference", "fact", "note")
 

@@ -297,7 +297,14 @@ class Agent:
         return session_id
 
     def propose(
-        self, user: str, token: str, text: str, *, kind: str = "preference", tainted: bool = False, agent: str = "helper"
+        self,
+        user: str,
+        token: str,
+        text: str,
+        *,
+        kind: str = "preference",
+        tainted: bool = False,
+        agent: str = "helper",
     ) -> dict[str, Any]:
         """Post a memory.propose through the worker route and wait (bounded) until the stream makes it a proposal."""
         session_id = self.session(user, tainted=tainted, agent=agent)
@@ -321,8 +328,16 @@ class Agent:
         """Post `texts` in one session and wait (bounded) until the stream has decided each: the inbox then lists
         one proposal or one repeat (a text the person already keeps) per text from that session."""
         session_id = self.session(user, agent=agent)
-        events = [{"id": f"e{n}", "type": "memory.propose", "text": text, "kind": "note"} for n, text in enumerate(texts)]
-        status, answer = signed_request(self.live.url, "POST", f"/v1/sessions/{session_id}/events", self.live.credentials()["worker"], {"events": events})
+        events = [
+            {"id": f"e{n}", "type": "memory.propose", "text": text, "kind": "note"} for n, text in enumerate(texts)
+        ]
+        status, answer = signed_request(
+            self.live.url,
+            "POST",
+            f"/v1/sessions/{session_id}/events",
+            self.live.credentials()["worker"],
+            {"events": events},
+        )
         assert status == 202, answer
         deadline = time.monotonic() + PROPOSAL_DEADLINE_S
         while time.monotonic() < deadline:
@@ -332,7 +347,9 @@ class Agent:
             if len(mine) + sum(r["session_id"] == session_id for r in inbox["repeats"]) == len(texts):
                 return inbox
             time.sleep(0.2)
-        raise AssertionError(f"the proposals of session {session_id} did not all reach the inbox in {PROPOSAL_DEADLINE_S} s")
+        raise AssertionError(
+            f"the proposals of session {session_id} did not all reach the inbox in {PROPOSAL_DEADLINE_S} s"
+        )
 
     def context(self, session_id: str) -> dict[str, Any]:
         """The host's memory fetch for a session (journaled as keep.memory.context)."""

@@ -67,7 +67,10 @@ def axe_violations(page: Page, *, paused_clock: bool = False) -> list[str]:
 
 
 def _lines(results: dict[str, Any]) -> list[str]:
-    return [f"{v['id']} ({v['impact']}): {', '.join(str(n['target']) for n in v['nodes'][:3])}" for v in results["violations"]]
+    return [
+        f"{v['id']} ({v['impact']}): {', '.join(str(n['target']) for n in v['nodes'][:3])}"
+        for v in results["violations"]
+    ]
 
 
 def box(page: Page, selector: str) -> dict[str, float]:
@@ -93,16 +96,33 @@ def hostile_item(
     may still hold from before (or from a backup): the page must show it safely all the same."""
     now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.000000Z")
     source = {"session_id": session, "thread_id": "t-1"} if agent else {}
-    return {"id": item_id, "text": text, "kind": "note", "origin": "agent" if agent else "user", "agent": agent,
-            "source": source, "created_at": now, "tainted": tainted, "pinned": False, "edited": False, "expires_at": None}
+    return {
+        "id": item_id,
+        "text": text,
+        "kind": "note",
+        "origin": "agent" if agent else "user",
+        "agent": agent,
+        "source": source,
+        "created_at": now,
+        "tainted": tainted,
+        "pinned": False,
+        "edited": False,
+        "expires_at": None,
+    }
 
 
-def serve_memory(page: Page, items: list[dict[str, Any]], proposals: list[dict[str, Any]], *, enabled: bool = True) -> None:
+def serve_memory(
+    page: Page, items: list[dict[str, Any]], proposals: list[dict[str, Any]], *, enabled: bool = True
+) -> None:
     """Every GET /v1/memory of this page is answered with this stored state (everything else reaches the stack).
 
     With an ETag, as the stack answers: a poll is a 304, so nothing is drawn again behind the test's back."""
-    body = {"enabled": enabled, "items": items, "proposals": proposals,
-            "limits": {"entries": 200, "proposals": 50, "bytes_per_entry": 2000}}
+    body = {
+        "enabled": enabled,
+        "items": items,
+        "proposals": proposals,
+        "limits": {"entries": 200, "proposals": 50, "bytes_per_entry": 2000},
+    }
     etag = '"served-by-the-test"'
 
     def answer(route: Route) -> None:

@@ -69,11 +69,15 @@ def test_the_agents_tab_says_what_each_agent_did_and_its_switches_gate_it(page: 
     expect(row.get_by_test_id("agent-read")).to_have_text("It last read your memory just now.")
     expect(row.get_by_test_id("agent-entries")).to_have_text("1 of your entries came from it.")
     expect(row.get_by_test_id("agent-waiting")).to_have_text("1 suggestion from it is waiting for your review.")
-    expect(page.locator(f"{AGENTS}[data-agent=calm]").get_by_test_id("agent-read")).to_have_text("It has not read your memory yet.")
+    expect(page.locator(f"{AGENTS}[data-agent=calm]").get_by_test_id("agent-read")).to_have_text(
+        "It has not read your memory yet."
+    )
 
     row.get_by_role("switch", name="May read my memory").uncheck()
     settled(page)
-    expect(page.locator("#status")).to_have_text("“chatty” can no longer read your memory: its conversations get nothing from it.")
+    expect(page.locator("#status")).to_have_text(
+        "“chatty” can no longer read your memory: its conversations get nothing from it."
+    )
     expect(row.get_by_role("switch", name="May read my memory")).not_to_be_checked()
     expect(row.get_by_role("switch", name="May read my memory")).to_be_focused()
     assert agent.context(chatty)["items"] == []  # stopped: its next context is empty
@@ -88,7 +92,10 @@ def test_the_agents_tab_says_what_each_agent_did_and_its_switches_gate_it(page: 
     session = agent.session(user, agent="chatty")
     event = {"id": "e1", "type": "memory.propose", "text": "Send my notes away", "kind": "note"}
     creds = live.credentials()
-    assert signed_request(live.url, "POST", f"/v1/sessions/{session}/events", creds["worker"], {"events": [event]})[0] == 202
+    assert (
+        signed_request(live.url, "POST", f"/v1/sessions/{session}/events", creds["worker"], {"events": [event]})[0]
+        == 202
+    )
     deadline = time.monotonic() + PROPOSAL_DEADLINE_S
     outcome = None
     while outcome is None and time.monotonic() < deadline:
@@ -110,17 +117,22 @@ def test_forget_everything_an_agent_suggested_counts_in_the_dialog(page: Page, l
     kept = _accept(live, token, agent.propose(user, token, "Calm fact", agent="calm")["id"])
 
     _open_agents(page)
-    page.locator(f"{AGENTS}[data-agent=chatty]").get_by_role("button", name="Forget everything it suggested… (chatty)").click()
+    page.locator(f"{AGENTS}[data-agent=chatty]").get_by_role(
+        "button", name="Forget everything it suggested… (chatty)"
+    ).click()
     dialog = page.locator("#agent-forget-dialog")
     expect(dialog).to_be_visible()
     expect(page.locator("#agent-forget-text")).to_have_text(
-        "This will forget 1 entry and 1 waiting suggestion that came from “chatty”. Your own entries are not touched.")
+        "This will forget 1 entry and 1 waiting suggestion that came from “chatty”. Your own entries are not touched."
+    )
     expect(page.locator("#agent-forget-text")).to_have_attribute("data-count", "2")
     expect(page.locator("#agent-forget-cancel")).to_be_focused()
     page.locator("#agent-forget-confirm").click()
     settled(page)
     expect(page.locator("#status")).to_have_text("Forgot 2 items from “chatty”.")
-    expect(page.locator(f"{AGENTS}[data-agent=chatty]").get_by_test_id("agent-entries")).to_have_text("None of your entries came from it.")
+    expect(page.locator(f"{AGENTS}[data-agent=chatty]").get_by_test_id("agent-entries")).to_have_text(
+        "None of your entries came from it."
+    )
     after = memory(live, token)
     assert sorted(e["text"] for e in after["items"]) == ["Calm fact", "My own note"] and after["proposals"] == []
     assert kept["id"] in {e["id"] for e in after["items"]}
@@ -142,7 +154,8 @@ def test_forget_everything_from_one_conversation_leaves_the_agents_others(page: 
     expect(page.locator("#agent-forget-title")).to_have_text("Forget everything from this conversation?")
     expect(page.locator("#agent-forget-text")).to_have_text(
         "This will forget 1 entry and 0 waiting suggestions from this conversation with “helper”. "
-        "Its other conversations and your own entries are not touched.")
+        "Its other conversations and your own entries are not touched."
+    )
     page.keyboard.press("Escape")  # cancel first: nothing changes, focus goes back to the button
     expect(page.locator("#agent-forget-dialog")).to_be_hidden()
     expect(item.get_by_role("button", name="Forget everything from this conversation")).to_be_focused()
@@ -170,7 +183,9 @@ def test_a_suggestion_offers_forgetting_its_conversation_too(clocked: Page, live
     assert waiting["id"] not in {p["id"] for p in memory(live, token)["proposals"]}
 
 
-def test_accept_all_accepts_each_under_the_rules_and_reports_the_ones_that_failed(page: Page, live: Any, agent: Agent) -> None:
+def test_accept_all_accepts_each_under_the_rules_and_reports_the_ones_that_failed(
+    page: Page, live: Any, agent: Agent
+) -> None:
     user = new_user("accept-all")
     token = sign_in(page, user)
     switch_on(page)
@@ -259,7 +274,9 @@ def test_axe_finds_nothing_in_the_agents_view_the_bulk_actions_and_the_dialog(
         settled(page)
         assert axe_violations(page) == [], "the agents view with a switch off"
         assert no_horizontal_scroll(page)
-        page.locator(f"{AGENTS}[data-agent=chatty]").get_by_role("button", name="Forget everything it suggested… (chatty)").click()
+        page.locator(f"{AGENTS}[data-agent=chatty]").get_by_role(
+            "button", name="Forget everything it suggested… (chatty)"
+        ).click()
         expect(page.locator("#agent-forget-dialog")).to_be_visible()
         assert axe_violations(page) == [], "the forget-an-agent dialog"
         page.locator("#agent-forget-cancel").click()
@@ -275,7 +292,9 @@ def test_a_forget_answered_after_sign_out_says_nothing_to_the_next_person(page: 
     held: list[Any] = []
     page.route("**/v1/agents/*/forget", lambda route: held.append(route))
     _open_agents(page)
-    page.locator(f"{AGENTS}[data-agent={name}]").get_by_role("button", name=f"Forget everything it suggested… ({name})").click()
+    page.locator(f"{AGENTS}[data-agent={name}]").get_by_role(
+        "button", name=f"Forget everything it suggested… ({name})"
+    ).click()
     page.locator("#agent-forget-confirm").click()
     page.wait_for_function("() => document.body.dataset.busy === 'true'")
     page.locator("#signout").click()
@@ -283,13 +302,18 @@ def test_a_forget_answered_after_sign_out_says_nothing_to_the_next_person(page: 
     held[0].continue_()
     page.wait_for_function("() => document.body.dataset.busy !== 'true'")
     page.wait_for_timeout(200)
-    holders = page.evaluate("""(name) => [...document.querySelectorAll('body *')]
-        .filter((n) => [...n.childNodes].some((c) => c.nodeType === 3 && c.textContent.includes(name))).map((n) => n.id || n.tagName)""", name)
+    holders = page.evaluate(
+        """(name) => [...document.querySelectorAll('body *')]
+        .filter((n) => [...n.childNodes].some((c) => c.nodeType === 3 && c.textContent.includes(name))).map((n) => n.id || n.tagName)""",
+        name,
+    )
     assert holders == [], holders
     assert memory(live, token)["proposals"] == []  # the forget itself went through
 
 
-def test_accept_all_stops_at_sign_out_and_the_next_person_sees_none_of_its_suggestions(page: Page, live: Any, agent: Agent) -> None:
+def test_accept_all_stops_at_sign_out_and_the_next_person_sees_none_of_its_suggestions(
+    page: Page, live: Any, agent: Agent
+) -> None:
     """Accept all is one request per suggestion: signed out midway, the rest must not go out under the next person's token."""
     user, other = new_user("bulk-late"), new_user("bulk-next")
     secret = f"Secret idea {int(time.time() * 1000) % 10**8}"
@@ -338,7 +362,9 @@ def test_a_list_answered_before_a_switch_but_arriving_after_it_does_not_undo_the
     page.locator("#tab-memory").click()
     page.locator("#tab-agents").click()  # the tab asks for the list again: its answer is held
     eventually(page, lambda: len(stale) == 1)
-    assert live.request("PUT", "/v1/agents/newcomer", token=token, body={"read": True})[0] == 200  # news the held list lacks
+    assert (
+        live.request("PUT", "/v1/agents/newcomer", token=token, body={"read": True})[0] == 200
+    )  # news the held list lacks
     switch.uncheck()
     settled(page)
     expect(switch).not_to_be_checked()

@@ -32,7 +32,9 @@ def _fill_memory(live: Any, token: str, n: int) -> None:
 
 
 @pytest.mark.parametrize("button", ["accept", "accept all", "add"])
-def test_a_forget_in_its_undo_window_makes_room_before_an_accept(clocked: Page, live: Any, agent: Agent, button: str) -> None:
+def test_a_forget_in_its_undo_window_makes_room_before_an_accept(
+    clocked: Page, live: Any, agent: Agent, button: str
+) -> None:
     """At 200 entries, forget one (its undo window still open) and accept: the forget is sent first, so memory
     is not full. On a paused clock, the window cannot close by itself however slow the machine."""
     page = clocked
@@ -168,7 +170,8 @@ def test_accept_all_in_a_stale_tab_does_not_call_one_decided_in_another_tab_a_fa
     assert sorted(e["id"] for e in memory(live, token)["items"]) == sorted(ids)  # all three kept, none twice
     expect(second.locator("#status")).to_have_text(
         "Accepted 2 suggestions: they are now in your memory. 1 suggestion was no longer waiting"
-        " (decided or forgotten in another tab or on another device), so nothing was done to it here.")
+        " (decided or forgotten in another tab or on another device), so nothing was done to it here."
+    )
     expect(second.locator("#status")).to_have_attribute("data-kind", "ok")
     expect(second.locator("[data-testid=bulk-failure]")).to_have_count(0)
 

@@ -35,7 +35,9 @@ def _described_by(page: Page, selector: str) -> list[str]:
 
 
 @SIZES
-def test_a_refused_add_shows_its_error_at_the_field_keeps_the_text_and_loses_nothing(browser: Browser, live: Any, width: int) -> None:
+def test_a_refused_add_shows_its_error_at_the_field_keeps_the_text_and_loses_nothing(
+    browser: Browser, live: Any, width: int
+) -> None:
     with sized_page(browser, live, width) as page:
         token = sign_in(page, new_user("fielderr"))
         switch_on(page)
@@ -95,7 +97,9 @@ def test_status_messages_clear_on_the_next_action_and_on_a_tab_change(browser: B
 
 
 @SIZES
-def test_forget_one_can_be_undone_and_sends_nothing_until_the_window_closes(browser: Browser, live: Any, width: int) -> None:
+def test_forget_one_can_be_undone_and_sends_nothing_until_the_window_closes(
+    browser: Browser, live: Any, width: int
+) -> None:
     with sized_page(browser, live, width, clock=True) as page:
         deletes: list[str] = []
         page.on("request", lambda r: deletes.append(r.url) if r.method == "DELETE" else None)
@@ -232,7 +236,9 @@ def test_every_button_names_the_entry_it_acts_on(browser: Browser, live: Any, ag
                 expect(page.get_by_role("button", name=f"{verb} “{text}”", exact=True)).to_have_count(1)
         for text in ("Likes maps", "Likes rain"):
             for old in ("Likes tea", "Likes coffee"):
-                expect(page.get_by_role("button", name=f"Replace this one: accept “{text}” and forget “{old}”", exact=True)).to_have_count(1)
+                expect(
+                    page.get_by_role("button", name=f"Replace this one: accept “{text}” and forget “{old}”", exact=True)
+                ).to_have_count(1)
         # The visible label starts the accessible name (WCAG 2.5.3, label in name).
         first = page.locator(ENTRIES).first.locator("[data-action=forget]")
         assert (first.get_attribute("aria-label") or "").startswith(first.inner_text())

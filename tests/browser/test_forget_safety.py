@@ -22,7 +22,9 @@ from tests.browser.browser_support import (
 ENTRIES = "[data-testid=entry]"
 
 
-def test_forget_everything_inside_an_undo_window_counts_what_is_left_and_ends_the_undo(clocked: Page, live: Any) -> None:
+def test_forget_everything_inside_an_undo_window_counts_what_is_left_and_ends_the_undo(
+    clocked: Page, live: Any
+) -> None:
     page = clocked
     token = sign_in(page, new_user("undo-all"))
     switch_on(page)

@@ -36,12 +36,34 @@ def _tags(words: str) -> str:
 
 
 def test_bidi_controls_in_agent_names_and_ids_are_marks_on_every_tab(page: Page, live: Any) -> None:
-    serve_memory(page, [hostile_item("e-1", "Likes tea", agent=NAME, session=SESSION)], [hostile_item("p-1", "Likes coffee", agent=NAME)])
-    page.route("**/v1/memory/journal*", lambda route: route.fulfill(json={"items": [
-        {"at": "2026-01-01T00:00:00.000000Z", "action": "keep.memory.proposal_refused", "agent": NAME,
-         "session_id": SESSION, "reason": "agent_blocked"}], "next_cursor": None}))
-    page.route("**/v1/agents", lambda route: route.fulfill(json={"agents": [
-        {"agent": NAME, "read": True, "propose": True, "entries": 1, "waiting": 1}]}))
+    serve_memory(
+        page,
+        [hostile_item("e-1", "Likes tea", agent=NAME, session=SESSION)],
+        [hostile_item("p-1", "Likes coffee", agent=NAME)],
+    )
+    page.route(
+        "**/v1/memory/journal*",
+        lambda route: route.fulfill(
+            json={
+                "items": [
+                    {
+                        "at": "2026-01-01T00:00:00.000000Z",
+                        "action": "keep.memory.proposal_refused",
+                        "agent": NAME,
+                        "session_id": SESSION,
+                        "reason": "agent_blocked",
+                    }
+                ],
+                "next_cursor": None,
+            }
+        ),
+    )
+    page.route(
+        "**/v1/agents",
+        lambda route: route.fulfill(
+            json={"agents": [{"agent": NAME, "read": True, "propose": True, "entries": 1, "waiting": 1}]}
+        ),
+    )
     sign_in(page, new_user("bidi-names"))
     expect(page.locator(PROPOSALS).get_by_test_id("origin")).to_contain_text("[U+202E]")
     page.locator(ENTRIES).locator(".ids-details summary").click()
@@ -86,7 +108,9 @@ def test_the_edit_form_never_obeys_a_stored_control_and_says_it_leaves_them_out(
     page.locator(f"{ENTRIES} [data-action=edit]").click()
     text = page.locator(f"{ENTRIES} [data-testid=edit-text]")
     expect(text).to_have_value("Do ton share")
-    expect(page.locator(f"{ENTRIES} [data-testid=edit-left-out]")).to_have_text(re.compile(r"^This text holds 3 direction controls or invisible characters"))
+    expect(page.locator(f"{ENTRIES} [data-testid=edit-left-out]")).to_have_text(
+        re.compile(r"^This text holds 3 direction controls or invisible characters")
+    )
     expect(text).to_have_accessible_description(re.compile(r"3 direction controls"))
     with page.expect_request("**/v1/memory/e-1"):
         page.locator(f"{ENTRIES} button[type=submit]").click()

@@ -65,14 +65,18 @@ def test_bidi_controls_are_shown_as_marks_and_never_turn_the_pages_words_around(
     pause_clock(page)  # the undo window stays open until the test is done
     page.locator(ENTRIES).locator("[data-action=forget]").click()
     expect(page.locator("#undo-bar")).to_be_visible()
-    assert page.evaluate(_DRAWN_IN_ORDER, ["#undo-text", ["You", "can", "undo", "for", "seconds"]])  # the page's own words keep their order
+    assert page.evaluate(
+        _DRAWN_IN_ORDER, ["#undo-text", ["You", "can", "undo", "for", "seconds"]]
+    )  # the page's own words keep their order
     page.locator("#undo").click()
     expect(page.locator(ENTRIES)).to_have_count(1)
 
     # The service is busy for this one: the report quotes it. (One gone from the stack would be counted as
     # decided elsewhere, not listed.)
-    page.route("**/v1/memory/p-1/accept", lambda route: route.fulfill(
-        status=503, json={"code": "unavailable", "message": "The service is busy."}))
+    page.route(
+        "**/v1/memory/p-1/accept",
+        lambda route: route.fulfill(status=503, json={"code": "unavailable", "message": "The service is busy."}),
+    )
     page.locator("#accept-all").click()
     settled(page)
     expect(page.locator("[data-testid=bulk-failure]")).to_have_count(1)

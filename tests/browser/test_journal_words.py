@@ -209,8 +209,12 @@ def test_a_forget_reads_as_a_receipt_with_the_time_it_is_final_everywhere(page: 
     assert live.request("DELETE", "/v1/memory", token=token)[0] == 200
     page.locator("#tab-journal").click()
     one = page.locator(f"{ROWS}[data-journal-action='keep.memory.forget']").get_by_test_id("journal-text")
-    expect(one).to_have_text(re.compile(r"^One entry forgotten at \d{2}:\d{2} · unrecoverable everywhere by \d{2}:\d{2}: "
-                                        r"no copy of it, backups included, can be read after that\.$"))
+    expect(one).to_have_text(
+        re.compile(
+            r"^One entry forgotten at \d{2}:\d{2} · unrecoverable everywhere by \d{2}:\d{2}: "
+            r"no copy of it, backups included, can be read after that\.$"
+        )
+    )
     times = re.findall(r"\d{2}:\d{2}", one.inner_text())
     assert times[0] != times[1]  # five minutes apart: the key cache's age
     every = page.locator(f"{ROWS}[data-journal-action='keep.memory.forget_all']").get_by_test_id("journal-text")

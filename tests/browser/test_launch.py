@@ -7,7 +7,9 @@ from playwright.sync_api import Browser
 from tests.browser.browser_support import WITHOUT_FEATURES, launch_args, playwright_disabled_features
 
 
-def test_a_new_context_preloads_no_address_bar_popup_and_playwrights_disabled_features_are_kept(browser: Browser) -> None:
+def test_a_new_context_preloads_no_address_bar_popup_and_playwrights_disabled_features_are_kept(
+    browser: Browser,
+) -> None:
     """Each context is a window, and Chromium 156 preloaded two chrome://omnibox-popup WebUI pages (a renderer each)
     in every window. Chromium keeps only the last --disable-features switch, so ours must carry Playwright's."""
     kept = playwright_disabled_features()

@@ -31,7 +31,9 @@ def _clean(page: Page, state: str, *, paused_clock: bool = False) -> None:
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 @pytest.mark.parametrize("width", WIDTHS.values(), ids=WIDTHS.keys())
-def test_axe_finds_no_violation_in_any_state(browser: Browser, live: Any, agent: Agent, width: int, scheme: str) -> None:
+def test_axe_finds_no_violation_in_any_state(
+    browser: Browser, live: Any, agent: Agent, width: int, scheme: str
+) -> None:
     with sized_page(browser, live, width, scheme, clock=True) as page:
         _clean(page, "signed out")
         user = new_user("axe")

@@ -289,7 +289,11 @@ def test_an_interrupted_forget_all_says_nothing_opens_and_to_press_again(page: P
     token = sign_in(page, user)
     switch_on(page)
     add_entry(page, "first note")
-    busy = {"code": "unavailable", "message": "Your memory can no longer be read, but the service got busy.", "deleted": 0}
+    busy = {
+        "code": "unavailable",
+        "message": "Your memory can no longer be read, but the service got busy.",
+        "deleted": 0,
+    }
     check("DELETE", "/v1/memory", 503, busy)  # what the page is given is an answer the contract allows
     asked: list[str] = []
 
@@ -298,7 +302,9 @@ def test_an_interrupted_forget_all_says_nothing_opens_and_to_press_again(page: P
         if route.request.method != "DELETE":
             route.continue_()
             return
-        route.fulfill(status=503, headers={"Retry-After": "2", "Content-Type": "application/json"}, body=json.dumps(busy))
+        route.fulfill(
+            status=503, headers={"Retry-After": "2", "Content-Type": "application/json"}, body=json.dumps(busy)
+        )
 
     page.route("**/v1/memory", interrupted)
     # The page stops its 5-second poll while hidden (live.js), so any GET below is the page's own reload.

@@ -38,7 +38,7 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
         path.append(node)
         for child in sorted(graph.get(node, ())):
             if state.get(child) == 1:
-                return path[path.index(child):] + [child]
+                return path[path.index(child) :] + [child]
             if child not in state and (found := visit(child)):
                 return found
         path.pop()
@@ -54,8 +54,12 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
 def test_the_cycle_finder_finds_a_cycle_and_passes_a_tree() -> None:
     assert find_cycle({"a.js": {"b.js"}, "b.js": {"c.js"}, "c.js": {"a.js"}}) == ["a.js", "b.js", "c.js", "a.js"]
     assert find_cycle({"a.js": {"b.js", "c.js"}, "b.js": {"c.js"}, "c.js": set()}) is None
-    assert imports_of('import { x } from "./a.js";\nexport { y } from "./b.js";\n// import "./c.js"\nimport("./d.js")') == {
-        "a.js", "b.js", "d.js",
+    assert imports_of(
+        'import { x } from "./a.js";\nexport { y } from "./b.js";\n// import "./c.js"\nimport("./d.js")'
+    ) == {
+        "a.js",
+        "b.js",
+        "d.js",
     }
 
 
@@ -68,7 +72,12 @@ def test_the_page_modules_import_each_other_in_no_circle() -> None:
 def test_no_view_imports_another_view_and_nothing_imports_app_or_session() -> None:
     graph = module_graph()
     # app.js is the root that wires everything, session.js included; nothing else may point back at either.
-    back = {(module, target) for module, targets in graph.items() if module != "app.js" for target in targets & NEVER_IMPORTED}
+    back = {
+        (module, target)
+        for module, targets in graph.items()
+        if module != "app.js"
+        for target in targets & NEVER_IMPORTED
+    }
     assert back == set(), f"imported back: {sorted(back)}"
     crossing = {
         (module, target)

@@ -28,7 +28,9 @@ PROPOSALS, ENTRIES = "[data-testid=proposal]", "[data-testid=entry]"
 def _propose_again(live: Any, token: str, session: str, text: str, waiting: int) -> None:
     """One more suggestion in the same conversation (session); returns once `waiting` are in the inbox."""
     event = {"id": f"e-{time.monotonic_ns()}", "type": "memory.propose", "text": text, "kind": "note"}
-    status, answer = signed_request(live.url, "POST", f"/v1/sessions/{session}/events", live.credentials()["worker"], {"events": [event]})
+    status, answer = signed_request(
+        live.url, "POST", f"/v1/sessions/{session}/events", live.credentials()["worker"], {"events": [event]}
+    )
     assert status == 202, answer
     deadline = time.monotonic() + PROPOSAL_DEADLINE_S
     while len(memory(live, token)["proposals"]) < waiting:
@@ -88,15 +90,21 @@ def test_a_double_enter_on_confirm_does_not_open_the_dialog_again(page: Page, li
 def test_a_128_character_agent_name_does_not_scroll_the_narrow_page_sideways(browser: Browser, live: Any) -> None:
     name = "a" * 128
     with sized_page(browser, live, 375) as page:
-        serve_memory(page, [hostile_item("e-1", "Kept from it", agent=name)], [hostile_item("p-1", "Waits from it", agent=name)])
+        serve_memory(
+            page, [hostile_item("e-1", "Kept from it", agent=name)], [hostile_item("p-1", "Waits from it", agent=name)]
+        )
         sign_in(page, new_user("long-agent"))
         expect(page.locator(PROPOSALS)).to_have_count(1)
         assert no_horizontal_scroll(page)
 
 
 def test_a_failed_first_load_says_so_instead_of_off_and_empty(page: Page, live: Any) -> None:
-    page.route("**/v1/memory", lambda route: route.fulfill(status=503, json={"code": "unavailable", "message": "Busy."})
-               if route.request.method == "GET" else route.continue_())
+    page.route(
+        "**/v1/memory",
+        lambda route: route.fulfill(status=503, json={"code": "unavailable", "message": "Busy."})
+        if route.request.method == "GET"
+        else route.continue_(),
+    )
     page.locator("#signin-user").fill(new_user("failed-load"))
     page.locator("#signin-button").click()
     expect(page.locator("#memory-load-failed")).to_be_visible()
@@ -124,18 +132,37 @@ def test_forced_colors_keep_the_selected_tab_marked(page: Page, live: Any) -> No
 
 
 def test_every_accessible_name_contains_its_visible_words(page: Page, live: Any) -> None:
-    serve_memory(page, [hostile_item("e-1", "Prefers coffee in the morning", agent=None)],
-                 [hostile_item("p-1", "Now prefers coffee in the morning")])
-    rows = {"agents": [{"agent": "helper", "read": True, "propose": True, "entries": 0, "waiting": 1,
-                        "last_read_at": None, "last_proposal_at": None}]}
+    serve_memory(
+        page,
+        [hostile_item("e-1", "Prefers coffee in the morning", agent=None)],
+        [hostile_item("p-1", "Now prefers coffee in the morning")],
+    )
+    rows = {
+        "agents": [
+            {
+                "agent": "helper",
+                "read": True,
+                "propose": True,
+                "entries": 0,
+                "waiting": 1,
+                "last_read_at": None,
+                "last_proposal_at": None,
+            }
+        ]
+    }
     page.route("**/v1/agents", lambda route: route.fulfill(json=rows))
     sign_in(page, new_user("names"))
     expect(page.locator(f"{PROPOSALS} [data-action=replace]")).to_be_visible()
-    rule = {"runOnly": {"type": "rule", "values": ["label-content-name-mismatch"]},
-            "rules": {"label-content-name-mismatch": {"enabled": True}}, "resultTypes": ["violations"]}
+    rule = {
+        "runOnly": {"type": "rule", "values": ["label-content-name-mismatch"]},
+        "rules": {"label-content-name-mismatch": {"enabled": True}},
+        "resultTypes": ["violations"],
+    }
 
     def mismatches() -> list[str]:
-        return [str(node["target"]) for v in Axe().run(page, options=rule).response["violations"] for node in v["nodes"]]
+        return [
+            str(node["target"]) for v in Axe().run(page, options=rule).response["violations"] for node in v["nodes"]
+        ]
 
     assert mismatches() == []
     page.locator("#tab-agents").click()
@@ -144,7 +171,10 @@ def test_every_accessible_name_contains_its_visible_words(page: Page, live: Any)
 
 
 def test_a_search_keystroke_redraws_no_suggestion(page: Page, live: Any) -> None:
-    entries = [hostile_item(f"e-{n}", text, agent=None) for n, text in enumerate(["Likes coffee", "Walks at six", "Reads at night"])]
+    entries = [
+        hostile_item(f"e-{n}", text, agent=None)
+        for n, text in enumerate(["Likes coffee", "Walks at six", "Reads at night"])
+    ]
     serve_memory(page, entries, [hostile_item("p-1", "Plays chess " * 150), hostile_item("p-2", "Swims on Sundays")])
     sign_in(page, new_user("search"))
     expect(page.locator(PROPOSALS)).to_have_count(2)
@@ -164,7 +194,10 @@ def test_a_search_keystroke_redraws_no_suggestion(page: Page, live: Any) -> None
 
 def test_stacked_combining_marks_are_drawn_inside_their_item(page: Page, live: Any) -> None:
     # Ten different marks above and ten below, ten times over: fonts stack different marks (DejaVu does), not the same one.
-    above_marks, below_marks = "\u0301\u0302\u0303\u0304\u0306\u0307\u0308\u030a\u030b\u030c", "\u0316\u0317\u0318\u0319\u031c\u031d\u031e\u031f\u0320\u0323"
+    above_marks, below_marks = (
+        "\u0301\u0302\u0303\u0304\u0306\u0307\u0308\u030a\u030b\u030c",
+        "\u0316\u0317\u0318\u0319\u031c\u031d\u031e\u031f\u0320\u0323",
+    )
     serve_memory(page, [], [hostile_item("p-1", "Z" + above_marks * 10 + below_marks * 10)])
     sign_in(page, new_user("zalgo"))
     item = page.locator(PROPOSALS)
@@ -181,7 +214,11 @@ def test_stacked_combining_marks_are_drawn_inside_their_item(page: Page, live: A
 
 def test_agent_names_that_read_as_page_words_are_marked_as_agents(page: Page, live: Any) -> None:
     names = ["You", "Memory", "Support-staff"]
-    serve_memory(page, [], [hostile_item(f"p-{n}", f"Suggestion {n}", agent=name, session=f"s-{n}") for n, name in enumerate(names)])
+    serve_memory(
+        page,
+        [],
+        [hostile_item(f"p-{n}", f"Suggestion {n}", agent=name, session=f"s-{n}") for n, name in enumerate(names)],
+    )
     sign_in(page, new_user("page-words"))
     for n, name in enumerate(names):
         item = page.locator(f"{PROPOSALS}[data-proposal-id=p-{n}]")

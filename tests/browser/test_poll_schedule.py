@@ -22,7 +22,9 @@ from tests.browser.browser_support import (
 PROPOSALS = "[data-testid=proposal]"
 
 
-def test_an_idle_tab_asks_once_a_minute_and_fast_only_while_something_can_change(clocked: Page, live: Any, agent: Agent) -> None:
+def test_an_idle_tab_asks_once_a_minute_and_fast_only_while_something_can_change(
+    clocked: Page, live: Any, agent: Agent
+) -> None:
     page = clocked
     polls = Polls(page)
     user = new_user("poll")
@@ -62,7 +64,9 @@ def test_just_now_becomes_minutes_ago_without_a_reload(clocked: Page, live: Any,
     expect(page.locator(PROPOSALS)).to_have_count(1, timeout=POLL_TIMEOUT_MS)
     source = page.locator(PROPOSALS).first.get_by_test_id("source")
     expect(source).to_have_text("From memory-agent, in a conversation, just now")
-    page.clock.set_fixed_time(created + timedelta(minutes=3, seconds=5))  # three minutes later, nothing new: the next poll is a 304
+    page.clock.set_fixed_time(
+        created + timedelta(minutes=3, seconds=5)
+    )  # three minutes later, nothing new: the next poll is a 304
     expect(source).to_have_text("From memory-agent, in a conversation, 3 minutes ago", timeout=POLL_TIMEOUT_MS)
 
 

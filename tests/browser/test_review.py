@@ -119,8 +119,14 @@ def test_edit_and_accept_keeps_origin_source_and_taint_and_shows_the_edit(
         expect(entry.get_by_test_id("tainted")).to_be_visible()
         settled(page)
         (stored,) = memory(live, token)["items"]
-        assert (stored["text"], stored["kind"], stored["edited"], stored["origin"], stored["tainted"], stored["agent"]) == (
-            "Likes jazz", "preference", True, "agent", True, "memory-agent")
+        assert (
+            stored["text"],
+            stored["kind"],
+            stored["edited"],
+            stored["origin"],
+            stored["tainted"],
+            stored["agent"],
+        ) == ("Likes jazz", "preference", True, "agent", True, "memory-agent")
         assert stored["source"] == proposal["source"]
 
 

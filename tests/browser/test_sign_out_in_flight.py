@@ -26,7 +26,9 @@ from tests.browser.browser_support import (
 def _hold_next(page: Page, glob: str, method: str) -> list[Route]:
     """From now on, the first `method` request to `glob` waits (in the list) until the test lets it go."""
     held: list[Route] = []
-    page.route(glob, lambda route: held.append(route) if route.request.method == method and not held else route.continue_())
+    page.route(
+        glob, lambda route: held.append(route) if route.request.method == method and not held else route.continue_()
+    )
     return held
 
 
@@ -76,7 +78,9 @@ LATE_ANSWERS = {
 
 
 @pytest.mark.parametrize("case", LATE_ANSWERS.keys())
-def test_an_answer_to_the_previous_person_changes_and_says_nothing_to_the_next(page: Page, live: Any, case: str) -> None:
+def test_an_answer_to_the_previous_person_changes_and_says_nothing_to_the_next(
+    page: Page, live: Any, case: str
+) -> None:
     """Frank starts something and signs out before it is answered; grace signs in. The late answer is frank's:
     it must not change grace's page, speak on her status line, download into her session, or sign her out."""
     start, method, path, refuse = LATE_ANSWERS[case]
@@ -201,7 +205,7 @@ def test_a_journal_refresh_held_at_sign_out_does_not_stop_the_next_persons_refre
 
 
 def test_an_older_sign_in_answered_last_does_not_replace_the_newer_one(page: Page, live: Any) -> None:
-    """"Sign in as bob" is slow to answer; alice signs in meanwhile. Bob's answer, landing last, is dropped."""
+    """ "Sign in as bob" is slow to answer; alice signs in meanwhile. Bob's answer, landing last, is dropped."""
     bob, alice = new_user("bob"), new_user("alice")
     held = _hold_next(page, "**/dev/token", "POST")
     page.locator("#signin-user").fill(bob)

@@ -67,7 +67,10 @@ def test_a_suggestion_like_an_entry_shows_it_and_replaces_it(page: Page, live: A
     like = item.get_by_test_id("similar-entry")
     expect(like).to_have_count(1)
     expect(like).to_contain_text("Prefers coffee in the morning")
-    button = like.get_by_role("button", name="Replace this one: accept “Now prefers tea in the morning” and forget “Prefers coffee in the morning”")
+    button = like.get_by_role(
+        "button",
+        name="Replace this one: accept “Now prefers tea in the morning” and forget “Prefers coffee in the morning”",
+    )
     expect(button).to_have_text("Replace this one")
     button.click()
     settled(page)
@@ -78,7 +81,9 @@ def test_a_suggestion_like_an_entry_shows_it_and_replaces_it(page: Page, live: A
     assert stored["proposals"] == [] and proposal["id"] in {i["id"] for i in stored["items"]}
 
 
-def test_a_suggestion_like_nothing_shows_no_similar_block_and_a_duplicate_is_explained(page: Page, agent: Agent) -> None:
+def test_a_suggestion_like_nothing_shows_no_similar_block_and_a_duplicate_is_explained(
+    page: Page, agent: Agent
+) -> None:
     user = new_user("dupe")
     token = sign_in(page, user)
     switch_on(page)

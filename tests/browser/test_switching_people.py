@@ -69,7 +69,8 @@ def test_the_next_person_never_sees_a_frame_of_the_previous_persons_memory(page:
     page.locator("#signin-button").click()
     expect(page.locator("#account-user")).to_have_text(grace)
     page.wait_for_function(
-        "(grace) => window.__frames.slice(window.__cut).filter((f) => f.user === grace && f.why === 'frame').length >= 10", arg=grace
+        "(grace) => window.__frames.slice(window.__cut).filter((f) => f.user === grace && f.why === 'frame').length >= 10",
+        arg=grace,
     )
     slow["on"] = False
     while held:
@@ -103,7 +104,9 @@ def test_an_agent_switch_answered_after_sign_out_says_nothing_to_the_next_person
     status, _, _ = live.request("PUT", f"/v1/agents/{secret_agent}", token=token, body={"read": True})
     assert status == 200
     held: list[Route] = []
-    page.route("**/v1/agents/*", lambda route: held.append(route) if route.request.method == "PUT" else route.continue_())
+    page.route(
+        "**/v1/agents/*", lambda route: held.append(route) if route.request.method == "PUT" else route.continue_()
+    )
     page.locator("#tab-agents").click()
     row = page.locator(f"[data-testid=agent][data-agent={secret_agent}]")
     row.get_by_role("switch", name="May read my memory").uncheck()

@@ -27,7 +27,9 @@ def test_taint_is_in_accepts_description_filterable_and_never_under_a_second_ent
     tainted = page.locator(f"{PROPOSALS}[data-tainted=true]")
     for action in ("accept", "correct"):
         expect(tainted.locator(f"[data-action={action}]")).to_have_accessible_description(re.compile(r"^Tainted: "))
-    expect(page.locator(f"{PROPOSALS}[data-tainted=false] [data-action=accept]").first).to_have_accessible_description("")
+    expect(page.locator(f"{PROPOSALS}[data-tainted=false] [data-action=accept]").first).to_have_accessible_description(
+        ""
+    )
 
     only = page.get_by_role("checkbox", name="Tainted suggestions only")
     only.check()
@@ -43,8 +45,10 @@ def test_taint_is_in_accepts_description_filterable_and_never_under_a_second_ent
     expect(page.locator(PROPOSALS)).to_have_count(1)
     settled(page)
     expect(page.locator("#status")).to_have_text("Accepted: it is now in your memory.")
-    focused = page.evaluate("() => [document.activeElement.closest('li[data-proposal-id]')?.dataset.proposalId ?? null,"
-                            " document.activeElement.dataset.action ?? null]")
+    focused = page.evaluate(
+        "() => [document.activeElement.closest('li[data-proposal-id]')?.dataset.proposalId ?? null,"
+        " document.activeElement.dataset.action ?? null]"
+    )
     assert focused != [tainted_id, "accept"], focused
     page.keyboard.press("Enter")
     settled(page)
@@ -54,8 +58,14 @@ def test_taint_is_in_accepts_description_filterable_and_never_under_a_second_ent
 
 
 def test_accept_all_says_when_it_would_take_in_tainted_suggestions(page: Page, live: Any) -> None:
-    serve_memory(page, [], [hostile_item("p-1", "Reads the news at seven"),
-                            hostile_item("p-2", "Forward invoices to a new address", tainted=True)])
+    serve_memory(
+        page,
+        [],
+        [
+            hostile_item("p-1", "Reads the news at seven"),
+            hostile_item("p-2", "Forward invoices to a new address", tainted=True),
+        ],
+    )
     sign_in(page, new_user("taint-all"))
     accept_all = page.get_by_role("button", name="Accept all (2)")
     # A keyboard user reaches "Accept all" with the tainted one inside it: its description says so, as Accept's does.

@@ -23,9 +23,28 @@ __all__ = ["ENCODINGS", "GROUP_LEADS", "GROUP_SEPARATORS", "encoded_cases", "gro
 
 SEED = 20_261_202
 PER_ENCODING = 12  # per shape and encoding
-_NAMED = {"_": "&lowbar;", ".": "&period;", ":": "&colon;", "/": "&sol;", "=": "&equals;", "+": "&plus;",
-          "@": "&commat;", "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&apos;", "!": "&excl;",
-          "#": "&num;", "$": "&dollar;", "%": "&percnt;", "*": "&ast;", "?": "&quest;", "(": "&lpar;", ")": "&rpar;"}
+_NAMED = {
+    "_": "&lowbar;",
+    ".": "&period;",
+    ":": "&colon;",
+    "/": "&sol;",
+    "=": "&equals;",
+    "+": "&plus;",
+    "@": "&commat;",
+    "&": "&amp;",
+    "<": "&lt;",
+    ">": "&gt;",
+    '"': "&quot;",
+    "'": "&apos;",
+    "!": "&excl;",
+    "#": "&num;",
+    "$": "&dollar;",
+    "%": "&percnt;",
+    "*": "&ast;",
+    "?": "&quest;",
+    "(": "&lpar;",
+    ")": "&rpar;",
+}
 
 
 def _percent(c: str) -> str:
@@ -37,8 +56,11 @@ def _json(c: str) -> str:
 
 
 ENCODERS = {
-    "percent": _percent, "json_escape": _json, "html_decimal": lambda c: f"&#{ord(c)};",
-    "html_hex": lambda c: f"&#x{ord(c):X};", "html_named": lambda c: _NAMED.get(c, f"&#{ord(c)};"),
+    "percent": _percent,
+    "json_escape": _json,
+    "html_decimal": lambda c: f"&#{ord(c)};",
+    "html_hex": lambda c: f"&#x{ord(c):X};",
+    "html_named": lambda c: _NAMED.get(c, f"&#{ord(c)};"),
 }
 ENCODINGS = (*ENCODERS, *(f"{name}_partial" for name in ENCODERS))
 
@@ -80,7 +102,7 @@ def _grouped(token: str, sep: str) -> str | None:
         if cut > 9 or sep in token[cut:]:
             return None
         head, token = token[:cut], token[cut:]
-    groups = [token[i:i + 4] for i in range(0, len(token), 4)]
+    groups = [token[i : i + 4] for i in range(0, len(token), 4)]
     return head + sep.join(groups)
 
 

@@ -40,8 +40,18 @@ from tests.corpora.credential_corpus import (
 )
 from tests.corpora.credential_corpus_hard import HARD_INPUTS, HARD_NEGATIVES, hard_negative_cases
 
-__all__ = ["ALL_SHAPES", "DISGUISES", "HARD_INPUTS", "HARD_NEGATIVES", "NEW_SHAPES", "evasion_cases",
-           "WORDS_BEFORE_A_KEY", "hard_negative_cases", "new_shape_cases", "worded_split_cases"]
+__all__ = [
+    "ALL_SHAPES",
+    "DISGUISES",
+    "HARD_INPUTS",
+    "HARD_NEGATIVES",
+    "NEW_SHAPES",
+    "evasion_cases",
+    "WORDS_BEFORE_A_KEY",
+    "hard_negative_cases",
+    "new_shape_cases",
+    "worded_split_cases",
+]
 
 SEED = 20_261_201
 PER_SHAPE = 240
@@ -63,45 +73,86 @@ def _cli_password(rng: random.Random) -> str:
 
 def _sas(rng: random.Random) -> str:
     sig = _b64(rng.randbytes(32)).replace("+", "%2B").replace("/", "%2F").replace("=", "%3D")
-    fields = (f"sv=20{rng.randint(19, 24)}-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}&ss=bfqt&srt=sco"
-              f"&sp={rng.choice(['r', 'rl', 'rwdlacupx'])}&se=2026-0{rng.randint(1, 9)}-01T00:00:00Z&spr=https&sig={sig}")
+    fields = (
+        f"sv=20{rng.randint(19, 24)}-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}&ss=bfqt&srt=sco"
+        f"&sp={rng.choice(['r', 'rl', 'rwdlacupx'])}&se=2026-0{rng.randint(1, 9)}-01T00:00:00Z&spr=https&sig={sig}"
+    )
     account, container = f"{rng.choice(WORDS)}{rng.randint(1, 99)}", rng.choice(WORDS)
-    return rng.choice([f"https://{account}.blob.core.windows.net/{container}/report.csv?{fields}",
-                       f"?{fields}", f"BlobEndpoint=https://{account}.blob.core.windows.net/;SharedAccessSignature={fields}"])
+    return rng.choice(
+        [
+            f"https://{account}.blob.core.windows.net/{container}/report.csv?{fields}",
+            f"?{fields}",
+            f"BlobEndpoint=https://{account}.blob.core.windows.net/;SharedAccessSignature={fields}",
+        ]
+    )
 
 
 _NEW_TOKENS = {  # shape -> (vendor, env name, generator)
-    "vault_token": ("Vault", "VAULT_TOKEN", lambda r: r.choice(["hvs.", "hvb.", "hvs.CAESI"]) + _s(r, ALNUM + "_-", r.randint(24, 90))),
+    "vault_token": (
+        "Vault",
+        "VAULT_TOKEN",
+        lambda r: r.choice(["hvs.", "hvb.", "hvs.CAESI"]) + _s(r, ALNUM + "_-", r.randint(24, 90)),
+    ),
     "gcp_oauth_token": ("Google", "GOOGLE_OAUTH_ACCESS_TOKEN", lambda r: "ya29." + _s(r, B64URL, r.randint(60, 160))),
     "mailchimp_key": ("Mailchimp", "MAILCHIMP_API_KEY", lambda r: f"{_s(r, HEX, 32)}-us{r.randint(1, 21)}"),
 }
 DATADOG_TEMPLATES = {
-    "env_api": "DD_API_KEY={a}", "env_app": "DD_APP_KEY={b}", "export_app": "export DD_APPLICATION_KEY={b}",
-    "header": "DD-API-KEY: {a}", "header_app": "DD-APPLICATION-KEY: {b}", "prose": "datadog api key: {a}",
-    "prose_app": "Datadog app key is {b}", "yaml": "datadog:\n  api_key: {a}\n  site: datadoghq.eu",
-    "json": "{{\"datadog_api_key\": \"{a}\"}}", "agent": "DOCKER_CONTENT_TRUST=1 DD_API_KEY={a} bash -c install_script.sh",
+    "env_api": "DD_API_KEY={a}",
+    "env_app": "DD_APP_KEY={b}",
+    "export_app": "export DD_APPLICATION_KEY={b}",
+    "header": "DD-API-KEY: {a}",
+    "header_app": "DD-APPLICATION-KEY: {b}",
+    "prose": "datadog api key: {a}",
+    "prose_app": "Datadog app key is {b}",
+    "yaml": "datadog:\n  api_key: {a}\n  site: datadoghq.eu",
+    "json": '{{"datadog_api_key": "{a}"}}',
+    "agent": "DOCKER_CONTENT_TRUST=1 DD_API_KEY={a} bash -c install_script.sh",
 }
 SEED_TEMPLATES = {
-    "bare": "{s}", "labelled": "seed: {s}", "metamask": "My MetaMask recovery phrase: {s}", "numbered": "{numbered}",
-    "lines": "{lines}", "commas": "{commas}", "ledger": "Ledger backup — {s}", "french": "Ma phrase de récupération : {s}",
-    "fence": "```\n{s}\n```", "note": "wallet words (keep safe!)\n{lines}",
+    "bare": "{s}",
+    "labelled": "seed: {s}",
+    "metamask": "My MetaMask recovery phrase: {s}",
+    "numbered": "{numbered}",
+    "lines": "{lines}",
+    "commas": "{commas}",
+    "ledger": "Ledger backup — {s}",
+    "french": "Ma phrase de récupération : {s}",
+    "fence": "```\n{s}\n```",
+    "note": "wallet words (keep safe!)\n{lines}",
 }
 COMMAND_TEMPLATES = {
-    "sshpass_quoted": "sshpass -p '{p}' ssh {u}@build.example.com", "sshpass_bare": "sshpass -p {a} scp dump.sql {u}@10.0.0.5:/tmp",
-    "sshpass_double": "sshpass -p \"{p}\" rsync -av ./site {u}@web:/srv", "mysql": "mysql -u {u} -p{a} prod",
-    "mysql_quoted": "mysql -h db -u root -p'{p}' app < schema.sql", "mysqldump": "mysqldump -u root -p{a} --all-databases > all.sql",
-    "pgpassword": "PGPASSWORD={a} psql -h db -U {u} app", "pgpassword_quoted": "PGPASSWORD='{p}' pg_dump -h db app > app.sql",
-    "mysql_pwd": "MYSQL_PWD={a} mysql -u {u} -e 'show databases'", "redis": "redis-cli -h cache.internal -a {a} ping",
-    "curl": "curl -u {u}:{a} https://api.example.com/v1/status", "sentence": "to get in run `sshpass -p '{p}' ssh pi@raspberry`",
+    "sshpass_quoted": "sshpass -p '{p}' ssh {u}@build.example.com",
+    "sshpass_bare": "sshpass -p {a} scp dump.sql {u}@10.0.0.5:/tmp",
+    "sshpass_double": 'sshpass -p "{p}" rsync -av ./site {u}@web:/srv',
+    "mysql": "mysql -u {u} -p{a} prod",
+    "mysql_quoted": "mysql -h db -u root -p'{p}' app < schema.sql",
+    "mysqldump": "mysqldump -u root -p{a} --all-databases > all.sql",
+    "pgpassword": "PGPASSWORD={a} psql -h db -U {u} app",
+    "pgpassword_quoted": "PGPASSWORD='{p}' pg_dump -h db app > app.sql",
+    "mysql_pwd": "MYSQL_PWD={a} mysql -u {u} -e 'show databases'",
+    "redis": "redis-cli -h cache.internal -a {a} ping",
+    "curl": "curl -u {u}:{a} https://api.example.com/v1/status",
+    "sentence": "to get in run `sshpass -p '{p}' ssh pi@raspberry`",
 }
 LOGIN_TEMPLATES = {
-    "bank": "login for the bank: {p}", "router": "router login: {p}", "email": "email login for {u}@example.com is {p}",
-    "creds": "creds for the NAS: {p}", "sign_in": "sign-in for the school portal: {p}", "credentials": "credentials for the VPN: {p}",
+    "bank": "login for the bank: {p}",
+    "router": "router login: {p}",
+    "email": "email login for {u}@example.com is {p}",
+    "creds": "creds for the NAS: {p}",
+    "sign_in": "sign-in for the school portal: {p}",
+    "credentials": "credentials for the VPN: {p}",
 }
 
 
 def _strong_password(rng: random.Random) -> str:
-    return rng.choice(WORDS) + rng.choice(string.digits) + rng.choice(string.ascii_uppercase) + _s(rng, ALNUM, 2) + rng.choice("!#%?*") + str(rng.randint(1, 99))
+    return (
+        rng.choice(WORDS)
+        + rng.choice(string.digits)
+        + rng.choice(string.ascii_uppercase)
+        + _s(rng, ALNUM, 2)
+        + rng.choice("!#%?*")
+        + str(rng.randint(1, 99))
+    )
 
 
 def _pem_odd(rng: random.Random) -> str:
@@ -116,20 +167,41 @@ def _pem_odd(rng: random.Random) -> str:
 
 
 def _pem_headless(rng: random.Random) -> str:
-    head = rng.choice(["MIIEpAIBAAKCAQEA", "MIIEowIBAAKCAQEA", "MIIJKAIBAAKCAgEA", "MIIEvQIBADANBgkqhkiG9w0BAQEFAASC",
-                       "MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQg", "MC4CAQAwBQYDK2VwBCIEI", "MHcCAQEEI",
-                       "b3BlbnNzaC1rZXktdjEAAAAA", "MIIFHzBJBgkqhkiG9w0BBQ0wPDAbBgkqhkiG9w0BBQww"])
-    return _pem_lines(rng, head, rng.randint(3, 12)) if rng.random() < 0.6 else head + _s(rng, B64, rng.randint(60, 400))
+    head = rng.choice(
+        [
+            "MIIEpAIBAAKCAQEA",
+            "MIIEowIBAAKCAQEA",
+            "MIIJKAIBAAKCAgEA",
+            "MIIEvQIBADANBgkqhkiG9w0BAQEFAASC",
+            "MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQg",
+            "MC4CAQAwBQYDK2VwBCIEI",
+            "MHcCAQEEI",
+            "b3BlbnNzaC1rZXktdjEAAAAA",
+            "MIIFHzBJBgkqhkiG9w0BBQ0wPDAbBgkqhkiG9w0BBQww",
+        ]
+    )
+    return (
+        _pem_lines(rng, head, rng.randint(3, 12)) if rng.random() < 0.6 else head + _s(rng, B64, rng.randint(60, 400))
+    )
 
 
-BLOB_PLACES = {"bare": "{s}", "intro": "the key from the old server:\n{s}", "fence": "```\n{s}\n```",
-               "yaml": "key: |\n  {s_one}", "german": "Schlüssel:\n{s}"}
+BLOB_PLACES = {
+    "bare": "{s}",
+    "intro": "the key from the old server:\n{s}",
+    "fence": "```\n{s}\n```",
+    "yaml": "key: |\n  {s_one}",
+    "german": "Schlüssel:\n{s}",
+}
 
 
 def _seed_case(rng: random.Random, template: str) -> str:
     words = _BIP39.to_mnemonic(rng.randbytes(rng.choice([16, 32]))).split()
-    return template.format(s=" ".join(words), lines="\n".join(words), commas=", ".join(words),
-                           numbered=" ".join(f"{i}. {w}" for i, w in enumerate(words, 1)))
+    return template.format(
+        s=" ".join(words),
+        lines="\n".join(words),
+        commas=", ".join(words),
+        numbered=" ".join(f"{i}. {w}" for i, w in enumerate(words, 1)),
+    )
 
 
 def _new_shape_cases_for(shape: str, rng: random.Random, n: int) -> list[Case]:
@@ -143,8 +215,13 @@ def _new_shape_cases_for(shape: str, rng: random.Random, n: int) -> list[Case]:
     if shape == "seed_phrase":
         return _cases(shape, SEED_TEMPLATES, _seed_case, rng, n)
     if shape == "command_line_password":
-        return _cases(shape, COMMAND_TEMPLATES, lambda r, t: t.format(
-            p=_cli_password(r), a=_s(r, ALNUM, r.randint(8, 20)), u=r.choice(NAMES)), rng, n)
+        return _cases(
+            shape,
+            COMMAND_TEMPLATES,
+            lambda r, t: t.format(p=_cli_password(r), a=_s(r, ALNUM, r.randint(8, 20)), u=r.choice(NAMES)),
+            rng,
+            n,
+        )
     raise KeyError(shape)
 
 
@@ -161,19 +238,51 @@ def new_shape_cases() -> tuple[Case, ...]:
 
     def blob(make: object) -> object:
         return lambda r, t: t.format(s=make(r), s_one=make(r).replace("\n", "\n  "))  # type: ignore[operator]
+
     cases += _cases("private_key", {f"odd_header_{k}": v for k, v in BLOB_PLACES.items()}, blob(_pem_odd), rng, half)
-    cases += _cases("private_key", {f"no_header_{k}": v for k, v in BLOB_PLACES.items()}, blob(_pem_headless), rng, half)
-    cases += _cases("password_assignment", {f"login_{k}": v for k, v in LOGIN_TEMPLATES.items()},
-                    lambda r, t: t.format(p=_strong_password(r), u=r.choice(NAMES)), rng, half)
+    cases += _cases(
+        "private_key", {f"no_header_{k}": v for k, v in BLOB_PLACES.items()}, blob(_pem_headless), rng, half
+    )
+    cases += _cases(
+        "password_assignment",
+        {f"login_{k}": v for k, v in LOGIN_TEMPLATES.items()},
+        lambda r, t: t.format(p=_strong_password(r), u=r.choice(NAMES)),
+        rng,
+        half,
+    )
     return tuple(cases)
 
 
 # --- disguises --------------------------------------------------------------------------------
 
 _LOOKALIKES = {  # Latin letter -> Cyrillic or Greek letters drawn the same
-    "a": "а", "c": "с", "e": "е", "i": "і", "j": "ј", "o": "оο", "p": "р", "s": "ѕ", "x": "х", "y": "у",
-    "A": "АΑ", "B": "ВΒ", "C": "С", "E": "ЕΕ", "H": "НΗ", "I": "ІΙ", "J": "Ј", "K": "КΚ", "M": "МΜ", "N": "Ν",
-    "O": "ОΟ", "P": "РΡ", "S": "Ѕ", "T": "ТΤ", "X": "ХΧ", "Y": "Υ", "Z": "Ζ",
+    "a": "а",
+    "c": "с",
+    "e": "е",
+    "i": "і",
+    "j": "ј",
+    "o": "оο",
+    "p": "р",
+    "s": "ѕ",
+    "x": "х",
+    "y": "у",
+    "A": "АΑ",
+    "B": "ВΒ",
+    "C": "С",
+    "E": "ЕΕ",
+    "H": "НΗ",
+    "I": "ІΙ",
+    "J": "Ј",
+    "K": "КΚ",
+    "M": "МΜ",
+    "N": "Ν",
+    "O": "ОΟ",
+    "P": "РΡ",
+    "S": "Ѕ",
+    "T": "ТΤ",
+    "X": "ХΧ",
+    "Y": "Υ",
+    "Z": "Ζ",
 }
 _ZERO_WIDTH = "\u200b\u200c\u200d\u2060\ufeff"
 # Breaks inside a typed password or a seed word change what a person reads; those shapes get the
@@ -185,7 +294,7 @@ _NO_BREAKS = frozenset({"password_assignment", "command_line_password", "seed_ph
 def _target(text: str) -> tuple[int, int]:
     """The span of the secret: the longest run without white space, preferring one with a digit."""
     runs = [(m.start(), m.end()) for m in _RUN.finditer(text)]
-    with_digit = [r for r in runs if any(c.isdigit() for c in text[r[0]:r[1]])] or runs
+    with_digit = [r for r in runs if any(c.isdigit() for c in text[r[0] : r[1]])] or runs
     return max(with_digit, key=lambda r: r[1] - r[0])
 
 
@@ -221,7 +330,7 @@ def _disguised_run(kind: str, text: str, span: tuple[int, int], rng: random.Rand
         return _insert(text, (a + 2, b - 2), ["\n"], rng)
     if kind == "space":
         if rng.random() < 0.5 and b - a <= 72:
-            return text[:a] + " ".join(run[i:i + 4] for i in range(0, len(run), 4)) + text[b:]
+            return text[:a] + " ".join(run[i : i + 4] for i in range(0, len(run), 4)) + text[b:]
         return _insert(text, (a + 2, b - 2), [" "], rng)
     raise KeyError(kind)
 
@@ -239,7 +348,7 @@ def _evasions() -> tuple[tuple[Case, int, str], ...]:
     rng = random.Random(SEED + 2)
     cases: list[tuple[Case, int, str]] = []
     for shape in ALL_SHAPES:
-        base = (_positive_cases_for(shape, rng, 40) if shape in SHAPES else _new_shape_cases_for(shape, rng, 40))
+        base = _positive_cases_for(shape, rng, 40) if shape in SHAPES else _new_shape_cases_for(shape, rng, 40)
         for kind in DISGUISES:
             if kind in ("line_break", "space") and shape in _NO_BREAKS:
                 continue
@@ -267,5 +376,7 @@ def worded_split_cases() -> tuple[tuple[Case, str], ...]:
     space put just before it (label shape, context 'disguise|word'), beside the token as typed whole."""
     return tuple(
         (Case(case.label, f"{case.context}|{word}", f"{case.text[:at]}{word} {case.text[at:]}"), token)
-        for case, at, token in _evasions() if case.context in ("line_break", "space") for word in WORDS_BEFORE_A_KEY
+        for case, at, token in _evasions()
+        if case.context in ("line_break", "space")
+        for word in WORDS_BEFORE_A_KEY
     )

@@ -10,6 +10,7 @@ moto is not CloudFormation. Left out, each for a reason seen on this machine (mo
 moto's CloudFormation also drops a function's Architectures, Layers and TracingConfig (it creates
 x86_64 functions without layers): those are asserted on the template in tests/deploy/test_gateway_rules.py.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -26,8 +27,13 @@ from tests.deploy.test_operations_template import EXPECTED_ALARMS
 from tests.support.package import Package
 
 # The WAF web ACL and its association: moto's CloudFormation makes neither; test_operations_template checks them.
-LEFT_TO_OTHER_TESTS = ("AWS::ApiGateway::Deployment", "AWS::ApiGateway::Stage", "AWS::CloudWatch::Alarm",
-                       "AWS::WAFv2::WebACL", "AWS::WAFv2::WebACLAssociation")
+LEFT_TO_OTHER_TESTS = (
+    "AWS::ApiGateway::Deployment",
+    "AWS::ApiGateway::Stage",
+    "AWS::CloudWatch::Alarm",
+    "AWS::WAFv2::WebACL",
+    "AWS::WAFv2::WebACLAssociation",
+)
 STACK = "personal-memory"
 BUCKET = "placeholder-bucket"  # where infra/sam_transform.py points the code, as `aws cloudformation package` would
 
@@ -51,7 +57,11 @@ def _moto_account() -> Iterator[Any]:
     from moto import mock_aws
 
     with pytest.MonkeyPatch.context() as env:
-        for key, value in {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_DEFAULT_REGION": "us-east-1"}.items():
+        for key, value in {
+            "AWS_ACCESS_KEY_ID": "testing",
+            "AWS_SECRET_ACCESS_KEY": "testing",
+            "AWS_DEFAULT_REGION": "us-east-1",
+        }.items():
             env.setenv(key, value)
         for key in ("AWS_ENDPOINT_URL", "AWS_PROFILE"):
             env.delenv(key, raising=False)
@@ -67,13 +77,22 @@ def deployed(package: Package) -> Deployed:
     with _moto_account() as cloud:
         stack = _create_stack(cloud, package)
         dynamodb, lam = cloud.client("dynamodb"), cloud.client("lambda")
-        tables = {k: dynamodb.describe_table(TableName=stack["resources"][k]["PhysicalResourceId"])["Table"]
-                  for k, r in stack["template"]["Resources"].items() if r["Type"] == "AWS::DynamoDB::Table" and k in stack["resources"]}
-        functions = {k: lam.get_function_configuration(FunctionName=stack["resources"][k]["PhysicalResourceId"])
-                     for k in ("APIHandler", "UserToken", "HandleEventsStream")}
-        mappings = lam.list_event_source_mappings(FunctionName=functions["HandleEventsStream"]["FunctionName"])["EventSourceMappings"]
+        tables = {
+            k: dynamodb.describe_table(TableName=stack["resources"][k]["PhysicalResourceId"])["Table"]
+            for k, r in stack["template"]["Resources"].items()
+            if r["Type"] == "AWS::DynamoDB::Table" and k in stack["resources"]
+        }
+        functions = {
+            k: lam.get_function_configuration(FunctionName=stack["resources"][k]["PhysicalResourceId"])
+            for k in ("APIHandler", "UserToken", "HandleEventsStream")
+        }
+        mappings = lam.list_event_source_mappings(FunctionName=functions["HandleEventsStream"]["FunctionName"])[
+            "EventSourceMappings"
+        ]
         queue_url = stack["resources"]["EventsStreamDeadLetterQueue"]["PhysicalResourceId"]
-        queue_arn = cloud.client("sqs").get_queue_attributes(QueueUrl=queue_url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+        queue_arn = cloud.client("sqs").get_queue_attributes(QueueUrl=queue_url, AttributeNames=["QueueArn"])[
+            "Attributes"
+        ]["QueueArn"]
         status = cloud.client("cloudformation").describe_stacks(StackName=STACK)["Stacks"][0]["StackStatus"]
     return Deployed(stack, status, tables, functions, mappings, queue_arn)
 
@@ -88,25 +107,39 @@ def _create_stack(cloud: Any, package: Package) -> dict[str, Any]:
     left_out = {k for k, r in template["Resources"].items() if r["Type"] in LEFT_TO_OTHER_TESTS}
     for logical_id in left_out:
         del template["Resources"][logical_id]
-    params = {"JwtIssuer": "https://issuer.example", "JwtAudience": "client-1",
-              "JwtJwksUrl": "https://issuer.example/.well-known/jwks.json", "AlarmTopicArn": topic,
-              # The account-wide API Gateway logging role (on by default) is asserted on the template in
-              # tests/deploy/test_operations_template.py; here the conditional resources stay out.
-              "ConfigureApiGatewayLoggingRole": "false",
-              "LogPseudonymKey": "k" * 43}  # NoEcho, MinLength 32: make deploy makes one (scripts/deploy.py)
+    params = {
+        "JwtIssuer": "https://issuer.example",
+        "JwtAudience": "client-1",
+        "JwtJwksUrl": "https://issuer.example/.well-known/jwks.json",
+        "AlarmTopicArn": topic,
+        # The account-wide API Gateway logging role (on by default) is asserted on the template in
+        # tests/deploy/test_operations_template.py; here the conditional resources stay out.
+        "ConfigureApiGatewayLoggingRole": "false",
+        "LogPseudonymKey": "k" * 43,
+    }  # NoEcho, MinLength 32: make deploy makes one (scripts/deploy.py)
     cfn = cloud.client("cloudformation")
     with warnings.catch_warnings():  # moto warns when it skips a resource type: nothing left in may be skipped
         warnings.simplefilter("error", UserWarning)
-        cfn.create_stack(StackName=STACK, TemplateBody=json.dumps(template), Capabilities=["CAPABILITY_IAM"],
-                         Parameters=[{"ParameterKey": k, "ParameterValue": v} for k, v in params.items()])
+        cfn.create_stack(
+            StackName=STACK,
+            TemplateBody=json.dumps(template),
+            Capabilities=["CAPABILITY_IAM"],
+            Parameters=[{"ParameterKey": k, "ParameterValue": v} for k, v in params.items()],
+        )
     summaries = cfn.list_stack_resources(StackName=STACK)["StackResourceSummaries"]
-    return {"template": template, "left_out": left_out, "topic": topic,
-            "resources": {s["LogicalResourceId"]: s for s in summaries if s["LogicalResourceId"]}}
+    return {
+        "template": template,
+        "left_out": left_out,
+        "topic": topic,
+        "resources": {s["LogicalResourceId"]: s for s in summaries if s["LogicalResourceId"]},
+    }
 
 
 def test_the_stack_and_every_resource_moto_supports_reach_create_complete(deployed: Deployed, package: Package) -> None:
     assert deployed.status == "CREATE_COMPLETE"
-    conditional = {k for k, r in deployed.stack["template"]["Resources"].items() if "Condition" in r}  # turned off above
+    conditional = {
+        k for k, r in deployed.stack["template"]["Resources"].items() if "Condition" in r
+    }  # turned off above
     expected = set(deployed.stack["template"]["Resources"]) - conditional
     created = deployed.stack["resources"]
     assert set(created) == expected
@@ -161,7 +194,9 @@ def _put_every_alarm(cloud: Any, stack: dict[str, Any], package: Package) -> Non
     queue_url = refs["EventsStreamDeadLetterQueue"]
     attributes = {("EventsStreamDeadLetterQueue", "QueueName"): queue_url.rsplit("/", 1)[1]}
     cloudwatch = cloud.client("cloudwatch")
-    alarms = {k: r["Properties"] for k, r in package.expanded["Resources"].items() if r["Type"] == "AWS::CloudWatch::Alarm"}
+    alarms = {
+        k: r["Properties"] for k, r in package.expanded["Resources"].items() if r["Type"] == "AWS::CloudWatch::Alarm"
+    }
     assert set(alarms) == EXPECTED_ALARMS
     for logical_id, props in alarms.items():
         cloudwatch.put_metric_alarm(AlarmName=logical_id, **_resolve(props, refs, attributes))  # botocore validates
@@ -170,5 +205,7 @@ def _put_every_alarm(cloud: Any, stack: dict[str, Any], package: Package) -> Non
     for alarm in described.values():
         assert alarm["AlarmActions"] == alarm["OKActions"] == [stack["topic"]]
     dlq = described["DeadLetterQueueNotEmptyAlarm"]
-    assert dlq["Dimensions"] == [{"Name": "QueueName", "Value": attributes[("EventsStreamDeadLetterQueue", "QueueName")]}]
+    assert dlq["Dimensions"] == [
+        {"Name": "QueueName", "Value": attributes[("EventsStreamDeadLetterQueue", "QueueName")]}
+    ]
     assert described["Api5xxRateAlarm"]["Dimensions"][0] == {"Name": "ApiName", "Value": f"{STACK}-api"}

@@ -13,6 +13,7 @@ AWS's documentation, quoted:
   unreserved pool, which Lambda keeps at 100 at least; a new account's quota can be lower than that,
   so reserving by default would fail a first deploy. The three functions' reservations are parameters.
 """
+
 from __future__ import annotations
 
 import json
@@ -29,10 +30,16 @@ from scripts import deploy
 from tests.support.package import Package
 
 ROOT = Path(__file__).resolve().parents[2]
-IDP = {"JWT_ISSUER": "https://cognito-idp.eu-west-1.amazonaws.com/eu-west-1_AbC", "JWT_AUDIENCE": "client123",
-       "JWT_JWKS_URL": "https://cognito-idp.eu-west-1.amazonaws.com/eu-west-1_AbC/.well-known/jwks.json"}
-PAGE = {"OIDC_AUTHORIZE_URL": "https://d.auth.eu-west-1.amazoncognito.com/oauth2/authorize",
-        "OIDC_TOKEN_URL": "https://d.auth.eu-west-1.amazoncognito.com/oauth2/token", "OIDC_CLIENT_ID": "client123"}
+IDP = {
+    "JWT_ISSUER": "https://cognito-idp.eu-west-1.amazonaws.com/eu-west-1_AbC",
+    "JWT_AUDIENCE": "client123",
+    "JWT_JWKS_URL": "https://cognito-idp.eu-west-1.amazonaws.com/eu-west-1_AbC/.well-known/jwks.json",
+}
+PAGE = {
+    "OIDC_AUTHORIZE_URL": "https://d.auth.eu-west-1.amazoncognito.com/oauth2/authorize",
+    "OIDC_TOKEN_URL": "https://d.auth.eu-west-1.amazoncognito.com/oauth2/token",
+    "OIDC_CLIENT_ID": "client123",
+}
 ENDPOINT = "https://abc123.execute-api.eu-west-1.amazonaws.com/api/"
 
 
@@ -62,13 +69,14 @@ class FakeAws:
         found = []
         for command in self.commands:
             if command[1:3] == ["cloudformation", "deploy"]:
-                overrides = command[command.index("--parameter-overrides") + 1:]
+                overrides = command[command.index("--parameter-overrides") + 1 :]
                 found.append(dict(item.split("=", 1) for item in overrides))
         return found
 
 
 def _rule_holds(rule: dict[str, Any], parameters: dict[str, Any]) -> bool:
     """CloudFormation's rule functions used here: Fn::Equals, Fn::Not, Ref (defaults filled in)."""
+
     def value(node: Any) -> Any:
         if isinstance(node, dict) and "Ref" in node:
             return parameters[node["Ref"]]
@@ -93,8 +101,16 @@ def test_a_fresh_account_gets_a_bucket_a_topic_and_the_template_through_s3() -> 
     url = deploy.run(deploy.Plan(env={**IDP, **PAGE, "OIDC_REDIRECT_URI": ENDPOINT}, aws="aws"), aws)
     assert url == ENDPOINT
     verbs = [" ".join(c[:2] if c[0] == "sh" else c[1:3]) for c in aws.commands]
-    assert verbs == ["sh -c", "sts get-caller-identity", "sh -c", "sns create-topic", "cloudformation package",
-                     "lambda get-account-settings", "cloudformation deploy", "cloudformation describe-stacks"]
+    assert verbs == [
+        "sh -c",
+        "sts get-caller-identity",
+        "sh -c",
+        "sns create-topic",
+        "cloudformation package",
+        "lambda get-account-settings",
+        "cloudformation deploy",
+        "cloudformation describe-stacks",
+    ]
     assert "configure get region" in aws.commands[0][2]
     bucket = "personal-memory-artifacts-111122223333-eu-west-1"
     assert "create-bucket" in aws.commands[2][2] and "LocationConstraint=eu-west-1" in aws.commands[2][2]
@@ -118,14 +134,23 @@ def test_an_account_that_cannot_spare_the_consumers_reservation_deploys_without_
     assert parameters["StreamReservedConcurrency"] == "0"
     assert any("StreamReservedConcurrency=0" in line for line in plan.log)
     given = FakeAws(unreserved="10")
-    deploy.run(deploy.Plan(env={**IDP, "PAGE_SIGN_IN": "off", "AWS_REGION": "eu-west-1", "STREAM_RESERVED_CONCURRENCY": "2"}), given)
+    deploy.run(
+        deploy.Plan(env={**IDP, "PAGE_SIGN_IN": "off", "AWS_REGION": "eu-west-1", "STREAM_RESERVED_CONCURRENCY": "2"}),
+        given,
+    )
     assert given.deploys()[0]["StreamReservedConcurrency"] == "2"  # what the operator says goes
 
 
 def test_a_given_bucket_and_topic_are_used_and_nothing_is_created() -> None:
     aws = FakeAws()
-    env = {**IDP, "ARTIFACT_BUCKET": "my-artifacts", "ALARM_TOPIC_ARN": "arn:aws:sns:eu-west-1:1:t", "PAGE_SIGN_IN": "off",
-           "AWS_REGION": "eu-west-1", "STACK_NAME": "memory-prod"}
+    env = {
+        **IDP,
+        "ARTIFACT_BUCKET": "my-artifacts",
+        "ALARM_TOPIC_ARN": "arn:aws:sns:eu-west-1:1:t",
+        "PAGE_SIGN_IN": "off",
+        "AWS_REGION": "eu-west-1",
+        "STACK_NAME": "memory-prod",
+    }
     deploy.run(deploy.Plan(env=env), aws)
     assert not any(c[1] == "sns" for c in aws.commands)
     [check] = [c[2] for c in aws.commands if c[0] == "sh"]  # the given bucket is checked, never created
@@ -151,8 +176,12 @@ def test_without_a_redirect_uri_it_deploys_twice_and_the_second_names_the_pages_
 def test_the_template_refuses_a_page_that_could_sign_nobody_in() -> None:
     template = compose_template.compose()
     rule = template["Rules"]["PageSignInHasEveryOidcSetting"]
-    given = {"OidcAuthorizeUrl": PAGE["OIDC_AUTHORIZE_URL"], "OidcTokenUrl": PAGE["OIDC_TOKEN_URL"],
-             "OidcClientId": "client123", "OidcRedirectUri": ENDPOINT}
+    given = {
+        "OidcAuthorizeUrl": PAGE["OIDC_AUTHORIZE_URL"],
+        "OidcTokenUrl": PAGE["OIDC_TOKEN_URL"],
+        "OidcClientId": "client123",
+        "OidcRedirectUri": ENDPOINT,
+    }
     assert _rule_holds(rule, _with_defaults(template, given))
     for name in given:
         assert not _rule_holds(rule, _with_defaults(template, {**given, name: ""})), name
@@ -167,9 +196,14 @@ def test_without_the_identity_provider_it_stops_before_any_aws_call() -> None:
     assert aws.commands == []
 
 
-@pytest.mark.parametrize(("function", "parameter"), [("APIHandler", "ApiReservedConcurrency"),
-                                                     ("UserToken", "AuthorizerReservedConcurrency"),
-                                                     ("HandleEventsStream", "StreamReservedConcurrency")])
+@pytest.mark.parametrize(
+    ("function", "parameter"),
+    [
+        ("APIHandler", "ApiReservedConcurrency"),
+        ("UserToken", "AuthorizerReservedConcurrency"),
+        ("HandleEventsStream", "StreamReservedConcurrency"),
+    ],
+)
 def test_each_function_reserves_the_concurrency_its_parameter_says(function: str, parameter: str) -> None:
     template = compose_template.compose()
     reserved = template["Resources"][function]["Properties"]["ReservedConcurrentExecutions"]
@@ -182,10 +216,21 @@ def test_each_function_reserves_the_concurrency_its_parameter_says(function: str
 
 
 def test_the_dry_run_prints_the_commands_and_runs_none(tmp_path: Path) -> None:
-    env = {**{k: v for k, v in os.environ.items() if not k.startswith("AWS_")}, **IDP, **PAGE,
-           "OIDC_REDIRECT_URI": ENDPOINT, "PATH": str(tmp_path)}  # no aws on PATH: a call would fail
-    run = subprocess.run([sys.executable, "scripts/deploy.py", "--dry-run"], cwd=ROOT, env=env,
-                         capture_output=True, text=True, timeout=60)
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith("AWS_")},
+        **IDP,
+        **PAGE,
+        "OIDC_REDIRECT_URI": ENDPOINT,
+        "PATH": str(tmp_path),
+    }  # no aws on PATH: a call would fail
+    run = subprocess.run(
+        [sys.executable, "scripts/deploy.py", "--dry-run"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert run.returncode == 0, run.stderr
     lines = run.stdout.splitlines()
     assert any(line.startswith("aws cloudformation package ") for line in lines)

@@ -5,6 +5,7 @@ and does the S3 part for real; moto then stands in for CloudFormation. Seen with
 packaged template (JSON) is ~135 KB, and `aws cloudformation deploy` without `--s3-bucket` refuses it
 before any call: "Templates with a size greater than 51,200 bytes must be deployed via an S3 Bucket."
 """
+
 from __future__ import annotations
 
 import os
@@ -36,9 +37,16 @@ def moto_endpoint() -> Iterator[str]:
 
 
 def _cli(endpoint: str) -> Any:
-    env = {**{k: v for k, v in os.environ.items() if not k.startswith("AWS_")}, "AWS_ACCESS_KEY_ID": "offline",
-           "AWS_SECRET_ACCESS_KEY": "offline", "AWS_DEFAULT_REGION": "eu-west-1", "AWS_ENDPOINT_URL": endpoint,
-           "AWS_CONFIG_FILE": "/dev/null", "AWS_SHARED_CREDENTIALS_FILE": "/dev/null", "AWS_EC2_METADATA_DISABLED": "true"}
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith("AWS_")},
+        "AWS_ACCESS_KEY_ID": "offline",
+        "AWS_SECRET_ACCESS_KEY": "offline",
+        "AWS_DEFAULT_REGION": "eu-west-1",
+        "AWS_ENDPOINT_URL": endpoint,
+        "AWS_CONFIG_FILE": "/dev/null",
+        "AWS_SHARED_CREDENTIALS_FILE": "/dev/null",
+        "AWS_EC2_METADATA_DISABLED": "true",
+    }
 
     def run(command: list[str]) -> subprocess.CompletedProcess[str]:
         return subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
@@ -51,22 +59,41 @@ def test_the_pinned_cli_packages_to_s3_and_deploys_the_template_only_through_the
 ) -> None:
     assert Path(AWS_CLI).exists(), f"{AWS_CLI}: the AWS CLI of requirements-dev.txt is not installed (make install)"
     run = _cli(moto_endpoint)
-    plan = deploy.Plan(env={"STACK_NAME": "personal-memory"}, aws=AWS_CLI, template=package.out / "sam.json", region="eu-west-1",
-                       packaged=tmp_path / "packaged.json")
-    made = run([AWS_CLI, "s3api", "create-bucket", "--bucket", "artifacts",
-                "--create-bucket-configuration", "LocationConstraint=eu-west-1"])
+    plan = deploy.Plan(
+        env={"STACK_NAME": "personal-memory"},
+        aws=AWS_CLI,
+        template=package.out / "sam.json",
+        region="eu-west-1",
+        packaged=tmp_path / "packaged.json",
+    )
+    made = run(
+        [
+            AWS_CLI,
+            "s3api",
+            "create-bucket",
+            "--bucket",
+            "artifacts",
+            "--create-bucket-configuration",
+            "LocationConstraint=eu-west-1",
+        ]
+    )
     assert made.returncode == 0, made.stderr
     packaged = run(plan.package_command("artifacts"))
     assert packaged.returncode == 0, packaged.stderr[-2000:]
     assert plan.packaged.stat().st_size > deploy.TEMPLATE_BODY_LIMIT
     listed = run([AWS_CLI, "s3api", "list-objects-v2", "--bucket", "artifacts", "--query", "length(Contents)"])
     assert listed.stdout.strip() == "2"  # the app zip and the layer zip
-    parameters = {"JwtIssuer": "https://issuer.example", "JwtAudience": "a", "JwtJwksUrl": "https://issuer.example/jwks",
-                  "AlarmTopicArn": "arn:aws:sns:eu-west-1:123456789012:alarms", "PageSignIn": "off"}
+    parameters = {
+        "JwtIssuer": "https://issuer.example",
+        "JwtAudience": "a",
+        "JwtJwksUrl": "https://issuer.example/jwks",
+        "AlarmTopicArn": "arn:aws:sns:eu-west-1:123456789012:alarms",
+        "PageSignIn": "off",
+    }
 
     without_bucket = [arg for arg in plan.deploy_command("artifacts", parameters)]
     at = without_bucket.index("--s3-bucket")
-    del without_bucket[at:at + 2]
+    del without_bucket[at : at + 2]
     refused = run(without_bucket)
     assert refused.returncode != 0 and "greater than 51,200 bytes must be deployed via an S3 Bucket" in refused.stderr
 

@@ -15,6 +15,7 @@ AWS's documentation, quoted:
 - CloudFormation, CreateStack `StackName`: "can contain only alphanumeric characters (case sensitive)
   and hyphens. It must start with an alphabetic character and can't be longer than 128 characters."
 """
+
 from __future__ import annotations
 
 import os
@@ -40,7 +41,9 @@ def _aws_calls(commands: list[list[str]]) -> list[str]:
     calls = []
     for command in commands:
         if command[0] == "sh":
-            calls += [part.strip() for part in re.split(r"\|\||&&|[{};]", command[2]) if part.strip().startswith("aws ")]
+            calls += [
+                part.strip() for part in re.split(r"\|\||&&|[{};]", command[2]) if part.strip().startswith("aws ")
+            ]
         else:
             calls.append(" ".join(command))
     return calls
@@ -64,7 +67,9 @@ def test_without_a_region_anywhere_it_stops_and_says_so_before_any_aws_call() ->
     assert [c for c in aws.commands if c[0] != "sh"] == []  # only the profile was asked
 
 
-def test_the_pinned_cli_without_a_configured_region_is_no_crash(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def test_the_pinned_cli_without_a_configured_region_is_no_crash(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     """`aws configure get region` exits 1 when nothing sets a Region; that ended the deploy in a traceback."""
     assert Path(AWS_CLI).exists(), f"{AWS_CLI}: the AWS CLI of requirements-dev.txt is not installed (make install)"
     for name in [k for k in os.environ if k.startswith("AWS_")]:
@@ -86,9 +91,9 @@ def _fake_cli(tmp_path: Path, owner: str, exists: bool) -> Path:
 echo "$*" >> {log}
 case "$*" in
   *head-bucket*)
-    {'exit 254' if not exists else ''}
+    {"exit 254" if not exists else ""}
     case "$*" in *"--expected-bucket-owner {owner}"*) exit 0;; *--expected-bucket-owner*) exit 254;; *) exit 0;; esac;;
-  *create-bucket*) {'exit 254' if exists else 'exit 0'};;
+  *create-bucket*) {"exit 254" if exists else "exit 0"};;
   *) exit 0;;
 esac
 """)
@@ -98,8 +103,9 @@ esac
 
 def test_a_predictably_named_bucket_of_another_account_stops_the_deploy(tmp_path: Path) -> None:
     log = _fake_cli(tmp_path, owner="999988887777", exists=True)  # someone made our bucket's name first
-    script = deploy.bucket_script(str(tmp_path / "aws"), "personal-memory-artifacts-111122223333-eu-west-1", "eu-west-1",
-                                  "111122223333")
+    script = deploy.bucket_script(
+        str(tmp_path / "aws"), "personal-memory-artifacts-111122223333-eu-west-1", "eu-west-1", "111122223333"
+    )
     run = subprocess.run(["sh", "-c", script], capture_output=True, text=True, timeout=60)
     assert run.returncode != 0 and "is not in account 111122223333" in run.stderr
     calls = log.read_text().splitlines()
@@ -133,8 +139,11 @@ def test_a_39_character_stack_name_gets_a_bucket_name_without_a_trailing_hyphen(
 REGIONS = ["us-east-1", "eu-west-1", "ap-southeast-2", "us-gov-west-1", "ap-northeast-3", "il-central-1", "ca-west-1"]
 
 
-@given(stack=st.from_regex(r"[A-Za-z][A-Za-z0-9-]{0,127}", fullmatch=True), region=st.sampled_from(REGIONS),
-       account=st.from_regex(r"[0-9]{12}", fullmatch=True))
+@given(
+    stack=st.from_regex(r"[A-Za-z][A-Za-z0-9-]{0,127}", fullmatch=True),
+    region=st.sampled_from(REGIONS),
+    account=st.from_regex(r"[0-9]{12}", fullmatch=True),
+)
 def test_every_legal_stack_name_gets_a_valid_bucket_name(stack: str, region: str, account: str) -> None:
     name = deploy.artifact_bucket(stack, account, region)
     assert BUCKET_RULE.fullmatch(name), name

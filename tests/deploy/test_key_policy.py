@@ -22,6 +22,7 @@ moto's KMS does not evaluate key policies, so these tests hold the template to A
   is made by an AWS service principal (e.g. `dynamodb.amazonaws.com`, `logs.<region>.amazonaws.com`).
   Both Deny statements now apply only where it is false (`BoolIfExists`: absent counts as not a service).
 """
+
 from __future__ import annotations
 
 import fnmatch
@@ -76,8 +77,11 @@ def _applies(statement: dict[str, Any], action: str, context: dict[str, Any]) ->
     actions = statement["Action"] if isinstance(statement["Action"], list) else [statement["Action"]]
     if not any(fnmatch.fnmatchcase(action, a) for a in actions):
         return False
-    return all(_condition(op, key, wanted, context)
-               for op, keys in statement.get("Condition", {}).items() for key, wanted in keys.items())
+    return all(
+        _condition(op, key, wanted, context)
+        for op, keys in statement.get("Condition", {}).items()
+        for key, wanted in keys.items()
+    )
 
 
 def _principal_matches(statement: dict[str, Any], context: dict[str, Any]) -> bool:
@@ -102,8 +106,13 @@ def _service(name: str, **context: Any) -> dict[str, Any]:
 
 
 def _role(arn: str, **context: Any) -> dict[str, Any]:
-    return {"aws:PrincipalIsAWSService": "false", "aws:PrincipalArn": arn, "aws:PrincipalAccount": ACCOUNT,
-            "kms:CallerAccount": ACCOUNT, **context}
+    return {
+        "aws:PrincipalIsAWSService": "false",
+        "aws:PrincipalArn": arn,
+        "aws:PrincipalAccount": ACCOUNT,
+        "kms:CallerAccount": ACCOUNT,
+        **context,
+    }
 
 
 @pytest.mark.parametrize("action", ["kms:Decrypt", "kms:GenerateDataKey", "kms:Encrypt", "kms:ReEncryptFrom"])
@@ -119,13 +128,21 @@ def test_a_role_using_a_table_through_dynamodb_is_allowed_the_at_rest_key_and_no
     context = _role(OTHER_ROLE, **{"kms:ViaService": f"dynamodb.{REGION}.amazonaws.com"})
     assert decide("kms:Decrypt", context, "AtRestKey") == "allowed"
     assert decide("kms:Decrypt", _role(OTHER_ROLE), "AtRestKey").startswith("denied:OnlyDynamoDBAndCloudWatchLogsUseIt")
-    assert decide("kms:Decrypt", _role(API_ROLE), "AtRestKey").startswith("denied")  # not even the app's roles, directly
+    assert decide("kms:Decrypt", _role(API_ROLE), "AtRestKey").startswith(
+        "denied"
+    )  # not even the app's roles, directly
 
 
 def test_the_wrapping_key_serves_no_table_and_no_log_group() -> None:
     """No AWS service uses the wrapping key on the stack's behalf: nothing can be archived because of it."""
-    through_dynamodb = _role(OTHER_ROLE, **{"kms:ViaService": f"dynamodb.{REGION}.amazonaws.com",
-                                            "kms:EncryptionContext:user_id": "alice", "kms:EncryptionContextKeys": ["user_id"]})
+    through_dynamodb = _role(
+        OTHER_ROLE,
+        **{
+            "kms:ViaService": f"dynamodb.{REGION}.amazonaws.com",
+            "kms:EncryptionContext:user_id": "alice",
+            "kms:EncryptionContextKeys": ["user_id"],
+        },
+    )
     assert decide("kms:Decrypt", through_dynamodb).startswith("denied:NobodyElse")
     for action in ("kms:Decrypt", "kms:GenerateDataKey", "kms:CreateGrant"):
         assert decide(action, _service(f"dynamodb.{REGION}.amazonaws.com")) == "not allowed", action
@@ -137,7 +154,10 @@ def test_the_wrapping_key_serves_no_table_and_no_log_group() -> None:
 def test_cloudwatch_logs_encrypts_this_stacks_log_groups_and_no_other(action: str) -> None:
     logs = _service(f"logs.{REGION}.amazonaws.com", **{"kms:EncryptionContext:aws:logs:arn": LOG_GROUP})
     assert decide(action, logs, "AtRestKey") == "allowed"
-    elsewhere = {**logs, "kms:EncryptionContext:aws:logs:arn": f"arn:aws:logs:{REGION}:{ACCOUNT}:log-group:someone-else"}
+    elsewhere = {
+        **logs,
+        "kms:EncryptionContext:aws:logs:arn": f"arn:aws:logs:{REGION}:{ACCOUNT}:log-group:someone-else",
+    }
     assert decide(action, elsewhere, "AtRestKey") == "not allowed"
 
 
@@ -154,7 +174,9 @@ def test_the_exemption_is_for_aws_services_only_every_other_caller_is_still_deni
     assert decide("kms:Decrypt", _service(f"sqs.{REGION}.amazonaws.com", **user)) == "not allowed"
 
 
-@pytest.mark.parametrize("log_group", ["ApiHandlerLogGroup", "UserTokenLogGroup", "HandleEventsStreamLogGroup", "ApiAccessLogGroup"])
+@pytest.mark.parametrize(
+    "log_group", ["ApiHandlerLogGroup", "UserTokenLogGroup", "HandleEventsStreamLogGroup", "ApiAccessLogGroup"]
+)
 def test_every_log_group_is_encrypted_with_the_at_rest_key(log_group: str) -> None:
     """The access log holds identity.userArn (staff names in role session names); the functions' logs ids.
 
@@ -186,11 +208,17 @@ def test_the_keys_table_is_under_no_key_of_ours_and_the_data_tables_under_the_at
     assert tables["KeysTable"]["SSESpecification"] == {"SSEEnabled": False}
     for name, props in tables.items():
         if name != "KeysTable":
-            assert props["SSESpecification"] == {"SSEEnabled": True, "SSEType": "KMS", "KMSMasterKeyId": {"Ref": "AtRestKey"}}, name
+            assert props["SSESpecification"] == {
+                "SSEEnabled": True,
+                "SSEType": "KMS",
+                "KMSMasterKeyId": {"Ref": "AtRestKey"},
+            }, name
     assert "MemoryKey" not in json.dumps(tables)
     # The wrapping key is what the functions name; the at-rest key is never given to them.
     for function in ("APIHandler", "UserToken", "HandleEventsStream"):
         assert resources[function]["Properties"]["Environment"]["Variables"]["KMS_KEY_ID"] == {"Ref": "MemoryKey"}
     assert "AtRestKey" not in json.dumps([resources[f] for f in ("APIHandler", "UserToken", "HandleEventsStream")])
     for key in ("MemoryKey", "AtRestKey"):
-        assert resources[key]["DeletionPolicy"] == "Retain" and resources[key]["Properties"]["EnableKeyRotation"] is True
+        assert (
+            resources[key]["DeletionPolicy"] == "Retain" and resources[key]["Properties"]["EnableKeyRotation"] is True
+        )

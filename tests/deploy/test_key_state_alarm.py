@@ -11,6 +11,7 @@ AWS's documentation, quoted:
 
 The rule's pattern is evaluated here by moto's EventBridge pattern matcher, on events shaped as those pages show.
 """
+
 from __future__ import annotations
 
 import json
@@ -53,24 +54,50 @@ def _matches(event: dict[str, Any]) -> bool:
 
 
 def _api_call(name: str, key_id: str) -> dict[str, Any]:
-    return {"version": "0", "id": "6a7e8feb-b491-4cf7-a9f1-bf3703467718", "detail-type": "AWS API Call via CloudTrail",
-            "source": "aws.kms", "account": ACCOUNT, "time": "2026-12-04T20:00:00Z", "region": REGION, "resources": [],
-            "detail": {"eventVersion": "1.08", "eventSource": "kms.amazonaws.com", "eventName": name,
-                       "awsRegion": REGION, "requestParameters": {"keyId": key_id}}}
+    return {
+        "version": "0",
+        "id": "6a7e8feb-b491-4cf7-a9f1-bf3703467718",
+        "detail-type": "AWS API Call via CloudTrail",
+        "source": "aws.kms",
+        "account": ACCOUNT,
+        "time": "2026-12-04T20:00:00Z",
+        "region": REGION,
+        "resources": [],
+        "detail": {
+            "eventVersion": "1.08",
+            "eventSource": "kms.amazonaws.com",
+            "eventName": name,
+            "awsRegion": REGION,
+            "requestParameters": {"keyId": key_id},
+        },
+    }
 
 
 @pytest.mark.parametrize("key", ["MemoryKey", "AtRestKey"])
 @pytest.mark.parametrize("name", ["DisableKey", "ScheduleKeyDeletion", "PutKeyPolicy", "RevokeGrant"])
 def test_a_change_that_can_make_a_key_unusable_matches_whatever_form_names_the_key(key: str, name: str) -> None:
     alias = {"MemoryKey": "memory", "AtRestKey": "at-rest"}[key]
-    for key_id in (KEY_IDS[key], _arn(key), f"alias/{STACK}-{alias}", f"arn:aws:kms:{REGION}:{ACCOUNT}:alias/{STACK}-{alias}"):
+    for key_id in (
+        KEY_IDS[key],
+        _arn(key),
+        f"alias/{STACK}-{alias}",
+        f"arn:aws:kms:{REGION}:{ACCOUNT}:alias/{STACK}-{alias}",
+    ):
         assert _matches(_api_call(name, key_id)), (name, key_id)
 
 
 def test_kms_own_deletion_event_matches_and_ordinary_use_or_other_keys_do_not() -> None:
-    deletion = {"version": "0", "id": "e9ce3425-7d22-412a-a699-e7a5fc3fbc9a", "detail-type": "KMS CMK Deletion",
-                "source": "aws.kms", "account": ACCOUNT, "time": "2026-12-04T20:00:00Z", "region": REGION,
-                "resources": [_arn("MemoryKey")], "detail": {"key-id": KEY_IDS["MemoryKey"]}}
+    deletion = {
+        "version": "0",
+        "id": "e9ce3425-7d22-412a-a699-e7a5fc3fbc9a",
+        "detail-type": "KMS CMK Deletion",
+        "source": "aws.kms",
+        "account": ACCOUNT,
+        "time": "2026-12-04T20:00:00Z",
+        "region": REGION,
+        "resources": [_arn("MemoryKey")],
+        "detail": {"key-id": KEY_IDS["MemoryKey"]},
+    }
     assert _matches(deletion)
     assert not _matches({**deletion, "resources": [f"arn:aws:kms:{REGION}:{ACCOUNT}:key/someone-elses"]})
     assert not _matches(_api_call("Decrypt", KEY_IDS["MemoryKey"]))  # the app's own use is no alarm
@@ -85,5 +112,9 @@ def test_the_alarm_counts_the_rule_and_notifies_the_topic() -> None:
     alarm = resources["KmsKeyStateAlarm"]["Properties"]
     assert (alarm["Namespace"], alarm["MetricName"]) == ("AWS/Events", "TriggeredRules")
     assert alarm["Dimensions"] == [{"Name": "RuleName", "Value": {"Ref": "KeyStateChangeRule"}}]
-    assert alarm["Statistic"] == "Sum" and alarm["Threshold"] == 0 and alarm["ComparisonOperator"] == "GreaterThanThreshold"
+    assert (
+        alarm["Statistic"] == "Sum"
+        and alarm["Threshold"] == 0
+        and alarm["ComparisonOperator"] == "GreaterThanThreshold"
+    )
     assert alarm["AlarmActions"] == alarm["OKActions"] == [{"Ref": "AlarmTopicArn"}]

@@ -3,6 +3,7 @@
 Every alarm named in docs/deploy.md's runbook exists here and notifies the AlarmTopicArn parameter; every
 metric an alarm reads is one that AWS or this code (chalicelib/metrics.py) actually emits.
 """
+
 from __future__ import annotations
 
 import json
@@ -20,16 +21,30 @@ FUNCTIONS = ("APIHandler", "UserToken", "HandleEventsStream")
 TABLES = ("EntriesTable", "ProposalsTable", "JournalTable", "SessionsTable", "EventsTable")
 ALL_TABLES = (*TABLES, "KeysTable")
 EXPECTED_ALARMS = {
-    "DeadLetterQueueNotEmptyAlarm", "EventsStreamIteratorAgeAlarm", "Api5xxRateAlarm", "UserTokenErrorsAlarm",
-    "APIHandlerErrorsAlarm", "HandleEventsStreamErrorsAlarm",
-    "APIHandlerThrottlesAlarm", "UserTokenThrottlesAlarm", "HandleEventsStreamThrottlesAlarm", "KmsKeyStateAlarm",
-    "APIHandlerServerErrorsAlarm", "APIHandlerUnavailableAlarm", "HandleEventsStreamRecordFailuresAlarm", "AwsThrottlingAlarm",
-    "APIHandlerDurationAlarm", "UserTokenDurationAlarm", "HandleEventsStreamDurationAlarm",
+    "DeadLetterQueueNotEmptyAlarm",
+    "EventsStreamIteratorAgeAlarm",
+    "Api5xxRateAlarm",
+    "UserTokenErrorsAlarm",
+    "APIHandlerErrorsAlarm",
+    "HandleEventsStreamErrorsAlarm",
+    "APIHandlerThrottlesAlarm",
+    "UserTokenThrottlesAlarm",
+    "HandleEventsStreamThrottlesAlarm",
+    "KmsKeyStateAlarm",
+    "APIHandlerServerErrorsAlarm",
+    "APIHandlerUnavailableAlarm",
+    "HandleEventsStreamRecordFailuresAlarm",
+    "AwsThrottlingAlarm",
+    "APIHandlerDurationAlarm",
+    "UserTokenDurationAlarm",
+    "HandleEventsStreamDurationAlarm",
 }
 
 
 def _alarms(package: Package) -> dict[str, dict[str, Any]]:
-    return {k: r["Properties"] for k, r in package.template["Resources"].items() if r["Type"] == "AWS::CloudWatch::Alarm"}
+    return {
+        k: r["Properties"] for k, r in package.template["Resources"].items() if r["Type"] == "AWS::CloudWatch::Alarm"
+    }
 
 
 def _metric_of(props: dict[str, Any], metric_id: str | None = None) -> tuple[str, str, list[dict[str, Any]]]:
@@ -52,19 +67,30 @@ def test_every_alarm_notifies_the_topic_parameter_on_alarm_and_on_recovery(packa
 
 def test_the_dead_letter_queue_alarm_fires_on_its_first_message(package: Package) -> None:
     props = _alarms(package)["DeadLetterQueueNotEmptyAlarm"]
-    assert _metric_of(props) == ("AWS/SQS", "ApproximateNumberOfMessagesVisible",
-                                 [{"Name": "QueueName", "Value": {"Fn::GetAtt": ["EventsStreamDeadLetterQueue", "QueueName"]}}])
+    assert _metric_of(props) == (
+        "AWS/SQS",
+        "ApproximateNumberOfMessagesVisible",
+        [{"Name": "QueueName", "Value": {"Fn::GetAtt": ["EventsStreamDeadLetterQueue", "QueueName"]}}],
+    )
     assert props["Threshold"] == 0 and props["Statistic"] == "Maximum" and props["EvaluationPeriods"] == 1
 
 
 def test_iterator_age_errors_and_throttles_watch_each_function(package: Package) -> None:
     alarms = _alarms(package)
     age = alarms["EventsStreamIteratorAgeAlarm"]
-    assert _metric_of(age) == ("AWS/Lambda", "IteratorAge", [{"Name": "FunctionName", "Value": {"Ref": "HandleEventsStream"}}])
+    assert _metric_of(age) == (
+        "AWS/Lambda",
+        "IteratorAge",
+        [{"Name": "FunctionName", "Value": {"Ref": "HandleEventsStream"}}],
+    )
     assert age["Statistic"] == "Maximum" and 60_000 <= age["Threshold"] <= 3_600_000  # milliseconds behind
     for function in FUNCTIONS:
         throttles = alarms[f"{function}ThrottlesAlarm"]
-        assert _metric_of(throttles) == ("AWS/Lambda", "Throttles", [{"Name": "FunctionName", "Value": {"Ref": function}}])
+        assert _metric_of(throttles) == (
+            "AWS/Lambda",
+            "Throttles",
+            [{"Name": "FunctionName", "Value": {"Ref": function}}],
+        )
         assert throttles["Statistic"] == "Sum" and throttles["Threshold"] == 0
     for function in ("APIHandler", "HandleEventsStream"):
         errors = alarms[f"{function}ErrorsAlarm"]
@@ -74,7 +100,11 @@ def test_iterator_age_errors_and_throttles_watch_each_function(package: Package)
 
 def test_the_authorizer_alarm_leaves_out_the_tokens_it_refused_on_purpose(package: Package) -> None:
     props = _alarms(package)["UserTokenErrorsAlarm"]
-    assert _metric_of(props, "errors") == ("AWS/Lambda", "Errors", [{"Name": "FunctionName", "Value": {"Ref": "UserToken"}}])
+    assert _metric_of(props, "errors") == (
+        "AWS/Lambda",
+        "Errors",
+        [{"Name": "FunctionName", "Value": {"Ref": "UserToken"}}],
+    )
     emitted = json.loads(metrics.emf_line("TokenRefused"))
     directive = emitted["_aws"]["CloudWatchMetrics"][0]
     dimensions = [{"Name": k, "Value": emitted[k]} for k in directive["Dimensions"][0]]
@@ -87,8 +117,11 @@ def test_the_authorizer_alarm_leaves_out_the_tokens_it_refused_on_purpose(packag
 def test_the_5xx_alarm_reads_this_apis_stage_by_the_name_the_template_gives_it(package: Package) -> None:
     props = _alarms(package)["Api5xxRateAlarm"]
     rest = package.props("RestAPI")
-    assert _metric_of(props) == ("AWS/ApiGateway", "5XXError", [
-        {"Name": "ApiName", "Value": rest["Name"]}, {"Name": "Stage", "Value": rest["StageName"]}])
+    assert _metric_of(props) == (
+        "AWS/ApiGateway",
+        "5XXError",
+        [{"Name": "ApiName", "Value": rest["Name"]}, {"Name": "Stage", "Value": rest["StageName"]}],
+    )
     assert props["Statistic"] == "Average" and 0 < props["Threshold"] < 0.1  # a rate: 5XXError is 0/1 per request
 
 
@@ -107,12 +140,28 @@ def test_access_logs_are_json_without_text_with_request_id_and_caller_kind(packa
     assert fields["requestId"] == "$context.requestId" and fields["callerKind"] == "$context.authorizer.callerKind"
     assert fields["route"] == "$context.resourcePath"  # the template path (/v1/memory/{id}), never the ids in it
     assert all(isinstance(v, str) and v.startswith("$context.") for v in fields.values())
-    allowed = ("$context.requestId", "$context.extendedRequestId", "$context.requestTime", "$context.httpMethod",
-               "$context.resourcePath", "$context.status", "$context.responseLatency", "$context.integrationLatency",
-               "$context.responseLength", "$context.error.responseType", "$context.authorizer.",
-               "$context.identity.userArn")
+    allowed = (
+        "$context.requestId",
+        "$context.extendedRequestId",
+        "$context.requestTime",
+        "$context.httpMethod",
+        "$context.resourcePath",
+        "$context.status",
+        "$context.responseLatency",
+        "$context.integrationLatency",
+        "$context.responseLength",
+        "$context.error.responseType",
+        "$context.authorizer.",
+        "$context.identity.userArn",
+    )
     assert all(v.startswith(allowed) for v in fields.values()), fields
-    for leaky in ("$context.path", "$input", "$context.identity.sourceIp", "querystring", "$context.authorizer.principalId"):
+    for leaky in (
+        "$context.path",
+        "$input",
+        "$context.identity.sourceIp",
+        "querystring",
+        "$context.authorizer.principalId",
+    ):
         assert leaky not in setting["Format"]
     assert len(setting["Format"]) < 1024  # API Gateway truncates log events over 1024 bytes
 
@@ -120,8 +169,11 @@ def test_access_logs_are_json_without_text_with_request_id_and_caller_kind(packa
 def test_the_authorizer_puts_a_caller_kind_and_a_pseudonym_in_the_context(api: Any, client: Any) -> None:
     from chalicelib.logs import user_hash
 
-    event = {"type": "TOKEN", "authorizationToken": api.headers("alice")["Authorization"],
-             "methodArn": "arn:aws:execute-api:us-east-1:123456789012:abcdef/api/GET/v1/memory"}
+    event = {
+        "type": "TOKEN",
+        "authorizationToken": api.headers("alice")["Authorization"],
+        "methodArn": "arn:aws:execute-api:us-east-1:123456789012:abcdef/api/GET/v1/memory",
+    }
     answer = client.lambda_.invoke("user_token", event).payload
     assert answer["principalId"] == "alice"
     expires = answer["context"].pop("tokenExpires")  # the token's exp: a cached answer never outlives it (app.py)
@@ -145,7 +197,9 @@ def test_the_stage_is_throttled_by_parameters(package: Package) -> None:
     assert setting["DataTraceEnabled"] is False  # execution logs with full requests would hold entry text
     params = package.template["Parameters"]
     assert params["ApiThrottlingBurstLimit"]["Type"] == params["ApiThrottlingRateLimit"]["Type"] == "Number"
-    (stage,) = [r["Properties"] for r in package.expanded["Resources"].values() if r["Type"] == "AWS::ApiGateway::Stage"]
+    (stage,) = [
+        r["Properties"] for r in package.expanded["Resources"].values() if r["Type"] == "AWS::ApiGateway::Stage"
+    ]
     assert stage["MethodSettings"][0]["ThrottlingRateLimit"] == {"Ref": "ApiThrottlingRateLimit"}
 
 
@@ -164,15 +218,23 @@ def test_the_account_logging_role_is_set_by_default_and_outlives_the_stack(packa
     by default. The role is retained on stack deletion: the account setting (AWS::ApiGateway::Account is
     one per account and Region) keeps pointing at a role that exists, so other APIs keep logging."""
     resources = package.template["Resources"]
-    assert resources["ApiGatewayAccount"]["Condition"] == resources["ApiGatewayLoggingRole"]["Condition"] == "CreateApiGatewayLoggingRole"
+    assert (
+        resources["ApiGatewayAccount"]["Condition"]
+        == resources["ApiGatewayLoggingRole"]["Condition"]
+        == "CreateApiGatewayLoggingRole"
+    )
     assert package.template["Parameters"]["ConfigureApiGatewayLoggingRole"]["Default"] == "true"
     role = resources["ApiGatewayLoggingRole"]
     assert role["DeletionPolicy"] == role["UpdateReplacePolicy"] == "Retain"
     # A stage with access logs fails unless the account's role is set first: when this stack sets it,
     # the API refers to it (so the deployment and the stage come after it).
     condition, when_set, _ = package.props("RestAPI")["Description"]["Fn::If"]
-    assert condition == "CreateApiGatewayLoggingRole" and {"Ref": "ApiGatewayAccount"} in when_set["Fn::Sub"][1].values()
-    (stage,) = [r["Properties"] for r in package.expanded["Resources"].values() if r["Type"] == "AWS::ApiGateway::Stage"]
+    assert (
+        condition == "CreateApiGatewayLoggingRole" and {"Ref": "ApiGatewayAccount"} in when_set["Fn::Sub"][1].values()
+    )
+    (stage,) = [
+        r["Properties"] for r in package.expanded["Resources"].values() if r["Type"] == "AWS::ApiGateway::Stage"
+    ]
     assert stage["RestApiId"] == {"Ref": "RestAPI"}
 
 
@@ -184,9 +246,15 @@ def test_every_table_refuses_deletion(package: Package, table: str) -> None:
 
 
 def test_the_stream_invokes_the_consumer_only_for_pending_propose_events(package: Package) -> None:
-    (mapping,) = [r["Properties"] for r in package.expanded["Resources"].values() if r["Type"] == "AWS::Lambda::EventSourceMapping"]
+    (mapping,) = [
+        r["Properties"]
+        for r in package.expanded["Resources"].values()
+        if r["Type"] == "AWS::Lambda::EventSourceMapping"
+    ]
     (only,) = mapping["FilterCriteria"]["Filters"]
-    assert json.loads(only["Pattern"]) == {"dynamodb": {"NewImage": {"type": {"S": ["memory.propose"]}, "status": {"S": ["pending"]}}}}
+    assert json.loads(only["Pattern"]) == {
+        "dynamodb": {"NewImage": {"type": {"S": ["memory.propose"]}, "status": {"S": ["pending"]}}}
+    }
 
 
 def test_every_stream_filter_reads_only_the_dynamodb_key(package: Package) -> None:
@@ -194,7 +262,11 @@ def test_every_stream_filter_reads_only_the_dynamodb_key(package: Package) -> No
     event source mappings only support filtering on the dynamodb key." A record that matches no filter is
     dropped without an error, so a pattern on `eventName` (as older guides showed) could silently starve the
     consumer. The consumer itself skips what it need not handle (chalicelib/services/consumer.py)."""
-    mappings = [r["Properties"] for r in package.expanded["Resources"].values() if r["Type"] == "AWS::Lambda::EventSourceMapping"]
+    mappings = [
+        r["Properties"]
+        for r in package.expanded["Resources"].values()
+        if r["Type"] == "AWS::Lambda::EventSourceMapping"
+    ]
     assert mappings
     for mapping in mappings:
         for pattern in mapping["FilterCriteria"]["Filters"]:
@@ -205,7 +277,9 @@ def test_the_api_is_regional_so_personal_data_stays_in_its_region(package: Packa
     """API Gateway developer guide, "API endpoint types for REST APIs": an edge-optimized API is reached
     through CloudFront's points of presence; a Regional API is served from its Region. Requests carry
     people's notes: REGIONAL keeps them where the tables are."""
-    (api,) = [r["Properties"] for r in package.expanded["Resources"].values() if r["Type"] == "AWS::ApiGateway::RestApi"]
+    (api,) = [
+        r["Properties"] for r in package.expanded["Resources"].values() if r["Type"] == "AWS::ApiGateway::RestApi"
+    ]
     assert api["EndpointConfiguration"] == {"Types": ["REGIONAL"]} or api["EndpointConfiguration"] == "REGIONAL"
 
 
@@ -231,8 +305,11 @@ def _emitted(name: str, dimension: tuple[str, str] | None = None) -> tuple[str, 
 def test_500s_503s_and_failed_records_alarm_on_what_the_code_emits(package: Package) -> None:
     """Handled errors never reach Lambda's Errors: these alarms read the app's own counts (tests/faults/test_alarm_metrics.py)."""
     alarms = _alarms(package)
-    for alarm, name in (("APIHandlerServerErrorsAlarm", "ServerErrors"), ("APIHandlerUnavailableAlarm", "Unavailable"),
-                        ("HandleEventsStreamRecordFailuresAlarm", "RecordFailures")):
+    for alarm, name in (
+        ("APIHandlerServerErrorsAlarm", "ServerErrors"),
+        ("APIHandlerUnavailableAlarm", "Unavailable"),
+        ("HandleEventsStreamRecordFailuresAlarm", "RecordFailures"),
+    ):
         props = alarms[alarm]
         assert _metric_of(props) == _emitted(name), alarm
         assert props["Statistic"] == "Sum" and props["Threshold"] == 0, alarm
@@ -280,7 +357,9 @@ def test_each_caller_is_rate_limited_by_token_and_by_ip_on_this_stage(package: P
     params = package.template["Parameters"]
     assert 10 <= params["PerTokenRateLimit"]["Default"] <= params["PerIpRateLimit"]["Default"]
     # The association names this API's one stage (the SAM expansion resolves the stage reference).
-    association = next(r["Properties"] for r in package.expanded["Resources"].values() if r["Type"] == "AWS::WAFv2::WebACLAssociation")
+    association = next(
+        r["Properties"] for r in package.expanded["Resources"].values() if r["Type"] == "AWS::WAFv2::WebACLAssociation"
+    )
     (stage_id,) = [k for k, r in package.expanded["Resources"].items() if r["Type"] == "AWS::ApiGateway::Stage"]
     arn = json.dumps(association["ResourceArn"])
     assert "${RestAPI}" in arn and (f"${{{stage_id}}}" in arn or stage_id in arn), arn

@@ -2,6 +2,7 @@
 
 scripts/package.sh runs once per session (it takes a while); every test reads its output.
 """
+
 from __future__ import annotations
 
 import json
@@ -24,16 +25,29 @@ from tests.support.package import Package
 
 ROOT = Path(__file__).resolve().parents[2]
 TABLES = ("EntriesTable", "ProposalsTable", "JournalTable", "SessionsTable", "EventsTable", "KeysTable")
-TABLE_ENV = {"ENTRIES_TABLE": "EntriesTable", "PROPOSALS_TABLE": "ProposalsTable", "JOURNAL_TABLE": "JournalTable",
-             "SESSIONS_TABLE": "SessionsTable", "EVENTS_TABLE": "EventsTable", "KEYS_TABLE": "KeysTable",
-             "KMS_KEY_ID": "MemoryKey"}
+TABLE_ENV = {
+    "ENTRIES_TABLE": "EntriesTable",
+    "PROPOSALS_TABLE": "ProposalsTable",
+    "JOURNAL_TABLE": "JournalTable",
+    "SESSIONS_TABLE": "SessionsTable",
+    "EVENTS_TABLE": "EventsTable",
+    "KEYS_TABLE": "KeysTable",
+    "KMS_KEY_ID": "MemoryKey",
+}
 # The wrapped data keys: a backup of them would keep forgotten text readable (docs/encryption.md).
 UNRECOVERABLE_TABLES = {"KeysTable"}
 JWT_ENV = {"JWT_ISSUER": "JwtIssuer", "JWT_AUDIENCE": "JwtAudience", "JWT_JWKS_URL": "JwtJwksUrl"}
 SECRET_ENV = {"LOG_PSEUDONYM_KEY": "LogPseudonymKey"}  # the logs' pseudonym key (chalicelib/logs.py), NoEcho
-API_ONLY_ENV = {"HOST_ROLE_ARNS": "HostRoleArns", "WORKER_ROLE_ARNS": "WorkerRoleArns", "OPERATOR_ROLE_ARNS": "OperatorRoleArns",
-                "OIDC_AUTHORIZE_URL": "OidcAuthorizeUrl", "OIDC_TOKEN_URL": "OidcTokenUrl", "OIDC_CLIENT_ID": "OidcClientId",
-                "OIDC_REDIRECT_URI": "OidcRedirectUri", "OIDC_SCOPE": "OidcScope"}
+API_ONLY_ENV = {
+    "HOST_ROLE_ARNS": "HostRoleArns",
+    "WORKER_ROLE_ARNS": "WorkerRoleArns",
+    "OPERATOR_ROLE_ARNS": "OperatorRoleArns",
+    "OIDC_AUTHORIZE_URL": "OidcAuthorizeUrl",
+    "OIDC_TOKEN_URL": "OidcTokenUrl",
+    "OIDC_CLIENT_ID": "OidcClientId",
+    "OIDC_REDIRECT_URI": "OidcRedirectUri",
+    "OIDC_SCOPE": "OidcScope",
+}
 # Chalice function name → (template logical id, its role, its log group).
 FUNCTIONS = {
     "api_handler": ("APIHandler", "ApiHandlerRole", "ApiHandlerLogGroup"),
@@ -47,7 +61,8 @@ STREAM_READ = {"dynamodb:DescribeStream", "dynamodb:GetRecords", "dynamodb:GetSh
 # permission (docs/deploy.md).
 XRAY_WRITE = {"xray:PutTraceSegments", "xray:PutTelemetryRecords"}
 STAR_RESOURCE_ALLOWED = {("HandleEventsStreamRole", "dynamodb:ListStreams")} | {
-    (role, action) for _, role, _ in FUNCTIONS.values() for action in XRAY_WRITE}
+    (role, action) for _, role, _ in FUNCTIONS.values() for action in XRAY_WRITE
+}
 MAX_APP_ZIP_BYTES = 5_000_000
 
 
@@ -77,20 +92,28 @@ def test_each_table_is_on_demand_encrypted_recoverable_and_retained(package: Pac
     assert table["DeletionPolicy"] == table["UpdateReplacePolicy"] == "Retain"
     props = table["Properties"]
     assert props["BillingMode"] == "PAY_PER_REQUEST" and "ProvisionedThroughput" not in props
-    if logical_id == "KeysTable":  # AWS's own key: no key of ours can get it archived with a backup (docs/encryption.md)
+    if (
+        logical_id == "KeysTable"
+    ):  # AWS's own key: no key of ours can get it archived with a backup (docs/encryption.md)
         assert props["SSESpecification"] == {"SSEEnabled": False}
     else:
-        assert props["SSESpecification"] == {"SSEEnabled": True, "SSEType": "KMS", "KMSMasterKeyId": {"Ref": "AtRestKey"}}
+        assert props["SSESpecification"] == {
+            "SSEEnabled": True,
+            "SSEType": "KMS",
+            "KMSMasterKeyId": {"Ref": "AtRestKey"},
+        }
     recoverable = props["PointInTimeRecoverySpecification"]["PointInTimeRecoveryEnabled"]
     assert recoverable is (logical_id not in UNRECOVERABLE_TABLES)
 
 
 def test_entries_expire_by_the_attribute_the_code_writes_and_events_stream_new_images(package: Package) -> None:
-    assert package.props("EntriesTable")["TimeToLiveSpecification"] == {"AttributeName": EXPIRY_ATTRIBUTE, "Enabled": True}
+    assert package.props("EntriesTable")["TimeToLiveSpecification"] == {
+        "AttributeName": EXPIRY_ATTRIBUTE,
+        "Enabled": True,
+    }
     assert package.props("EventsTable")["TimeToLiveSpecification"]["Enabled"] is True
     assert package.props("EventsTable")["StreamSpecification"] == {"StreamViewType": "NEW_IMAGE"}
     assert all("StreamSpecification" not in package.props(t) for t in TABLES if t != "EventsTable")
-
 
 
 def test_the_keys_table_keeps_no_copy_of_a_deleted_key_and_text_keys_expire_with_their_text(package: Package) -> None:
@@ -105,6 +128,7 @@ def test_the_keys_table_keeps_no_copy_of_a_deleted_key_and_text_keys_expire_with
     assert [k["AttributeName"] for k in props["KeySchema"]] == ["user_id", "sk"]
     assert package.resource("KeysTable")["Type"] == "AWS::DynamoDB::Table"
 
+
 # ---- functions: environment, logs -------------------------------------------------------------
 
 
@@ -115,7 +139,10 @@ def test_each_function_reads_its_settings_from_refs_and_can_load_them(package: P
     expected = {**TABLE_ENV, **JWT_ENV, **SECRET_ENV, **(API_ONLY_ENV if function == "api_handler" else {})}
     assert variables == {name: {"Ref": target} for name, target in expected.items()}
     assert not {"MEMORY_DEV_SIGN_IN", "JWT_JWKS"} & set(variables)  # no dev sign-in, no inline keys deployed
-    stand_in = {name: "https://issuer.example" if name.startswith("JWT_") else "x" * (43 if name in SECRET_ENV else 1) for name in variables}
+    stand_in = {
+        name: "https://issuer.example" if name.startswith("JWT_") else "x" * (43 if name in SECRET_ENV else 1)
+        for name in variables
+    }
     load_settings(stand_in)  # the function's config is complete: no ConfigError at its first request
 
 
@@ -128,7 +155,8 @@ def test_parameters_exist_jwt_ones_are_required_and_role_lists_default_to_nobody
         pattern = re.compile(params[name]["AllowedPattern"])
         assert params[name]["Default"] == ""
         assert pattern.fullmatch("") and pattern.fullmatch(
-            "arn:aws:iam::123456789012:role/host, arn:aws:sts::123456789012:assumed-role/host/s1")
+            "arn:aws:iam::123456789012:role/host, arn:aws:sts::123456789012:assumed-role/host/s1"
+        )
         for wrong in ("*", "arn:aws:iam::123456789012:role/*", "arn:aws:iam::123456789012:role/a;rm", "host"):
             assert not pattern.fullmatch(wrong), wrong
 
@@ -144,7 +172,9 @@ def test_each_function_logs_to_its_own_group_with_a_retention(package: Package, 
 # ---- the events stream --------------------------------------------------------------------------
 
 
-def test_the_consumer_reads_the_events_tables_real_stream_with_partial_failures_and_a_dead_letter_queue(package: Package) -> None:
+def test_the_consumer_reads_the_events_tables_real_stream_with_partial_failures_and_a_dead_letter_queue(
+    package: Package,
+) -> None:
     source = package.props("HandleEventsStream")["Events"][EVENT_SOURCE]
     assert source["Type"] == "DynamoDB"
     props = source["Properties"]
@@ -160,7 +190,11 @@ def test_the_consumer_reads_the_events_tables_real_stream_with_partial_failures_
 
 
 def test_the_deployed_event_source_mapping_keeps_those_settings(package: Package) -> None:
-    mappings = [r["Properties"] for r in package.expanded["Resources"].values() if r["Type"] == "AWS::Lambda::EventSourceMapping"]
+    mappings = [
+        r["Properties"]
+        for r in package.expanded["Resources"].values()
+        if r["Type"] == "AWS::Lambda::EventSourceMapping"
+    ]
     assert len(mappings) == 1
     mapping = mappings[0]
     assert mapping["EventSourceArn"] == _get_att("EventsTable", "StreamArn")
@@ -184,7 +218,8 @@ def test_every_route_has_the_authorization_its_decorator_declares(package: Packa
     assert token["type"] == "token" and schemes["user_token"]["name"] == "Authorization"
     assert "${UserToken.Arn}" in token["authorizerUri"]["Fn::Sub"]
     assert {path: set(methods) for path, methods in swagger["paths"].items()} == {
-        path: {m.lower() for m in methods} for path, methods in app.routes.items()}
+        path: {m.lower() for m in methods} for path, methods in app.routes.items()
+    }
     for path, methods in app.routes.items():
         for method, entry in methods.items():
             security = swagger["paths"][path][method.lower()].get("security")
@@ -193,7 +228,10 @@ def test_every_route_has_the_authorization_its_decorator_declares(package: Packa
             elif isinstance(entry.authorizer, ChaliceAuthorizer):
                 assert security == [{"user_token": []}], (method, path)
             else:  # public (the page), or a connection token's route, which checks the token in-app (a 401, not 403)
-                assert security is None and (not path.startswith("/v1/") or path in CONNECTION_TOKEN_ROUTES), (method, path)
+                assert security is None and (not path.startswith("/v1/") or path in CONNECTION_TOKEN_ROUTES), (
+                    method,
+                    path,
+                )
 
 
 # The agent routes take a connection token, checked by the view itself (tests/routes/test_agent_connection.py):
@@ -203,7 +241,9 @@ CONNECTION_TOKEN_ROUTES = frozenset({"/v1/agent/memory", "/v1/agent/proposals", 
 
 def _gateway_responses(swagger: dict[str, Any]) -> dict[str, tuple[str | None, dict[str, Any]]]:
     found = swagger["x-amazon-apigateway-gateway-responses"]
-    return {kind: (r.get("statusCode"), json.loads(r["responseTemplates"]["application/json"])) for kind, r in found.items()}
+    return {
+        kind: (r.get("statusCode"), json.loads(r["responseTemplates"]["application/json"])) for kind, r in found.items()
+    }
 
 
 def test_gateway_refusals_answer_in_the_contracts_error_shape(package: Package) -> None:
@@ -257,7 +297,9 @@ def _grants(package: Package, role: str) -> dict[str, set[str]]:
 
 
 def _expected(tables: dict[str, set[str]], group: str, extra: dict[str, set[str]] | None = None) -> dict[str, set[str]]:
-    expected = {json.dumps(policy_resource(t), sort_keys=True): {f"dynamodb:{a}" for a in acts} for t, acts in tables.items()}
+    expected = {
+        json.dumps(policy_resource(t), sort_keys=True): {f"dynamodb:{a}" for a in acts} for t, acts in tables.items()
+    }
     expected[json.dumps(_get_att(group, "Arn"), sort_keys=True)] = {"logs:CreateLogStream", "logs:PutLogEvents"}
     expected[json.dumps("*")] = set(XRAY_WRITE)  # active tracing: every function sends its segments
     for resource, actions in (extra or {}).items():
@@ -269,7 +311,9 @@ MEMORY_KEY = {json.dumps(_get_att("MemoryKey", "Arn"), sort_keys=True): {"kms:De
 
 
 def test_the_api_role_reaches_exactly_the_tables_and_actions_its_code_uses(package: Package) -> None:
-    assert _grants(package, "ApiHandlerRole") == _expected(by_function()["api_handler"], "ApiHandlerLogGroup", MEMORY_KEY)
+    assert _grants(package, "ApiHandlerRole") == _expected(
+        by_function()["api_handler"], "ApiHandlerLogGroup", MEMORY_KEY
+    )
 
 
 def test_the_consumer_role_reaches_its_stream_its_tables_and_the_dead_letter_queue_only(package: Package) -> None:
@@ -306,9 +350,19 @@ def test_the_code_reader_sees_transactions_and_refuses_what_it_cannot_attribute(
 
 def test_cfn_lint_finds_nothing_in_the_template_or_its_expansion(package: Package) -> None:
     lint = subprocess.run(
-        [str(Path(sys.executable).parent / "cfn-lint"), "--format", "json", "--non-zero-exit-code", "informational",
-         "--", str(package.out / "sam.json"), str(package.build / "lint" / "cloudformation.json")],
-        capture_output=True, text=True, timeout=300,
+        [
+            str(Path(sys.executable).parent / "cfn-lint"),
+            "--format",
+            "json",
+            "--non-zero-exit-code",
+            "informational",
+            "--",
+            str(package.out / "sam.json"),
+            str(package.build / "lint" / "cloudformation.json"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert lint.returncode == 0 and json.loads(lint.stdout) == [], lint.stdout[:3000]
 
@@ -333,7 +387,9 @@ def test_the_layer_carries_the_pinned_sdk_and_the_app_zip_carries_only_the_app(p
     assert pins == {"boto3": boto3.__version__, "botocore": botocore.__version__}  # the versions this suite runs
     assert f"{site}botocore-{botocore.__version__}.dist-info/METADATA" in listing
     assert any(n.startswith(site + "jwt/") for n in listing)
-    assert any(n.startswith(site + "cryptography/hazmat/bindings/_rust") for n in listing)  # AES-GCM and PyJWT[crypto]: one crypto library
+    assert any(
+        n.startswith(site + "cryptography/hazmat/bindings/_rust") for n in listing
+    )  # AES-GCM and PyJWT[crypto]: one crypto library
     assert not any(n.startswith(site + p) for n in listing for p in ("rsa/", "ecdsa/", "pyasn1/"))
     assert app_zip.stat().st_size < MAX_APP_ZIP_BYTES
     # Measured: 7.96 MB zipped without the SDK, 25.6 MB with it (botocore alone ~30 MB unzipped).
@@ -352,8 +408,12 @@ def test_a_layer_without_the_pinned_sdk_fails_the_package_check(tmp_path: Path) 
         archive.writestr(f"{layer.SITE}botocore-1.43.11.dist-info/METADATA", "")
     problems = layer.sdk_problems(bare, ROOT / "requirements.txt")
     assert any("boto3" in p for p in problems) and any("botocore" in p for p in problems)
-    checked = subprocess.run([sys.executable, str(ROOT / "infra" / "layer.py"), "check-sdk", str(bare), str(ROOT / "requirements.txt")],
-                             capture_output=True, text=True, timeout=60)
+    checked = subprocess.run(
+        [sys.executable, str(ROOT / "infra" / "layer.py"), "check-sdk", str(bare), str(ROOT / "requirements.txt")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert checked.returncode == 1 and "botocore" in checked.stderr
 
 
@@ -369,14 +429,29 @@ def test_the_zips_alone_verify_both_token_algorithms(package: Package, issuer: A
     host_site = task / "python/lib/python3.11/site-packages"
     # uv (the venv's installer, Makefile) when it is there: ~2 s against pip's ~20 s; the same pinned wheels.
     uv = Path(sys.executable).with_name("uv")
-    installer = [str(uv), "pip", "install", "--python", sys.executable] if uv.exists() else [sys.executable, "-m", "pip", "install"]
-    subprocess.run([*installer, "-q", "--target", str(host_site), "--only-binary", ":all:",
-                    "-r", str(ROOT / "requirements.txt")], check=True, capture_output=True, timeout=600)
-    layer_dists = {n.split("/")[4] for n in zipfile.ZipFile(package.out / "layer-deployment.zip").namelist()
-                   if n.split("/")[4].endswith(".dist-info")}
+    installer = (
+        [str(uv), "pip", "install", "--python", sys.executable]
+        if uv.exists()
+        else [sys.executable, "-m", "pip", "install"]
+    )
+    subprocess.run(
+        [*installer, "-q", "--target", str(host_site), "--only-binary", ":all:", "-r", str(ROOT / "requirements.txt")],
+        check=True,
+        capture_output=True,
+        timeout=600,
+    )
+    layer_dists = {
+        n.split("/")[4]
+        for n in zipfile.ZipFile(package.out / "layer-deployment.zip").namelist()
+        if n.split("/")[4].endswith(".dist-info")
+    }
     assert layer_dists == {p.name for p in host_site.iterdir() if p.name.endswith(".dist-info")}
-    given = {"jwks": issuer.jwks(), "issuer": issuer.issuer, "audience": issuer.audience,
-             "tokens": [issuer.mint("alice"), issuer.mint("alice", algorithm="ES256"), issuer.mint("alice") + "=="]}
+    given = {
+        "jwks": issuer.jwks(),
+        "issuer": issuer.issuer,
+        "audience": issuer.audience,
+        "tokens": [issuer.mint("alice"), issuer.mint("alice", algorithm="ES256"), issuer.mint("alice") + "=="],
+    }
     probe = (
         "import json, sys\n"
         f"sys.path[:0] = [{str(task)!r}, {str(task / 'python/lib/python3.11/site-packages')!r}]\n"
@@ -391,7 +466,9 @@ def test_the_zips_alone_verify_both_token_algorithms(package: Package, issuer: A
         "print(json.dumps({'users': [user(t) for t in given['tokens']], 'cryptography': cryptography.__file__,\n"
         "                  'unwanted': sorted(m for m in ('rsa', 'ecdsa', 'boto3') if m in sys.modules)}))"
     )
-    run = subprocess.run([sys.executable, "-I", "-S", "-c", probe], input=json.dumps(given), capture_output=True, text=True, timeout=120)
+    run = subprocess.run(
+        [sys.executable, "-I", "-S", "-c", probe], input=json.dumps(given), capture_output=True, text=True, timeout=120
+    )
     assert run.returncode == 0, run.stderr[-2000:]
     seen = json.loads(run.stdout)
     assert seen["users"] == ["alice", "alice", None]
@@ -411,7 +488,9 @@ def _key_statements(package: Package) -> dict[str, dict[str, Any]]:
     return {s["Sid"]: s for s in package.props("MemoryKey")["KeyPolicy"]["Statement"]}
 
 
-def test_the_memory_key_rotates_and_only_the_api_and_consumer_roles_get_data_keys_with_a_user_context(package: Package) -> None:
+def test_the_memory_key_rotates_and_only_the_api_and_consumer_roles_get_data_keys_with_a_user_context(
+    package: Package,
+) -> None:
     key = package.resource("MemoryKey")
     assert key["Type"] == "AWS::KMS::Key" and key["Properties"]["EnableKeyRotation"] is True
     assert key["DeletionPolicy"] == "Retain"
@@ -427,11 +506,16 @@ def test_the_memory_key_rotates_and_only_the_api_and_consumer_roles_get_data_key
     assert deny["Effect"] == "Deny" and {"kms:Decrypt", "kms:GenerateDataKey"} <= set(deny["Action"])
     assert deny["Condition"]["ArnNotEquals"]["aws:PrincipalArn"] == arns
     no_context = statements["NoDataKeyWithoutAUserContext"]
-    assert no_context["Effect"] == "Deny" and no_context["Condition"]["Null"] == {"kms:EncryptionContext:user_id": "true"}
+    assert no_context["Effect"] == "Deny" and no_context["Condition"]["Null"] == {
+        "kms:EncryptionContext:user_id": "true"
+    }
     admin = statements["AccountAdministersTheKeyButCannotUseIt"]
     assert not {"kms:Decrypt", "kms:GenerateDataKey", "kms:Encrypt", "kms:*"} & set(admin["Action"])
     # No AWS service uses the wrapping key: tables and logs are under AtRestKey (tests/deploy/test_key_policy.py).
-    assert not any("Service" in s["Principal"] or "kms:ViaService" in json.dumps(s.get("Condition", {})) for s in statements.values())
+    assert not any(
+        "Service" in s["Principal"] or "kms:ViaService" in json.dumps(s.get("Condition", {}))
+        for s in statements.values()
+    )
 
 
 def test_no_role_but_the_api_and_consumer_may_use_the_memory_key(package: Package) -> None:

@@ -10,6 +10,7 @@ AttributeError. This test installs the oldest botocore this project supports (in
 OLDEST_BOTOCORE: the first to declare Python 3.13) from PyPI into a folder of its own and runs a
 storage round trip with it, in a subprocess, against a moto server on 127.0.0.1.
 """
+
 from __future__ import annotations
 
 import json
@@ -35,7 +36,17 @@ def oldest_sdk(tmp_path_factory: pytest.TempPathFactory) -> Path:
     if uv.is_file():
         command = [str(uv), "pip", "install", "--quiet", "--target", str(target), "--python", sys.executable, *wanted]
     else:
-        command = [sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--target", str(target), *wanted]
+        command = [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+            "--target",
+            str(target),
+            *wanted,
+        ]
     installed = subprocess.run(command, capture_output=True, text=True, timeout=600)
     assert installed.returncode == 0, installed.stderr[-2000:]
     return target
@@ -57,10 +68,20 @@ def moto_url() -> Iterator[str]:
 @pytest.mark.slow
 def test_a_storage_round_trip_on_the_oldest_supported_botocore(oldest_sdk: Path, moto_url: str) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
-    env.update(PYTHONPATH=os.pathsep.join([str(oldest_sdk), str(ROOT)]), AWS_CONFIG_FILE="/dev/null",
-               AWS_SHARED_CREDENTIALS_FILE="/dev/null", AWS_EC2_METADATA_DISABLED="true")
-    run = subprocess.run([sys.executable, "-m", "tests.support.sdk_round_trip", moto_url], cwd=ROOT, env=env,
-                         capture_output=True, text=True, timeout=300)
+    env.update(
+        PYTHONPATH=os.pathsep.join([str(oldest_sdk), str(ROOT)]),
+        AWS_CONFIG_FILE="/dev/null",
+        AWS_SHARED_CREDENTIALS_FILE="/dev/null",
+        AWS_EC2_METADATA_DISABLED="true",
+    )
+    run = subprocess.run(
+        [sys.executable, "-m", "tests.support.sdk_round_trip", moto_url],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert run.returncode == 0, run.stderr[-3000:]
     found = json.loads(run.stdout.strip().splitlines()[-1])
     assert found["botocore"] == found["boto3"] == layer.OLDEST_BOTOCORE
@@ -68,4 +89,3 @@ def test_a_storage_round_trip_on_the_oldest_supported_botocore(oldest_sdk: Path,
     assert found["read_back"] is True
     assert found["stored_items"] >= 2 and found["wrapped_keys"] >= 1  # the entry, its state row; the user's data key
     assert found["plaintext_stored"] is False
-

@@ -6,6 +6,7 @@ outage like issue 37's (botocore raising AttributeError on every DynamoDB and KM
 500, every record failed) left `Errors` at 0. These tests break the real routes and consumer that way and
 read the EMF lines the alarms are built on (infra/stack.json), checking they carry no text.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -23,6 +24,7 @@ DISTINCT = "Alarmed-the-pied-flycatcher-8812"
 @pytest.fixture
 def broken_botocore(stores: Any) -> Any:
     """Every DynamoDB call raises AttributeError before it is sent, as botocore 1.43.11 did under the old hook."""
+
     def explode(**_: Any) -> None:
         raise AttributeError(f"'AWSPreparedRequest' object has no attribute 'context' {DISTINCT}")
 
@@ -32,9 +34,14 @@ def broken_botocore(stores: Any) -> Any:
     raw.meta.events.unregister("before-send.dynamodb", unique_id="t-broken-botocore")
 
 
-def test_every_500_the_api_answers_is_counted_with_no_text(api: Any, stores: Any, broken_botocore: Any, capsys: Any) -> None:
+def test_every_500_the_api_answers_is_counted_with_no_text(
+    api: Any, stores: Any, broken_botocore: Any, capsys: Any
+) -> None:
     capsys.readouterr()
-    statuses = [api.call("GET", "/v1/memory", "alice")[0], api.call("POST", "/v1/memory", "alice", {"text": DISTINCT})[0]]
+    statuses = [
+        api.call("GET", "/v1/memory", "alice")[0],
+        api.call("POST", "/v1/memory", "alice", {"text": DISTINCT})[0],
+    ]
     assert statuses == [500, 500]
     captured = capsys.readouterr()
     counts = _counts(_emf(captured.out))
@@ -58,9 +65,13 @@ def test_a_503_is_counted_as_unavailable_and_every_throttled_attempt_by_service(
     assert api.call("GET", "/v1/memory", "alice")[0] == 200  # the faults are spent: nothing else was harmed
 
 
-def test_kms_throttling_is_counted_apart_from_dynamodbs(api: Any, stores: Any, faults: FaultInjector, capsys: Any) -> None:
+def test_kms_throttling_is_counted_apart_from_dynamodbs(
+    api: Any, stores: Any, faults: FaultInjector, capsys: Any
+) -> None:
     api.turn_on("alice")
-    faults.add(error="ThrottlingException", service="kms", operation="GenerateDataKey", times=1)  # the user's first text makes a key
+    faults.add(
+        error="ThrottlingException", service="kms", operation="GenerateDataKey", times=1
+    )  # the user's first text makes a key
     capsys.readouterr()
     status, entry = api.call("POST", "/v1/memory", "alice", {"text": "a retried note"})
     assert status == 201
@@ -76,8 +87,10 @@ def test_failed_stream_records_are_counted(
     api.turn_on("alice")
     agents.register("s", "alice")
     _post(client, "s", {"id": "e1", "text": DISTINCT + " one"}, {"id": "e2", "text": DISTINCT + " two"})
-    records = [{"eventName": "INSERT", "dynamodb": {"SequenceNumber": str(n), "NewImage": item}}
-               for n, item in enumerate(stores.client.unguarded.scan(TableName=stores.events.table)["Items"], start=1)]
+    records = [
+        {"eventName": "INSERT", "dynamodb": {"SequenceNumber": str(n), "NewImage": item}}
+        for n, item in enumerate(stores.client.unguarded.scan(TableName=stores.events.table)["Items"], start=1)
+    ]
     broken_botocore.meta.events.register("before-send.dynamodb", _raise_attribute_error, unique_id="t-broken-botocore")
     capsys.readouterr()
     answer = Lambda(client)({"Records": records})

@@ -4,6 +4,7 @@ Each run is `python -m tests.support.chaos` in its own process (it starts the lo
 patches botocore's backoff sleeps to be recorded, not waited). Sequential runs replay exactly for a
 seed. Longer runs and other seeds: `make chaos SEED=… N=… RATE=…`.
 """
+
 from __future__ import annotations
 
 import json
@@ -22,7 +23,7 @@ def _chaos(*args: str) -> dict[str, Any]:
         [sys.executable, "-m", "tests.support.chaos", *args], cwd=ROOT, capture_output=True, text=True, timeout=540
     )
     assert done.stdout.strip(), done.stderr[-3000:]
-    report = json.loads(done.stdout[done.stdout.index("{"):])
+    report = json.loads(done.stdout[done.stdout.index("{") :])
     assert done.returncode == (1 if report["violations"] else 0)
     return report
 

@@ -3,6 +3,7 @@
 Faults come from local/faults.py on the app's real client (moto behind it); after each refusal the
 stored items, counters and journal are read back and compared with what was there before.
 """
+
 from __future__ import annotations
 
 import json
@@ -95,10 +96,12 @@ def test_faults_are_awss_own_error_shapes(stores: Any, faults: FaultInjector, fa
     faults.add(error=fault)
     raw = stores.client.unguarded
     with pytest.raises(ClientError) as caught:
-        raw.transact_write_items(TransactItems=[
-            {"Put": {"TableName": JOURNAL, "Item": {"user_id": {"S": "u"}, "sk": {"S": "a"}}}},
-            {"Put": {"TableName": JOURNAL, "Item": {"user_id": {"S": "u"}, "sk": {"S": "b"}}}},
-        ])
+        raw.transact_write_items(
+            TransactItems=[
+                {"Put": {"TableName": JOURNAL, "Item": {"user_id": {"S": "u"}, "sk": {"S": "a"}}}},
+                {"Put": {"TableName": JOURNAL, "Item": {"user_id": {"S": "u"}, "sk": {"S": "b"}}}},
+            ]
+        )
     error = caught.value.response
     assert error["Error"]["Code"] == code
     if fault == "TransactionConflict":
@@ -113,7 +116,9 @@ def test_faults_are_awss_own_error_shapes(stores: Any, faults: FaultInjector, fa
 
 
 @pytest.mark.parametrize("fault", ["ThrottlingException", "TransactionConflict", "InternalServerError", "Timeout"])
-def test_a_passing_fault_is_retried_and_the_entry_is_stored_once(api: Any, stores: Any, faults: FaultInjector, fault: str) -> None:
+def test_a_passing_fault_is_retried_and_the_entry_is_stored_once(
+    api: Any, stores: Any, faults: FaultInjector, fault: str
+) -> None:
     api.turn_on("alice")
     first = _call(api, "POST", "/v1/memory", "alice", {"text": "first"})[1]  # her data key is made here (issue 12)
     faults.calls.clear()
@@ -180,7 +185,9 @@ def test_a_transaction_whose_answer_was_lost_is_retried_with_its_token_and_appli
     assert assert_counters_match(stores, "alice")["active"] == 2
 
 
-def test_conflicts_are_retried_a_bounded_number_of_times_with_jitter(api: Any, stores: Any, faults: FaultInjector) -> None:
+def test_conflicts_are_retried_a_bounded_number_of_times_with_jitter(
+    api: Any, stores: Any, faults: FaultInjector
+) -> None:
     from chalicelib.storage.retries import CONFLICT_ATTEMPTS, CONFLICT_MAX_SECONDS
 
     api.turn_on("alice")
@@ -193,7 +200,9 @@ def test_conflicts_are_retried_a_bounded_number_of_times_with_jitter(api: Any, s
     assert len(set(faults.slept)) == len(faults.slept)  # jittered, not a fixed delay
 
 
-def test_a_condition_failure_is_never_retried_or_reported_as_unavailable(api: Any, stores: Any, faults: FaultInjector) -> None:
+def test_a_condition_failure_is_never_retried_or_reported_as_unavailable(
+    api: Any, stores: Any, faults: FaultInjector
+) -> None:
     status, body, _ = _call(api, "POST", "/v1/memory", "alice", {"text": "memory is off"})
     assert (status, body["code"]) == (409, "memory_off")
     entry_writes = [c for c in faults.seen("TransactWriteItems") if any("entries" in t for t in c.tables)]
@@ -204,7 +213,9 @@ def test_a_condition_failure_is_never_retried_or_reported_as_unavailable(api: An
 
 
 @pytest.mark.slow
-def test_forget_all_interrupted_midway_says_so_and_a_retry_finishes_it(api: Any, stores: Any, faults: FaultInjector) -> None:
+def test_forget_all_interrupted_midway_says_so_and_a_retry_finishes_it(
+    api: Any, stores: Any, faults: FaultInjector
+) -> None:
     from chalicelib.services.forget_all import _ITEMS_PER_TRANSACTION as CHUNK
 
     api.turn_on("alice")
@@ -223,7 +234,9 @@ def test_forget_all_interrupted_midway_says_so_and_a_retry_finishes_it(api: Any,
     assert counts["entries"] + counts["proposals"] == 160 - CHUNK
     rows = [dict(r.details) for r in stores.journal.all("alice") if r.action == "keep.memory.forget_all"]
     # The journal says exactly what went, no more, with its receipt (issue 26): when nothing of it opens anywhere.
-    assert [{k: v for k, v in r.items() if k != "unrecoverable_by"} for r in rows] == [{"entries": CHUNK, "proposals": 0}]
+    assert [{k: v for k, v in r.items() if k != "unrecoverable_by"} for r in rows] == [
+        {"entries": CHUNK, "proposals": 0}
+    ]
     assert [set(r) for r in rows] == [{"entries", "proposals", "unrecoverable_by"}]
     faults.clear()
     status, body, _ = _call(api, "DELETE", "/v1/memory", "alice")
@@ -244,7 +257,9 @@ def test_forget_all_refused_right_after_the_key_went_says_nothing_opens_and_dele
         api.add("alice", f"note number {n}")
     add_proposal(stores, "alice", "a waiting proposal")
     tags = {path: api.tagged_get(path, "alice")[2] for path in ("/v1/memory", "/v1/inbox")}
-    faults.add(error="InternalServerError", operation="TransactWriteItems", after=1)  # the key's destruction goes through
+    faults.add(
+        error="InternalServerError", operation="TransactWriteItems", after=1
+    )  # the key's destruction goes through
     status, body, headers = _call(api, "DELETE", "/v1/memory", "alice")
     _assert_unavailable(status, body, headers)
     check("DELETE", "/v1/memory", status, body)
@@ -265,7 +280,9 @@ def test_forget_all_refused_right_after_the_key_went_says_nothing_opens_and_dele
     assert assert_counters_match(stores, "alice") == {"active": 0, "entries": 0, "waiting": 0, "proposals": 0}
 
 
-def test_forget_all_whose_key_destruction_is_refused_changes_nothing(api: Any, stores: Any, faults: FaultInjector) -> None:
+def test_forget_all_whose_key_destruction_is_refused_changes_nothing(
+    api: Any, stores: Any, faults: FaultInjector
+) -> None:
     api.turn_on("alice")
     api.add("alice", "likes tea")
     before = _snapshot(stores, "alice")
@@ -282,7 +299,9 @@ def test_forget_all_whose_key_destruction_is_refused_changes_nothing(api: Any, s
 
 
 @pytest.mark.parametrize("fault", ["KMSThrottling", "KMSInternal"])
-def test_kms_refusing_a_new_data_key_is_503_and_stores_nothing(api: Any, stores: Any, faults: FaultInjector, fault: str) -> None:
+def test_kms_refusing_a_new_data_key_is_503_and_stores_nothing(
+    api: Any, stores: Any, faults: FaultInjector, fault: str
+) -> None:
     api.turn_on("alice")
     before = stored_items(stores, "alice")
     faults.add(service="kms", error=fault)
@@ -295,7 +314,9 @@ def test_kms_refusing_a_new_data_key_is_503_and_stores_nothing(api: Any, stores:
     assert "tea" not in json.dumps(body)
 
 
-def test_kms_refusing_to_unwrap_a_key_is_503_and_a_retry_reads_everything(api: Any, stores: Any, faults: FaultInjector) -> None:
+def test_kms_refusing_to_unwrap_a_key_is_503_and_a_retry_reads_everything(
+    api: Any, stores: Any, faults: FaultInjector
+) -> None:
     api.turn_on("alice")
     entry = _call(api, "POST", "/v1/memory", "alice", {"text": "likes green tea"})[1]
     # A cold container (no data key and no text key cached): the wrapped data key must be unwrapped by KMS.

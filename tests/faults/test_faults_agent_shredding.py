@@ -1,6 +1,7 @@
 """Forgetting an agent's writes when AWS refuses every deletion after the texts' keys went (issue 37 #12): the 503
 says what happened, the journal records the texts made unreadable, and a retry deletes the rest with their
 fingerprints."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -15,8 +16,19 @@ from tests.support.openapi_check import check
 
 
 def _item(user: str, agent: str, text: str, now: str) -> Entry:
-    return Entry(id=new_id(), user_id=user, text=text, kind="note", pinned=False, tainted=False, origin="agent",
-                 source=Source(session_id="s-1", thread_id="t-1"), created_at=now, updated_at=now, agent=agent)
+    return Entry(
+        id=new_id(),
+        user_id=user,
+        text=text,
+        kind="note",
+        pinned=False,
+        tainted=False,
+        origin="agent",
+        source=Source(session_id="s-1", thread_id="t-1"),
+        created_at=now,
+        updated_at=now,
+        agent=agent,
+    )
 
 
 def _writes(stores: Any, user: str, agent: str, entries: int, proposals: int) -> None:
@@ -24,7 +36,12 @@ def _writes(stores: Any, user: str, agent: str, entries: int, proposals: int) ->
     now = instant(stores.clock)
     for n in range(entries):
         entry = _item(user, agent, f"entry {n} from {agent}", now.iso)
-        transact(stores.client, stores.keyring.guard([*stores.entries.put_unique(entry, now_epoch=now.epoch), stores.entries.take_entry_slots(user)]))
+        transact(
+            stores.client,
+            stores.keyring.guard(
+                [*stores.entries.put_unique(entry, now_epoch=now.epoch), stores.entries.take_entry_slots(user)]
+            ),
+        )
     for n in range(proposals):
         proposal = _item(user, agent, f"proposal {n} from {agent}", now.iso)
         actions = stores.proposals.put_unique(proposal, entries_check=None, now_epoch=now.epoch)
@@ -33,7 +50,8 @@ def _writes(stores: Any, user: str, agent: str, entries: int, proposals: int) ->
 
 def _fingerprints(stores: Any, user: str) -> int:
     return sum(
-        1 for table in (stores.entries.table, stores.proposals.table)
+        1
+        for table in (stores.entries.table, stores.proposals.table)
         for item in dynamo.query_partition(stores.client, table, "user_id", user, consistent=True)
         if str(item["sk"]).startswith("f#")
     )

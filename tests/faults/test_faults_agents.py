@@ -1,4 +1,5 @@
 """Forgetting an agent's writes while AWS keeps refusing: the answer, the counters and the journal say exactly what went."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -15,13 +16,27 @@ def _from_agent(stores: Any, user: str, agent: str, count: int) -> None:
     """`count` entries accepted from `agent`, each stored with its counter as an accept stores it."""
     now = instant(stores.clock).iso
     for n in range(count):
-        entry = Entry(id=new_id(), user_id=user, text=f"from {agent} {n}", kind="note", pinned=False, tainted=False,
-                      origin="agent", source=Source(session_id="s-1", thread_id="t-1"), created_at=now, updated_at=now,
-                      agent=agent)
-        transact(stores.client, stores.keyring.guard([stores.entries.put_new(entry), stores.entries.take_entry_slots(user)]))
+        entry = Entry(
+            id=new_id(),
+            user_id=user,
+            text=f"from {agent} {n}",
+            kind="note",
+            pinned=False,
+            tainted=False,
+            origin="agent",
+            source=Source(session_id="s-1", thread_id="t-1"),
+            created_at=now,
+            updated_at=now,
+            agent=agent,
+        )
+        transact(
+            stores.client, stores.keyring.guard([stores.entries.put_new(entry), stores.entries.take_entry_slots(user)])
+        )
 
 
-def test_forget_agent_interrupted_midway_says_so_and_a_retry_finishes_it(api: Any, stores: Any, faults: FaultInjector) -> None:
+def test_forget_agent_interrupted_midway_says_so_and_a_retry_finishes_it(
+    api: Any, stores: Any, faults: FaultInjector
+) -> None:
     from chalicelib.services.forget_all import _ITEMS_PER_TRANSACTION as CHUNK
 
     api.turn_on("alice")
@@ -42,7 +57,9 @@ def test_forget_agent_interrupted_midway_says_so_and_a_retry_finishes_it(api: An
     # Their keys went first (issue 26): the entries still stored open nowhere, absent from every read, never a 500.
     assert [e["id"] for e in api.call("GET", "/v1/memory", "alice")[1]["items"]] == [own]
     # Nothing of it is readable to count; it stays listed (its row was made first), to be blocked next.
-    assert [(a["agent"], a["entries"], a["waiting"]) for a in api.call("GET", "/v1/agents", "alice")[1]["agents"]] == [("chatty", 0, 0)]
+    assert [(a["agent"], a["entries"], a["waiting"]) for a in api.call("GET", "/v1/agents", "alice")[1]["agents"]] == [
+        ("chatty", 0, 0)
+    ]
     assert all(r["unrecoverable_by"] > stores.journal.all("alice")[0].at for r in rows)  # the receipt
     faults.clear()
     status, body = api.call("POST", "/v1/agents/chatty/forget", "alice")

@@ -1,4 +1,5 @@
 """An account's erasure under AWS's own retryable errors: each 503 is the contract's, a retry finishes the job, nobody else loses anything."""
+
 from __future__ import annotations
 
 import random
@@ -30,7 +31,9 @@ def test_erasing_under_random_faults_ends_with_nothing_of_the_user_and_all_of_ev
     faults.clear()
     # Then half of all calls fail at random (botocore's retries absorb most): the operator runs it again until done.
     faults._random = random.Random(seed)  # the fixture's injector, reseeded: a different pattern per seed
-    faults.add(rate=0.5, errors=("ThrottlingException", "InternalServerError", "ProvisionedThroughputExceededException"))
+    faults.add(
+        rate=0.5, errors=("ThrottlingException", "InternalServerError", "ProvisionedThroughputExceededException")
+    )
     for _ in range(40):
         status, body = iam_call(client, "DELETE", ERASE.format("alice"), OPERATOR_ARN)
         check("DELETE", "/v1/operator/account", status, body)

@@ -1,4 +1,5 @@
 """`MEMORY_FAULT_RATE=… MEMORY_FAULT_SEED=… make run`: the launcher fails that share of the app's DynamoDB calls."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -9,7 +10,9 @@ from tests.support.live import start_live_stack
 
 
 @pytest.mark.server
-def test_the_launcher_honours_the_fault_rate_and_answers_503_in_the_contract(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_launcher_honours_the_fault_rate_and_answers_503_in_the_contract(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("MEMORY_FAULT_RATE", "1")
     monkeypatch.setenv("MEMORY_FAULT_SEED", "5")
     stack = start_live_stack(tmp_path)

@@ -1,4 +1,5 @@
 """Operator, host and worker routes under AWS faults: 503 and nothing changed; an operator access whose journal write is refused does not happen."""
+
 from __future__ import annotations
 
 import json
@@ -35,8 +36,11 @@ def alice(api: Any) -> dict[str, Any]:
 @pytest.mark.parametrize("fault", ["ThrottlingException", "InternalServerError", "Timeout", "TransactionConflict"])
 @pytest.mark.parametrize(
     "method, path",
-    [("GET", "/v1/operator/memory?user_id=alice"), ("DELETE", "/v1/operator/memory/{id}?user_id=alice"),
-     ("DELETE", "/v1/operator/memory?user_id=alice")],
+    [
+        ("GET", "/v1/operator/memory?user_id=alice"),
+        ("DELETE", "/v1/operator/memory/{id}?user_id=alice"),
+        ("DELETE", "/v1/operator/memory?user_id=alice"),
+    ],
 )
 def test_an_operator_access_whose_journal_write_is_refused_does_not_happen(
     client: Any, stores: Any, api: Any, alice: Any, faults: FaultInjector, fault: str, method: str, path: str
@@ -77,27 +81,60 @@ def _host_or_worker(client: Any, arn: str, method: str, path: str, body: Any) ->
 
 
 AGENT_ROUTES = [
-    ("host", "PUT", "/v1/sessions/new", "/v1/sessions/{session_id}", {"user_id": "alice", "thread_id": "t", "agent": "a", "manifest": {"memory": True}}),
+    (
+        "host",
+        "PUT",
+        "/v1/sessions/new",
+        "/v1/sessions/{session_id}",
+        {"user_id": "alice", "thread_id": "t", "agent": "a", "manifest": {"memory": True}},
+    ),
     ("host", "POST", "/v1/sessions/s/untrusted", "/v1/sessions/{session_id}/untrusted", None),
     ("host", "GET", "/v1/sessions/s/memory", "/v1/sessions/{session_id}/memory", None),
-    ("worker", "POST", "/v1/sessions/s/events", "/v1/sessions/{session_id}/events", {"events": [{"id": "e9", "type": "memory.propose", "text": "t", "kind": "note"}]}),
+    (
+        "worker",
+        "POST",
+        "/v1/sessions/s/events",
+        "/v1/sessions/{session_id}/events",
+        {"events": [{"id": "e9", "type": "memory.propose", "text": "t", "kind": "note"}]},
+    ),
     ("worker", "GET", "/v1/sessions/s/events", "/v1/sessions/{session_id}/events", None),
 ]
 
 
-@pytest.mark.parametrize("caller, method, path, template, body", AGENT_ROUTES, ids=[f"{r[1]} {r[3]}" for r in AGENT_ROUTES])
+@pytest.mark.parametrize(
+    "caller, method, path, template, body", AGENT_ROUTES, ids=[f"{r[1]} {r[3]}" for r in AGENT_ROUTES]
+)
 def test_host_and_worker_routes_answer_503_and_change_nothing_when_aws_keeps_refusing(
-    client: Any, stores: Any, api: Any, agents: Any, alice: Any, faults: FaultInjector,
-    caller: str, method: str, path: str, template: str, body: Any,
+    client: Any,
+    stores: Any,
+    api: Any,
+    agents: Any,
+    alice: Any,
+    faults: FaultInjector,
+    caller: str,
+    method: str,
+    path: str,
+    template: str,
+    body: Any,
 ) -> None:
     from tests.support.stack import HOST_ARN, WORKER_ARN
 
     agents.register("s", "alice")
-    before = (stores.sessions.get("s"), stores.sessions.get("new"), stores.events.list("s"), [r.public() for r in stores.journal.all("alice")])
+    before = (
+        stores.sessions.get("s"),
+        stores.sessions.get("new"),
+        stores.events.list("s"),
+        [r.public() for r in stores.journal.all("alice")],
+    )
     faults.add(error="ThrottlingException")
     status, answer, headers = _host_or_worker(client, HOST_ARN if caller == "host" else WORKER_ARN, method, path, body)
     assert (status, answer["code"]) == (503, "unavailable") and int(headers["Retry-After"]) >= 1
     check(method, template, status, answer)
     faults.clear()
-    after = (stores.sessions.get("s"), stores.sessions.get("new"), stores.events.list("s"), [r.public() for r in stores.journal.all("alice")])
+    after = (
+        stores.sessions.get("s"),
+        stores.sessions.get("new"),
+        stores.events.list("s"),
+        [r.public() for r in stores.journal.all("alice")],
+    )
     assert after == before  # a context that could not be journaled was not given either

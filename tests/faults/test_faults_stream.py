@@ -4,6 +4,7 @@ Records come from moto's real stream of the events table and reach the real hand
 Chalice test client (as Lambda would call it). Afterwards the stored proposals, refusals, counters,
 session counts and journal are read back: every event has exactly one outcome, nothing twice.
 """
+
 from __future__ import annotations
 
 import copy
@@ -85,7 +86,13 @@ def test_throttling_fails_only_the_affected_record_and_the_retry_converges(
     agents.register("s", "alice")
     _post(client, "s", *[{"id": f"e{n}", "text": f"fact {n}"} for n in range(4)])
     # The 2nd record's transaction is throttled on every attempt; the others go through.
-    faults.add(error="ProvisionedThroughputExceededException", operation="TransactWriteItems", table=PROPOSALS, after=1, times=5)
+    faults.add(
+        error="ProvisionedThroughputExceededException",
+        operation="TransactWriteItems",
+        table=PROPOSALS,
+        after=1,
+        times=5,
+    )
     pump.drain()
     first = lam.responses[0]["batchItemFailures"]
     second_record = lam.batches[0][1]["dynamodb"]["SequenceNumber"]
@@ -127,14 +134,24 @@ def test_a_batch_delivered_twice_changes_nothing_the_second_time(
     agents.register("s", "alice")
     _post(client, "s", *[{"id": f"e{n}", "text": f"fact {n}"} for n in range(5)], {"id": "bad", "text": "  "})
     pump.drain()
-    before = (_outcomes(stores, "s"), sorted(p.id for p in stores.proposals.list("alice")), _refusal_rows(stores, "alice"))
+    before = (
+        _outcomes(stores, "s"),
+        sorted(p.id for p in stores.proposals.list("alice")),
+        _refusal_rows(stores, "alice"),
+    )
     again = lam({"Records": lam.batches[0]})
     assert again == {"batchItemFailures": []}
-    assert (_outcomes(stores, "s"), sorted(p.id for p in stores.proposals.list("alice")), _refusal_rows(stores, "alice")) == before
+    assert (
+        _outcomes(stores, "s"),
+        sorted(p.id for p in stores.proposals.list("alice")),
+        _refusal_rows(stores, "alice"),
+    ) == before
     _assert_each_event_once(stores, "alice", "s", proposed=5, refused=1)
 
 
-def test_a_poison_record_is_reported_alone(api: Any, agents: Any, stores: Any, pump: StreamPump, lam: Lambda, client: Any) -> None:
+def test_a_poison_record_is_reported_alone(
+    api: Any, agents: Any, stores: Any, pump: StreamPump, lam: Lambda, client: Any
+) -> None:
     api.turn_on("alice")
     agents.register("s", "alice")
     _post(client, "s", *[{"id": f"e{n}", "text": f"fact {n}"} for n in range(3)])
@@ -155,7 +172,9 @@ def test_random_faults_in_the_consumer_converge_to_one_outcome_per_event(
     api.turn_on("alice")
     agents.register("s", "alice")
     agents.register("off", "bob")  # bob never turned memory on: refusals with a user
-    _post(client, "s", *[{"id": f"e{n}", "text": f"fact {n}"} for n in range(7)], {"id": "k", "text": "x", "kind": "nope"})
+    _post(
+        client, "s", *[{"id": f"e{n}", "text": f"fact {n}"} for n in range(7)], {"id": "k", "text": "x", "kind": "nope"}
+    )
     _post(client, "off", {"id": "o1", "text": "fact"})
     faults.add(rate=0.7, errors=("ThrottlingException", "TransactionConflict", "InternalServerError", "Timeout"))
     pump.drain(timeout=60)
@@ -186,7 +205,11 @@ def test_a_post_of_events_refused_midway_stores_none_and_its_retry_stores_each_o
     api.turn_on("alice")
     agents.register("s", "alice")
     _post(client, "s", {"id": "old", "text": "posted before"})
-    body = {"events": [{"type": "memory.propose", "kind": "note", "id": i, "text": f"fact {i}"} for i in ("old", "a", "b", "a")]}
+    body = {
+        "events": [
+            {"type": "memory.propose", "kind": "note", "id": i, "text": f"fact {i}"} for i in ("old", "a", "b", "a")
+        ]
+    }
     faults.add(error="ThrottlingException", operation="TransactWriteItems", table="t-events")
     status, answer = iam_call(client, "POST", "/v1/sessions/s/events", WORKER_ARN, body)
     assert (status, answer["code"]) == (503, "unavailable")

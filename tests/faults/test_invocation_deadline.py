@@ -20,6 +20,7 @@ Time is counted as the code spends it waiting (`WaitClock`): each attempt's sock
 clock by the read timeout botocore was given, each backoff by its length; CPU time does not count, so
 a loaded machine cannot make the result vary. The socket waits themselves are real.
 """
+
 from __future__ import annotations
 
 import json
@@ -142,13 +143,26 @@ def _context(function_name: str, clock: WaitClock) -> Any:
 def _proxy_event(user: str, path: str) -> dict[str, Any]:
     """The event API Gateway sends the API function once the authorizer let `user` in."""
     return {
-        "resource": path, "path": path, "httpMethod": "GET", "body": None, "isBase64Encoded": False,
-        "headers": {"Accept": "application/json"}, "multiValueHeaders": {"Accept": ["application/json"]},
-        "queryStringParameters": None, "multiValueQueryStringParameters": None,
-        "pathParameters": None, "stageVariables": None,
-        "requestContext": {"resourcePath": path, "httpMethod": "GET", "path": "/api" + path, "stage": "api",
-                           "requestId": "req-deadline", "authorizer": {"principalId": user, "tokenExpires": "4102444800"},
-                           "identity": {"sourceIp": "127.0.0.1"}},
+        "resource": path,
+        "path": path,
+        "httpMethod": "GET",
+        "body": None,
+        "isBase64Encoded": False,
+        "headers": {"Accept": "application/json"},
+        "multiValueHeaders": {"Accept": ["application/json"]},
+        "queryStringParameters": None,
+        "multiValueQueryStringParameters": None,
+        "pathParameters": None,
+        "stageVariables": None,
+        "requestContext": {
+            "resourcePath": path,
+            "httpMethod": "GET",
+            "path": "/api" + path,
+            "stage": "api",
+            "requestId": "req-deadline",
+            "authorizer": {"principalId": user, "tokenExpires": "4102444800"},
+            "identity": {"sourceIp": "127.0.0.1"},
+        },
     }
 
 
@@ -172,6 +186,7 @@ def test_a_hanging_dynamodb_leaves_every_record_in_batch_item_failures_before_th
     silent: SilentEndpoint, clock: WaitClock
 ) -> None:
     from app import handle_events_stream
+
     sample = json.loads(SAMPLE.read_text())
     records = []
     for number in (1, 2, 3):
@@ -214,7 +229,13 @@ def test_on_a_botocore_without_a_request_context_the_hook_lets_calls_through_and
 
     class OldPreparedRequest:  # botocore 1.43.67's AWSPreparedRequest: method, url, headers, body, stream_output
         def __init__(self) -> None:
-            self.method, self.url, self.headers, self.body, self.stream_output = "POST", "http://127.0.0.1", {}, b"", False
+            self.method, self.url, self.headers, self.body, self.stream_output = (
+                "POST",
+                "http://127.0.0.1",
+                {},
+                b"",
+                False,
+            )
 
     request = OldPreparedRequest()
     retries._bound_attempt(request)  # outside an invocation (scripts, make redrive): nothing to bound
@@ -243,7 +264,9 @@ def test_with_seconds_left_a_timed_out_attempt_is_retried_but_a_throttled_one_is
         assert retries._no_retry_past_deadline(1, response=throttled) is None  # ≤ 1 s fits in 3.5 s
         with pytest.raises(retries.OutOfTime):
             retries._no_retry_past_deadline(3, response=throttled)  # ≤ 4 s would end past the deadline
-        assert retries._no_retry_past_deadline(5, response=refused) is None  # a definite answer is never turned into a 503
+        assert (
+            retries._no_retry_past_deadline(5, response=refused) is None
+        )  # a definite answer is never turned into a 503
     assert retries.seconds_left() is None  # the deadline ends with the invocation
 
 
@@ -262,6 +285,9 @@ def test_the_process_kms_client_has_the_bounds_the_deadline_check_counts_on(aws_
         config = kms.get_client().meta.config
         assert config.connect_timeout <= retries.CONNECT_TIMEOUT
         assert config.read_timeout <= retries.READ_TIMEOUT
-        assert config.retries.get("total_max_attempts", (config.retries.get("max_attempts") or 0) + 1) <= retries.MAX_ATTEMPTS
+        assert (
+            config.retries.get("total_max_attempts", (config.retries.get("max_attempts") or 0) + 1)
+            <= retries.MAX_ATTEMPTS
+        )
     finally:
         kms.reset_client(None)

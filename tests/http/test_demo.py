@@ -1,4 +1,5 @@
 """`make demo` is part of `make test`: the story passes on a fresh stack, and a broken expectation fails it."""
+
 from __future__ import annotations
 
 import io
@@ -44,7 +45,9 @@ def test_make_demo_runs_every_step_green_and_stops_its_stack() -> None:
     assert len(steps) == EXPECTED_STEPS, output
     assert all(line.startswith("✓ ") for line in steps), output
     assert f"demo: {EXPECTED_STEPS} of {EXPECTED_STEPS} steps held" in output
-    url = next(line.split(" at ", 1)[1] for line in output.splitlines() if line.startswith("demo: fresh local stack at "))
+    url = next(
+        line.split(" at ", 1)[1] for line in output.splitlines() if line.startswith("demo: fresh local stack at ")
+    )
     assert not _answers(url.strip())  # the demo's stack is gone once the demo exits
 
 
@@ -107,7 +110,10 @@ def test_the_story_fails_on_an_account_that_is_not_fresh(live: Any) -> None:
     again = io.StringIO()
     assert run_steps(Story(live.url, live.credentials_file, users).steps(), again) == 1
     crossed = [line for line in _step_lines(again.getvalue()) if line.startswith("✗")]
-    assert crossed[0] == f"✗ {users[0]} signs in (POST /dev/token); her memory is off and empty: the account already holds 1 entries and 0 proposals"
+    assert (
+        crossed[0]
+        == f"✗ {users[0]} signs in (POST /dev/token); her memory is off and empty: the account already holds 1 entries and 0 proposals"
+    )
     assert any(line.startswith("✗ a new session's context gives the entry exactly once") for line in crossed)
     # Failure lines give counts and ids, never what the person shared.
     assert demo.ENTRY_TEXT not in again.getvalue() and PROPOSAL_TEXT not in again.getvalue()

@@ -4,6 +4,7 @@ Uniqueness holds under concurrent requests (30 identical POSTs store one entry; 
 from 10 sessions make one proposal), three rounds each; a forgotten, expired-and-swept or edited-away text
 can be stored again; replace at 200 entries; and no table or stream record holds a plain hash of any text.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -78,28 +79,38 @@ def _outcomes(stack: LiveStack, sessions: list[str], count: int) -> list[dict[st
 
 
 @pytest.mark.parametrize("round_", range(ROUNDS))
-def test_30_concurrent_identical_posts_store_exactly_one_entry(stack: LiveStack, stored: StoredState, round_: int) -> None:
+def test_30_concurrent_identical_posts_store_exactly_one_entry(
+    stack: LiveStack, stored: StoredState, round_: int
+) -> None:
     user = User(stack, "burst")
     variants = ["Prefers tea", "prefers tea", " PREFERS  TEA ", "Prefers\u200b tea", "Ｐrefers tea"]
     results = _burst([lambda n=n: user.call("POST", "/v1/memory", {"text": variants[n % 5]}) for n in range(30)])
     statuses = sorted(status for status, _ in results)
     assert statuses == [201] + [409] * 29, statuses
     (created,) = [body["id"] for status, body in results if status == 201]
-    assert all(body == {"code": "duplicate", "message": body["message"], "existing_id": created} for s, body in results if s == 409)
+    assert all(
+        body == {"code": "duplicate", "message": body["message"], "existing_id": created}
+        for s, body in results
+        if s == 409
+    )
     state = stored.user(user.id)
     assert state.entry_ids == {created} and state.counters_match and state.active_counter == 1
     assert [holder for _, holder in state.entry_fingerprints] == [created]
 
 
 @pytest.mark.parametrize("round_", range(ROUNDS))
-def test_10_identical_proposals_from_10_sessions_make_exactly_one_proposal(stack: LiveStack, stored: StoredState, round_: int) -> None:
+def test_10_identical_proposals_from_10_sessions_make_exactly_one_proposal(
+    stack: LiveStack, stored: StoredState, round_: int
+) -> None:
     """Every agent is told what a new text gets (issue 37 #8); one proposal is stored, the nine duplicates each
     hold a waiting slot (a `p#` item with no text, counted: storage/proposals.py), and the journal says why."""
     user = User(stack, "agents")
     sessions = [_session(stack, user) for _ in range(10)]
     worker = stack.credentials()["worker"]
     events = [{"id": "e1", "type": "memory.propose", "text": "Has a cat called Miso", "kind": "fact"}]
-    posted = _burst([lambda p=p: signed_request(stack.url, "POST", p + "/events", worker, {"events": events}) for p in sessions])
+    posted = _burst(
+        [lambda p=p: signed_request(stack.url, "POST", p + "/events", worker, {"events": events}) for p in sessions]
+    )
     assert [status for status, _ in posted] == [202] * 10
     outcomes = _outcomes(stack, sessions, 10)
     assert [o["type"] for o in outcomes] == ["memory.proposed"] * 10
@@ -111,7 +122,9 @@ def test_10_identical_proposals_from_10_sessions_make_exactly_one_proposal(stack
     assert state.journal_actions.count("keep.memory.proposal_refused") == 9
 
 
-def test_forgotten_expired_and_swept_or_edited_away_texts_can_be_stored_again(stack: LiveStack, stored: StoredState) -> None:
+def test_forgotten_expired_and_swept_or_edited_away_texts_can_be_stored_again(
+    stack: LiveStack, stored: StoredState
+) -> None:
     user = User(stack, "again")
     forgotten = user.add("Forgotten words")
     assert user.call("DELETE", f"/v1/memory/{forgotten}")[0] == 204
@@ -131,14 +144,18 @@ def test_forgotten_expired_and_swept_or_edited_away_texts_can_be_stored_again(st
     assert user.call("POST", "/v1/memory", {"text": "better words"})[1]["existing_id"] == edited
 
 
-def test_replace_at_200_entries_keeps_200_with_the_new_one_in_and_the_old_one_gone(stack: LiveStack, stored: StoredState) -> None:
+def test_replace_at_200_entries_keeps_200_with_the_new_one_in_and_the_old_one_gone(
+    stack: LiveStack, stored: StoredState
+) -> None:
     user = User(stack, "replace")
     old = user.add("Prefers coffee")
     for n in range(199):
         user.add(f"note {n}")
     path = _session(stack, user)
     events = [{"id": "e1", "type": "memory.propose", "text": "Now prefers tea", "kind": "preference"}]
-    assert signed_request(stack.url, "POST", path + "/events", stack.credentials()["worker"], {"events": events})[0] == 202
+    assert (
+        signed_request(stack.url, "POST", path + "/events", stack.credentials()["worker"], {"events": events})[0] == 202
+    )
     assert _outcomes(stack, [path], 1)[0]["type"] == "memory.proposed"
     (proposal,) = stored.user(user.id).proposal_ids
     assert user.call("POST", f"/v1/memory/{proposal}/accept")[1]["code"] == "limit_reached"
@@ -168,7 +185,9 @@ def test_no_table_or_stream_record_holds_a_plain_hash_of_any_text(stack: LiveSta
         other.add(text)
     path = _session(stack, user)
     events = [{"id": "p1", "type": "memory.propose", "text": "Speaks Basque", "kind": "fact"}]
-    assert signed_request(stack.url, "POST", path + "/events", stack.credentials()["worker"], {"events": events})[0] == 202
+    assert (
+        signed_request(stack.url, "POST", path + "/events", stack.credentials()["worker"], {"events": events})[0] == 202
+    )
     assert _outcomes(stack, [path], 1)[0]["type"] == "memory.proposed"
     import boto3
     from botocore.config import Config
@@ -176,8 +195,12 @@ def test_no_table_or_stream_record_holds_a_plain_hash_of_any_text(stack: LiveSta
     description = json.loads((Path(stack.credentials_file).parent / "stack.json").read_text())
     keys = {"aws_access_key_id": "local", "aws_secret_access_key": "local", "region_name": "us-east-1"}
     dynamodb = boto3.client("dynamodb", endpoint_url=description["dynamodb_endpoint"], **keys)
-    streams = boto3.client("dynamodbstreams", endpoint_url=description["dynamodbstreams_endpoint"],
-                           config=Config(account_id_endpoint_mode="disabled"), **keys)
+    streams = boto3.client(
+        "dynamodbstreams",
+        endpoint_url=description["dynamodbstreams_endpoint"],
+        config=Config(account_id_endpoint_mode="disabled"),
+        **keys,
+    )
     stored = [every_item(dynamodb), every_stream_record(streams, description["events_stream_arn"])]
     strings = list(strings_in(stored))
     binaries = repr(stored)
@@ -185,6 +208,8 @@ def test_no_table_or_stream_record_holds_a_plain_hash_of_any_text(stack: LiveSta
         for digest in _hashes(text):
             assert not any(digest in s for s in strings) and digest not in binaries, text
     # Equal texts of two users: their fingerprint items share no sort key.
-    prints = [{k for k, _ in StoredState(Path(stack.credentials_file).parent / "stack.json").user(u.id).entry_fingerprints}
-              for u in (user, other)]
+    prints = [
+        {k for k, _ in StoredState(Path(stack.credentials_file).parent / "stack.json").user(u.id).entry_fingerprints}
+        for u in (user, other)
+    ]
     assert len(prints[0]) == 3 and not prints[0] & prints[1]

@@ -8,6 +8,7 @@ and invalid data; stateful: sequences through the spec's links) with every check
 run sends the same requests and a failure reproduces (`st replay` or the printed curl). The one check
 the IAM routes skip, and why, is in tests/http/schemathesis.toml.
 """
+
 from __future__ import annotations
 
 import json
@@ -62,7 +63,9 @@ def test_every_app_route_is_in_a_fuzzed_family() -> None:
     by_family = _operations_by_family()
     fuzzed = set().union(*(by_family[family] for family in FAMILIES))
     served = ("/v1/", "/mcp", "/.well-known/")  # the API, the remote MCP endpoint and its metadata (not the page)
-    api_routes = {f"{method} {path}" for path, methods in app.routes.items() for method in methods if path.startswith(served)}
+    api_routes = {
+        f"{method} {path}" for path, methods in app.routes.items() for method in methods if path.startswith(served)
+    }
     assert api_routes == fuzzed and all(by_family[family] for family in FAMILIES)
 
 
@@ -75,13 +78,32 @@ def test_schemathesis_runs_clean_on_every_route_family(live: Any, fuzz_user: dic
     for family in ("host", "worker", "operator"):
         auth[family] = {"sigv4": {name: keys[family][name] for name in ("access_key_id", "secret_access_key")}}
     command = [
-        str(Path(sys.executable).with_name("st")), "--no-color", "--config-file", str(CONFIG),
-        "run", str(SPEC_PATH), "--url", live.url, "--include-tag-regex", f"^({'|'.join(FAMILIES)})$",
-        "--generation-deterministic", "--max-examples", str(EXAMPLES_PER_OPERATION),
-        "--workers", "1", "--request-timeout", "30",
+        str(Path(sys.executable).with_name("st")),
+        "--no-color",
+        "--config-file",
+        str(CONFIG),
+        "run",
+        str(SPEC_PATH),
+        "--url",
+        live.url,
+        "--include-tag-regex",
+        f"^({'|'.join(FAMILIES)})$",
+        "--generation-deterministic",
+        "--max-examples",
+        str(EXAMPLES_PER_OPERATION),
+        "--workers",
+        "1",
+        "--request-timeout",
+        "30",
     ]
     env = {key: value for key, value in os.environ.items() if not key.startswith("AWS_")}
-    env.update({"SCHEMATHESIS_HOOKS": "tests.support.schemathesis_auth", "MEMORY_FUZZ_AUTH": json.dumps(auth), "PYTHONPATH": str(ROOT)})
+    env.update(
+        {
+            "SCHEMATHESIS_HOOKS": "tests.support.schemathesis_auth",
+            "MEMORY_FUZZ_AUTH": json.dumps(auth),
+            "PYTHONPATH": str(ROOT),
+        }
+    )
     # Run from a scratch directory: schemathesis keeps its crash cache (.schemathesis/) in the working directory.
     run = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600, check=False)
     output = run.stdout + run.stderr
@@ -116,19 +138,31 @@ HOSTILE = [
 
 
 @pytest.mark.parametrize(("method", "path", "request_kwargs"), HOSTILE)
-def test_hostile_input_gets_a_contract_answer(method: str, path: str, request_kwargs: dict[str, Any], schema: Any, live: Any, fuzz_user: dict[str, str]) -> None:
+def test_hostile_input_gets_a_contract_answer(
+    method: str, path: str, request_kwargs: dict[str, Any], schema: Any, live: Any, fuzz_user: dict[str, str]
+) -> None:
     token = fuzz_user["Authorization"].removeprefix("Bearer ")
     status, body, _ = live.request(method, path, token=token, **request_kwargs)
     assert status < 500, (status, body)
     route = path.split("?")[0]
     operation = next(
-        (op for label in sorted(_operations_by_family()["user"]) if (op := schema.find_operation_by_label(label)) and op.method.upper() == method and _matches(op.path, route)),
+        (
+            op
+            for label in sorted(_operations_by_family()["user"])
+            if (op := schema.find_operation_by_label(label))
+            and op.method.upper() == method
+            and _matches(op.path, route)
+        ),
         None,
     )
     assert operation is not None, f"{method} {route} answered {status}: no such operation in openapi.yaml"
     assert str(status) in operation.definition.raw["responses"], (status, body)
     if status >= 400:
-        assert isinstance(body, dict) and set(body) <= {"code", "message", "field", "shape"} and {"code", "message"} <= set(body), body
+        assert (
+            isinstance(body, dict)
+            and set(body) <= {"code", "message", "field", "shape"}
+            and {"code", "message"} <= set(body)
+        ), body
 
 
 def _matches(template: str, path: str) -> bool:

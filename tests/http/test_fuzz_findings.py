@@ -1,4 +1,5 @@
 """What schemathesis found (issue 21, item 20), each pinned over real HTTP so it stays fixed whatever the fuzzer draws."""
+
 from __future__ import annotations
 
 import json
@@ -49,11 +50,14 @@ def _raw(live: Any, data: bytes) -> bytes:
     return b"".join(chunks)
 
 
-@pytest.mark.parametrize("request_line", [
-    pytest.param(b"GARBAGE\r\n\r\n", id="no-method-or-path"),
-    pytest.param(b"GET /v1/memory HTTP/9.9\r\n\r\n", id="unknown-http-version"),
-    pytest.param(b"GET /" + b"a" * 70_000 + b" HTTP/1.1\r\n\r\n", id="request-line-over-64k"),
-])
+@pytest.mark.parametrize(
+    "request_line",
+    [
+        pytest.param(b"GARBAGE\r\n\r\n", id="no-method-or-path"),
+        pytest.param(b"GET /v1/memory HTTP/9.9\r\n\r\n", id="unknown-http-version"),
+        pytest.param(b"GET /" + b"a" * 70_000 + b" HTTP/1.1\r\n\r\n", id="request-line-over-64k"),
+    ],
+)
 def test_a_request_http_server_cannot_read_is_answered_in_the_contract_shape(live: Any, request_line: bytes) -> None:
     answer = _raw(live, request_line)
     head, _, body = answer.partition(b"\r\n\r\n")
@@ -66,9 +70,13 @@ def test_a_whole_number_of_days_written_as_a_float_is_that_integer(live: Any, da
     """JSON has one number type and JSON Schema's `integer` includes 371.0: the schema cannot say
     otherwise, so the server reads it as 371 (and still refuses 1.5)."""
     token = _on(live)
-    status, entry, _ = live.request("POST", "/v1/memory", token=token, raw=b'{"text": "Prefers tea", "expires_in_days": %s}' % days.encode())
+    status, entry, _ = live.request(
+        "POST", "/v1/memory", token=token, raw=b'{"text": "Prefers tea", "expires_in_days": %s}' % days.encode()
+    )
     assert status == 201, entry
-    span = datetime.fromisoformat(entry["expires_at"].replace("Z", "+00:00")) - datetime.fromisoformat(entry["created_at"].replace("Z", "+00:00"))
+    span = datetime.fromisoformat(entry["expires_at"].replace("Z", "+00:00")) - datetime.fromisoformat(
+        entry["created_at"].replace("Z", "+00:00")
+    )
     assert round(span.total_seconds() / 86_400) == 371
     stored = live.request("GET", "/v1/memory", token=token)[1]["items"]
     assert [(item["id"], item["expires_at"]) for item in stored] == [(entry["id"], entry["expires_at"])]
@@ -104,6 +112,8 @@ def test_a_percent_encoded_session_id_is_the_same_session(live: Any) -> None:
     status, made = signed_request(live.url, "PUT", f"/v1/sessions/{session.replace(':', '%3A')}", creds["host"], body)
     assert status == 200 and made["session_id"] == session, made
     assert signed_request(live.url, "GET", f"/v1/sessions/{session}/memory", creds["host"])[0] == 200
-    assert signed_request(live.url, "GET", f"/v1/sessions/{session.replace(':', '%3a')}/memory", creds["host"])[0] == 200
+    assert (
+        signed_request(live.url, "GET", f"/v1/sessions/{session.replace(':', '%3a')}/memory", creds["host"])[0] == 200
+    )
     for bad in ("%25", "a%2Fb", "%FF", "a%20b"):
         assert signed_request(live.url, "GET", f"/v1/sessions/{bad}/memory", creds["host"])[0] == 400, bad

@@ -30,9 +30,21 @@ def generated(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SimpleNamesp
     bin_dir = str(Path(sys.executable).parent)
     env = {**os.environ, "PATH": bin_dir + os.pathsep + os.environ.get("PATH", "")}  # for its ruff post-hook
     result = subprocess.run(
-        [os.path.join(bin_dir, "openapi-python-client"), "generate", "--path", str(ROOT / "openapi.yaml"),
-         "--meta", "none", "--output-path", str(out / PACKAGE)],
-        capture_output=True, text=True, env=env, timeout=300, cwd=out,
+        [
+            os.path.join(bin_dir, "openapi-python-client"),
+            "generate",
+            "--path",
+            str(ROOT / "openapi.yaml"),
+            "--meta",
+            "none",
+            "--output-path",
+            str(out / PACKAGE),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+        cwd=out,
     )
     assert result.returncode == 0, result.stdout + result.stderr
     sys.path.insert(0, str(out))
@@ -43,12 +55,29 @@ def generated(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SimpleNamesp
         }
         user_ops = {
             op: importlib.import_module(f"{PACKAGE}.api.user.{op}")
-            for op in ("get_memory", "put_settings", "add_entry", "edit_entry", "forget_entry", "forget_all",
-                       "accept_proposal", "reject_proposal", "get_inbox", "get_journal", "export_memory")
+            for op in (
+                "get_memory",
+                "put_settings",
+                "add_entry",
+                "edit_entry",
+                "forget_entry",
+                "forget_all",
+                "accept_proposal",
+                "reject_proposal",
+                "get_inbox",
+                "get_journal",
+                "export_memory",
+            )
         }
         host_ops = {op: importlib.import_module(f"{PACKAGE}.api.host.{op}") for op in ("register_session",)}
-        yield SimpleNamespace(log=result.stdout + result.stderr, m=modules["models"], client=modules["client"],
-                              errors=modules["errors"], user=SimpleNamespace(**user_ops), host=SimpleNamespace(**host_ops))
+        yield SimpleNamespace(
+            log=result.stdout + result.stderr,
+            m=modules["models"],
+            client=modules["client"],
+            errors=modules["errors"],
+            user=SimpleNamespace(**user_ops),
+            host=SimpleNamespace(**host_ops),
+        )
     finally:
         sys.path.remove(str(out))
         for name in [n for n in sys.modules if n == PACKAGE or n.startswith(PACKAGE + ".")]:
@@ -69,7 +98,10 @@ def _propose(live: Any, user: str, token: str, text: str) -> str:
     body = {"user_id": user, "thread_id": "t-gen", "agent": "memory-agent", "manifest": {"memory": True}}
     assert signed_request(live.url, "PUT", f"/v1/sessions/{session_id}", creds["host"], body)[0] == 200
     event = {"id": "e1", "type": "memory.propose", "text": text, "kind": "note", "message_id": "m-1"}
-    assert signed_request(live.url, "POST", f"/v1/sessions/{session_id}/events", creds["worker"], {"events": [event]})[0] == 202
+    assert (
+        signed_request(live.url, "POST", f"/v1/sessions/{session_id}/events", creds["worker"], {"events": [event]})[0]
+        == 202
+    )
     deadline = time.monotonic() + STREAM_DEADLINE_S
     while time.monotonic() < deadline:
         _, inbox, _ = live.request("GET", "/v1/inbox", token=token)
@@ -80,7 +112,9 @@ def _propose(live: Any, user: str, token: str, text: str) -> str:
     raise AssertionError("the proposal never reached the inbox")
 
 
-def test_the_generated_client_drives_the_user_story_and_parses_every_status(generated: SimpleNamespace, live: Any) -> None:
+def test_the_generated_client_drives_the_user_story_and_parses_every_status(
+    generated: SimpleNamespace, live: Any
+) -> None:
     m, ops = generated.m, generated.user
     user = f"gen-{time.monotonic_ns()}"
     token = live.token(user)
@@ -107,7 +141,9 @@ def test_the_generated_client_drives_the_user_story_and_parses_every_status(gene
     assert off.parsed.code.value == "memory_off"
     call("put_settings", 200, m.Settings, body=m.Settings(enabled=True))
     call("get_memory", 200, m.MemoryView, if_none_match=etag)  # turning on changed the view
-    entry = call("add_entry", 201, m.Entry, body=m.NewEntry(text="Likes tea", kind=m.Kind.PREFERENCE, expires_in_days=30)).parsed
+    entry = call(
+        "add_entry", 201, m.Entry, body=m.NewEntry(text="Likes tea", kind=m.Kind.PREFERENCE, expires_in_days=30)
+    ).parsed
     assert entry.agent is None and entry.edited is False and entry.expires_at is not None
     bad = call("add_entry", 400, m.InvalidRequestError, body=m.NewEntry(text="   "))
     assert bad.parsed.field == "text"
@@ -123,7 +159,12 @@ def test_the_generated_client_drives_the_user_story_and_parses_every_status(gene
     assert {p.agent for p in inbox.parsed.memory_proposals} == {"memory-agent"}
     call("get_inbox", 304, None, if_none_match=inbox.headers["etag"])
     accepted = call("accept_proposal", 201, m.Entry, id=first, body=m.AcceptChanges(text="Likes old maps")).parsed
-    assert (accepted.text, accepted.edited, accepted.origin.value, accepted.agent) == ("Likes old maps", True, "agent", "memory-agent")
+    assert (accepted.text, accepted.edited, accepted.origin.value, accepted.agent) == (
+        "Likes old maps",
+        True,
+        "agent",
+        "memory-agent",
+    )
     call("accept_proposal", 404, m.NotFoundError, id=first)
     call("accept_proposal", 400, m.InvalidRequestError, id=second, body=m.AcceptChanges(text=" "))
     call("accept_proposal", 422, m.CredentialRefusedError, id=second, body=m.AcceptChanges(text=PEM))
@@ -141,7 +182,8 @@ def test_the_generated_client_drives_the_user_story_and_parses_every_status(gene
 
     # An IAM route's refusal parses too: an unsigned host call is the gateway's 403.
     host = generated.host.register_session.sync_detailed(
-        "s-unsigned", client=client, body=m.SessionRequest(agent="helper", user_id=user))
+        "s-unsigned", client=client, body=m.SessionRequest(agent="helper", user_id=user)
+    )
     assert host.status_code == 403 and isinstance(host.parsed, m.ForbiddenError)
 
     statuses = {status for _, status in seen}

@@ -1,4 +1,5 @@
 """The contract where it is about HTTP: the real local server (`make run`'s launcher) on 127.0.0.1."""
+
 from __future__ import annotations
 
 import threading
@@ -16,8 +17,13 @@ def test_readme_curl_session_works(live: Any) -> None:
     user = _user("alice")
     token = live.token(user)
     assert live.request("GET", "/v1/memory", token=token)[1]["enabled"] is False
-    assert live.request("PUT", "/v1/memory/settings", token=token, body={"enabled": True})[:2] == (200, {"enabled": True})
-    status, entry, _ = live.request("POST", "/v1/memory", token=token, body={"text": "Prefers tea", "kind": "preference"})
+    assert live.request("PUT", "/v1/memory/settings", token=token, body={"enabled": True})[:2] == (
+        200,
+        {"enabled": True},
+    )
+    status, entry, _ = live.request(
+        "POST", "/v1/memory", token=token, body={"text": "Prefers tea", "kind": "preference"}
+    )
     assert status == 201 and entry["text"] == "Prefers tea"
     status, entry, _ = live.request("PATCH", f"/v1/memory/{entry['id']}", token=token, body={"pinned": True})
     assert status == 200 and entry["pinned"] is True

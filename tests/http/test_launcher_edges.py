@@ -1,4 +1,5 @@
 """The local launcher's own edges (red team, issue 21 #14): clear 400s, never a dead server or a 500."""
+
 from __future__ import annotations
 
 import socket
@@ -32,7 +33,9 @@ def _raw(stack: LiveStack, request: bytes) -> bytes:
 
 def test_the_dev_clock_refuses_to_run_past_its_bound_and_the_server_keeps_answering(own_stack: LiveStack) -> None:
     token = own_stack.token("clock-edge")
-    answers = [own_stack.request("POST", "/dev/clock", body={"advance_seconds": MAX_ADVANCE_SECONDS})[:2] for _ in range(8)]
+    answers = [
+        own_stack.request("POST", "/dev/clock", body={"advance_seconds": MAX_ADVANCE_SECONDS})[:2] for _ in range(8)
+    ]
     statuses = [status for status, _ in answers]
     assert statuses[:5] == [200] * 5 and set(statuses[5:]) == {400}, statuses
     assert answers[-1][1]["code"] == "invalid_request"
@@ -47,7 +50,9 @@ def test_dev_token_with_a_body_that_is_not_one_json_object_is_a_400(own_stack: L
 
 
 @pytest.mark.parametrize("length", [b"abc", b"-5", b"1e3", b"\xd9\xa3", b"99999999999999999999"])
-def test_a_bad_content_length_is_a_400_and_the_server_answers_the_next_request(own_stack: LiveStack, length: bytes) -> None:
+def test_a_bad_content_length_is_a_400_and_the_server_answers_the_next_request(
+    own_stack: LiveStack, length: bytes
+) -> None:
     answer = _raw(own_stack, b"POST /dev/token HTTP/1.1\r\nHost: x\r\nContent-Length: " + length + b"\r\n\r\n{}")
     assert answer.startswith(b"HTTP/1.0 400") or answer.startswith(b"HTTP/1.1 400"), answer[:200]
     assert b'"code": "invalid_request"' in answer

@@ -3,6 +3,7 @@
 The TypeScript client is pinned in tests/http/mcp_client_ts/package-lock.json and installed with `npm ci`
 the first time (offline from npm's cache when it holds the pins).
 """
+
 from __future__ import annotations
 
 import json
@@ -22,7 +23,13 @@ def ts_client() -> Path:
     if not (TS_CLIENT / "node_modules" / "@modelcontextprotocol" / "sdk").is_dir():
         npm = shutil.which("npm")
         assert npm, "npm is needed to install the pinned MCP TypeScript client"
-        subprocess.run([npm, "ci", "--prefer-offline", "--no-audit", "--no-fund"], cwd=TS_CLIENT, check=True, capture_output=True, timeout=300)
+        subprocess.run(
+            [npm, "ci", "--prefer-offline", "--no-audit", "--no-fund"],
+            cwd=TS_CLIENT,
+            check=True,
+            capture_output=True,
+            timeout=300,
+        )
     return TS_CLIENT / "client.mjs"
 
 
@@ -33,7 +40,9 @@ def _person(live: Any, *texts: str, trusted: bool = False) -> tuple[str, str, st
     assert live.request("PUT", "/v1/memory/settings", token=token, body={"enabled": True})[0] == 200
     for text in texts:
         assert live.request("POST", "/v1/memory", token=token, body={"text": text})[0] == 201
-    status, made, _ = live.request("POST", "/v1/connections", token=token, body={"agent": "claude-code", "trusted": trusted})
+    status, made, _ = live.request(
+        "POST", "/v1/connections", token=token, body={"agent": "claude-code", "trusted": trusted}
+    )
     assert status == 201, made
     return user, token, made["token"]
 
@@ -41,7 +50,13 @@ def _person(live: Any, *texts: str, trusted: bool = False) -> tuple[str, str, st
 def _run_ts(client: Path, url: str, token: str | None, calls: list[Any]) -> dict[str, Any]:
     node = shutil.which("node")
     assert node
-    done = subprocess.run([node, str(client), url, token or "-", json.dumps(calls)], capture_output=True, text=True, timeout=120, check=True)
+    done = subprocess.run(
+        [node, str(client), url, token or "-", json.dumps(calls)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
     return dict(json.loads(done.stdout))
 
 
@@ -58,17 +73,26 @@ def _waiting(live: Any, token: str, attempts: int = 300) -> list[dict[str, Any]]
 
 def test_the_typescript_client_reads_and_suggests_with_a_bearer_token(live: Any, ts_client: Path) -> None:
     _, token, connection = _person(live, "likes green tea")
-    out = _run_ts(ts_client, live.url + "/mcp", connection, [
-        ["memory_context", {}],
-        ["memory_propose", {"text": "Prefers tea to coffee", "kind": "preference"}],
-        ["memory_delete", {}],
-    ])
+    out = _run_ts(
+        ts_client,
+        live.url + "/mcp",
+        connection,
+        [
+            ["memory_context", {}],
+            ["memory_propose", {"text": "Prefers tea to coffee", "kind": "preference"}],
+            ["memory_delete", {}],
+        ],
+    )
     assert "error" not in out, out
     assert out["sessionId"] is None and out["server"]["name"] == "personal-memory"
     assert [t["name"] for t in out["tools"]] == ["memory_context", "memory_propose"]
     context, proposed, unknown = out["calls"]
-    assert context["structuredContent"]["items"] == [{"text": "likes green tea", "kind": "note", "pinned": False, "tainted": False}]
-    assert proposed["structuredContent"]["status"] == "pending" and proposed["structuredContent"]["agent"] == "claude-code"
+    assert context["structuredContent"]["items"] == [
+        {"text": "likes green tea", "kind": "note", "pinned": False, "tainted": False}
+    ]
+    assert (
+        proposed["structuredContent"]["status"] == "pending" and proposed["structuredContent"]["agent"] == "claude-code"
+    )
     assert unknown.get("isError") is True or unknown.get("thrown") == "-32602"
     (waiting,) = _waiting(live, token)
     assert (waiting["text"], waiting["agent"], waiting["tainted"]) == ("Prefers tea to coffee", "claude-code", True)
@@ -106,7 +130,9 @@ def test_the_python_client_reads_and_suggests_with_a_bearer_token(live: Any, mod
     tools, context, proposed = run_apart(session())
     assert [t.name for t in tools] == ["memory_context", "memory_propose"]
     assert context.structured_content["items"][0]["text"] == "walks at six"
-    assert proposed.structured_content["status"] == "pending" and proposed.structured_content["session_tainted"] is False
+    assert (
+        proposed.structured_content["status"] == "pending" and proposed.structured_content["session_tainted"] is False
+    )
     (waiting,) = _waiting(live, token)
     assert (waiting["text"], waiting["agent"], waiting["tainted"]) == ("Reads before bed", "claude-code", False)
 

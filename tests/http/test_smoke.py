@@ -1,4 +1,5 @@
 """`make smoke` against `make run`: the script a first real deploy is verified with, run as a subprocess, step by step."""
+
 from __future__ import annotations
 
 import json
@@ -11,11 +12,18 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _smoke(live: Any, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "scripts/smoke.py", "--base-url", live.url, *args], cwd=ROOT,
-                          capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, "scripts/smoke.py", "--base-url", live.url, *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
-def test_the_smoke_story_passes_against_the_local_stack_and_leaves_the_user_with_nothing_but_the_journal(live: Any) -> None:
+def test_the_smoke_story_passes_against_the_local_stack_and_leaves_the_user_with_nothing_but_the_journal(
+    live: Any,
+) -> None:
     run = _smoke(live, "--credentials", str(live.credentials_file), "--user-id", "smoke-user-1")
     assert run.returncode == 0, run.stdout + run.stderr
     steps = [line for line in run.stdout.splitlines() if line.startswith("ok ")]

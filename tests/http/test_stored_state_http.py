@@ -4,6 +4,7 @@ Each scenario runs on its own users, three times, against a stack of its own (th
 moves that stack's clock). After every burst the test reads the raw tables (tests/support/stored.py)
 and compares them with what the API answered.
 """
+
 from __future__ import annotations
 
 import time
@@ -71,7 +72,9 @@ def test_a_fresh_stack_answers_a_burst_of_first_requests(tmp_path: Path) -> None
     fresh = start_live_stack(tmp_path)
     try:
         tokens = [fresh.token(_user("first")) for _ in range(12)]
-        calls: list[Callable[[], Any]] = [lambda t=t: fresh.request("PUT", "/v1/memory/settings", token=t, body={"enabled": True})[:2] for t in tokens]
+        calls: list[Callable[[], Any]] = [
+            lambda t=t: fresh.request("PUT", "/v1/memory/settings", token=t, body={"enabled": True})[:2] for t in tokens
+        ]
         calls += [lambda t=t: fresh.request("GET", "/v1/memory", token=t)[:2] for t in tokens]
         results = _burst(calls)
         assert [status for status, _ in results] == [200] * 24
@@ -80,7 +83,9 @@ def test_a_fresh_stack_answers_a_burst_of_first_requests(tmp_path: Path) -> None
 
 
 @pytest.mark.parametrize("round_", range(ROUNDS))
-def test_concurrent_posts_at_the_cap_store_exactly_what_was_confirmed(stack: LiveStack, stored: StoredState, round_: int) -> None:
+def test_concurrent_posts_at_the_cap_store_exactly_what_was_confirmed(
+    stack: LiveStack, stored: StoredState, round_: int
+) -> None:
     user = User(stack, "cap")
     user.switch(True)
     before = {user.add(f"note {n}") for n in range(190)}
@@ -135,7 +140,9 @@ def test_404_delete_spam_beside_posts_never_moves_a_counter(stack: LiveStack, st
 
 
 @pytest.mark.parametrize("round_", range(ROUNDS))
-def test_delete_patch_post_and_forget_all_at_once_keep_counters_equal_to_items(stack: LiveStack, stored: StoredState, round_: int) -> None:
+def test_delete_patch_post_and_forget_all_at_once_keep_counters_equal_to_items(
+    stack: LiveStack, stored: StoredState, round_: int
+) -> None:
     user = User(stack, "mixed")
     user.switch(True)
     ids = [user.add(f"note {n}") for n in range(60)]
@@ -163,7 +170,9 @@ def test_delete_patch_post_and_forget_all_at_once_keep_counters_equal_to_items(s
 
 
 @pytest.mark.parametrize("round_", range(ROUNDS))
-def test_concurrent_forget_alls_report_exactly_what_each_deleted(stack: LiveStack, stored: StoredState, round_: int) -> None:
+def test_concurrent_forget_alls_report_exactly_what_each_deleted(
+    stack: LiveStack, stored: StoredState, round_: int
+) -> None:
     user = User(stack, "forget")
     user.switch(True)
     for n in range(120):
@@ -204,7 +213,9 @@ def test_two_users_hammering_at_once_never_touch_each_other(stack: LiveStack, st
 
 
 @pytest.mark.parametrize("round_", range(ROUNDS))
-def test_200_entries_expired_and_removed_by_ttl_leave_room_for_200_new_ones(stack: LiveStack, stored: StoredState, round_: int) -> None:
+def test_200_entries_expired_and_removed_by_ttl_leave_room_for_200_new_ones(
+    stack: LiveStack, stored: StoredState, round_: int
+) -> None:
     user = User(stack, "ttl")
     user.switch(True)
     for n in range(200):
@@ -232,7 +243,10 @@ def _proposals(stack: LiveStack, user: User, count: int) -> list[str]:
         session = "/v1/sessions/" + uuid.uuid4().hex
         body = {"user_id": user.id, "thread_id": "t-1", "agent": "race-agent", "manifest": {"memory": True}}
         assert signed_request(stack.url, "PUT", session, creds["host"], body)[0] == 200
-        events = [{"id": f"e{n}", "type": "memory.propose", "text": f"proposal {n}", "kind": "note"} for n in range(start, min(count, start + 5))]
+        events = [
+            {"id": f"e{n}", "type": "memory.propose", "text": f"proposal {n}", "kind": "note"}
+            for n in range(start, min(count, start + 5))
+        ]
         assert signed_request(stack.url, "POST", session + "/events", creds["worker"], {"events": events})[0] == 202
     deadline = time.monotonic() + STREAM_DEADLINE_S
     while time.monotonic() < deadline:
@@ -251,7 +265,10 @@ def test_accept_and_reject_races_leave_exactly_one_outcome(stack: LiveStack, sto
     proposals = _proposals(stack, user, 10)
     calls: list[Callable[[], Any]] = []
     for pid in proposals:
-        calls += [lambda p=pid: user.call("POST", f"/v1/memory/{p}/accept"), lambda p=pid: user.call("POST", f"/v1/memory/{p}/reject")]
+        calls += [
+            lambda p=pid: user.call("POST", f"/v1/memory/{p}/accept"),
+            lambda p=pid: user.call("POST", f"/v1/memory/{p}/reject"),
+        ]
         calls += [lambda p=pid: user.call("POST", f"/v1/memory/{p}/accept")]
     results = _burst(calls)
     _no_5xx(results)

@@ -5,6 +5,7 @@ stream; an item copied to a new sort key listed twice and a proposal with its ta
 accepted as untainted; one half-written item (or a broken key row) turning every read (or a POST) into
 a 500; and after TTL the same session and event id proposing again with the id of an accepted entry.
 """
+
 from __future__ import annotations
 
 import json
@@ -43,8 +44,10 @@ class Raw:
         keys = {"aws_access_key_id": "local", "aws_secret_access_key": "local", "region_name": "us-east-1"}
         self.dynamodb = boto3.client("dynamodb", endpoint_url=self.description["dynamodb_endpoint"], **keys)
         self.streams = boto3.client(  # account_id_endpoint_mode: see NOTES.md (botocore 1.44 and moto's streams)
-            "dynamodbstreams", endpoint_url=self.description["dynamodbstreams_endpoint"],
-            config=Config(account_id_endpoint_mode="disabled"), **keys,
+            "dynamodbstreams",
+            endpoint_url=self.description["dynamodbstreams_endpoint"],
+            config=Config(account_id_endpoint_mode="disabled"),
+            **keys,
         )
         self.tables = self.description["tables"]
 
@@ -121,11 +124,15 @@ class Person:
         return {name: body for name, (_, body) in answers.items()}
 
 
-def test_a_worker_typed_kind_is_never_stored_nor_streamed_and_is_refused_invalid_kind(stack: LiveStack, raw: Raw) -> None:
+def test_a_worker_typed_kind_is_never_stored_nor_streamed_and_is_refused_invalid_kind(
+    stack: LiveStack, raw: Raw
+) -> None:
     person = Person(stack)
     assert person.call("PUT", "/v1/memory/settings", {"enabled": True})[0] == 200
     session = person.session(f"kinds-{uuid.uuid4().hex[:8]}")
-    person.propose(session, *({"id": f"e{n}", "text": f"likes item {n}", "kind": kind} for n, kind in enumerate(HOSTILE_KINDS)))
+    person.propose(
+        session, *({"id": f"e{n}", "text": f"likes item {n}", "kind": kind} for n, kind in enumerate(HOSTILE_KINDS))
+    )
     events = person.outcomes(session, len(HOSTILE_KINDS))
     assert [e["kind"] for e in events] == [None] * len(HOSTILE_KINDS)
     assert {e["outcome"]["reason"] for e in events} == {"invalid_kind"}
@@ -134,7 +141,9 @@ def test_a_worker_typed_kind_is_never_stored_nor_streamed_and_is_refused_invalid
         assert not any(kind in text for text in stored), repr(kind)  # no table, no stream record, no journal row
 
 
-def test_a_copied_entry_is_listed_once_and_a_proposal_with_its_taint_cleared_cannot_be_accepted(stack: LiveStack, raw: Raw) -> None:
+def test_a_copied_entry_is_listed_once_and_a_proposal_with_its_taint_cleared_cannot_be_accepted(
+    stack: LiveStack, raw: Raw
+) -> None:
     person = Person(stack)
     assert person.call("PUT", "/v1/memory/settings", {"enabled": True})[0] == 200
     context = person.session(f"ctx-{uuid.uuid4().hex[:8]}")
@@ -193,7 +202,9 @@ def test_a_garbage_key_row_is_a_503_refusal_not_a_500(stack: LiveStack, raw: Raw
     assert row
     # A new key id too: the server's warm cache holds the real key under the old one for 5 minutes.
     raw.put("keys", {**row, "key_id": {"B": os.urandom(16)}, "wrapped": {"B": os.urandom(len(row["wrapped"]["B"]))}})
-    status, body, headers = stack.request("POST", "/v1/memory", token=stack.token(person.id), body={"text": "Alice starts a diary"})
+    status, body, headers = stack.request(
+        "POST", "/v1/memory", token=stack.token(person.id), body={"text": "Alice starts a diary"}
+    )
     assert status == 503 and set(body) == {"code", "message"} and body["code"] == "unavailable"
     assert int(headers.get("Retry-After", "0")) >= 60
     assert raw.get("keys", {"user_id": person.id, "sk": "#key"})["key_id"] != row["key_id"]  # nothing was changed

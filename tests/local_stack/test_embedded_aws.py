@@ -1,4 +1,5 @@
 """The embedded moto keeps DynamoDB's promises: isolated all-or-nothing transactions, TTL with its stream records, bounds."""
+
 from __future__ import annotations
 
 import json
@@ -23,11 +24,15 @@ def _put(table: str, pk: str, sk: str, **extra: Any) -> dict[str, Any]:
 
 
 def _items(dynamodb: Any, table: str, pk: str) -> set[str]:
-    page = dynamodb.query(TableName=table, KeyConditionExpression="user_id = :u", ExpressionAttributeValues={":u": {"S": pk}})
+    page = dynamodb.query(
+        TableName=table, KeyConditionExpression="user_id = :u", ExpressionAttributeValues={":u": {"S": pk}}
+    )
     return {item["sk"]["S"] for item in page["Items"]}
 
 
-def test_a_cancelled_transaction_writes_nothing_and_reports_every_action(dynamodb: Any, tables: dict[str, str], table_names: Any) -> None:
+def test_a_cancelled_transaction_writes_nothing_and_reports_every_action(
+    dynamodb: Any, tables: dict[str, str], table_names: Any
+) -> None:
     entries = table_names.entries
     dynamodb.put_item(TableName=entries, Item={"user_id": {"S": "u"}, "sk": {"S": "taken"}})
     with pytest.raises(ClientError) as refused:
@@ -37,7 +42,9 @@ def test_a_cancelled_transaction_writes_nothing_and_reports_every_action(dynamod
     assert _items(dynamodb, entries, "u") == {"taken"}  # the first Put did not happen
 
 
-def test_a_transaction_touching_one_item_twice_is_refused_whole(dynamodb: Any, tables: dict[str, str], table_names: Any) -> None:
+def test_a_transaction_touching_one_item_twice_is_refused_whole(
+    dynamodb: Any, tables: dict[str, str], table_names: Any
+) -> None:
     entries = table_names.entries
     with pytest.raises(ClientError) as refused:
         dynamodb.transact_write_items(TransactItems=[_put(entries, "u", "a"), _put(entries, "u", "a")])
@@ -45,7 +52,9 @@ def test_a_transaction_touching_one_item_twice_is_refused_whole(dynamodb: Any, t
     assert _items(dynamodb, entries, "u") == set()
 
 
-def test_a_committed_transaction_writes_every_action_and_its_stream_records(dynamodb: Any, tables: dict[str, str], table_names: Any) -> None:
+def test_a_committed_transaction_writes_every_action_and_its_stream_records(
+    dynamodb: Any, tables: dict[str, str], table_names: Any
+) -> None:
     events = table_names.events
     put = {"Put": {"TableName": events, "Item": {"session_id": {"S": "s"}, "event_id": {"S": "e1"}}}}
     second = {"Put": {"TableName": events, "Item": {"session_id": {"S": "s"}, "event_id": {"S": "e2"}}}}
@@ -55,7 +64,9 @@ def test_a_committed_transaction_writes_every_action_and_its_stream_records(dyna
     assert [r["eventName"] for r in records] == ["INSERT", "INSERT"]
 
 
-def test_refused_transactions_racing_with_writes_never_undo_or_resurrect_them(dynamodb: Any, tables: dict[str, str], table_names: Any) -> None:
+def test_refused_transactions_racing_with_writes_never_undo_or_resurrect_them(
+    dynamodb: Any, tables: dict[str, str], table_names: Any
+) -> None:
     """moto as shipped puts whole-table copies back on a refusal: here 40 refusals race 40 writes and 40 deletes."""
     entries = table_names.entries
     dynamodb.put_item(TableName=entries, Item={"user_id": {"S": "u"}, "sk": {"S": "taken"}})
@@ -95,11 +106,15 @@ def test_moto_keeps_a_bounded_number_of_shard_iterators(dynamodb: Any, tables: d
     shard = streams.describe_stream(StreamArn=tables["events_stream"])["StreamDescription"]["Shards"][0]["ShardId"]
     for _ in range(embedded_aws.MAX_SHARD_ITERATORS + 200):
         streams.get_shard_iterator(StreamArn=tables["events_stream"], ShardId=shard, ShardIteratorType="TRIM_HORIZON")
-    held = sum(len(backend.shard_iterators) for regions in dynamodbstreams_backends.values() for backend in regions.values())
+    held = sum(
+        len(backend.shard_iterators) for regions in dynamodbstreams_backends.values() for backend in regions.values()
+    )
     assert held <= embedded_aws.MAX_SHARD_ITERATORS
 
 
-def test_moto_keeps_no_record_of_every_item_it_ever_made(dynamodb: Any, tables: dict[str, str], table_names: Any) -> None:
+def test_moto_keeps_no_record_of_every_item_it_ever_made(
+    dynamodb: Any, tables: dict[str, str], table_names: Any
+) -> None:
     """moto tracks every model instance for its dashboard: for DynamoDB, every item and every copy a Query makes, for ever."""
     import gc
 
@@ -126,7 +141,9 @@ def _event(session: str, event_id: str, ttl: Any) -> dict[str, Any]:
     return item
 
 
-def test_ttl_deletes_expired_items_after_its_lag_and_streams_them_as_dynamodb_does(dynamodb: Any, tables: dict[str, str], table_names: Any) -> None:
+def test_ttl_deletes_expired_items_after_its_lag_and_streams_them_as_dynamodb_does(
+    dynamodb: Any, tables: dict[str, str], table_names: Any
+) -> None:
     clock = DevClock()
     now = clock.epoch()
     rows = {
@@ -149,9 +166,14 @@ def test_ttl_deletes_expired_items_after_its_lag_and_streams_them_as_dynamodb_do
     assert sweeper.sweep(lag_seconds=0) == 1  # POST /dev/ttl-sweep: everything expired now
     clock.advance(7200)
     assert sweeper.sweep(lag_seconds=0) == 1  # "not-yet" is expired on the moved clock
-    left = {i["event_id"]["S"] for i in dynamodb.query(
-        TableName=table_names.events, KeyConditionExpression="session_id = :s", ExpressionAttributeValues={":s": {"S": "s"}}
-    )["Items"]}
+    left = {
+        i["event_id"]["S"]
+        for i in dynamodb.query(
+            TableName=table_names.events,
+            KeyConditionExpression="session_id = :s",
+            ExpressionAttributeValues={":s": {"S": "s"}},
+        )["Items"]
+    }
     assert left == {"no-ttl", "not-a-number", "older-than-five-years"}
 
     pump.drain()
@@ -160,7 +182,9 @@ def test_ttl_deletes_expired_items_after_its_lag_and_streams_them_as_dynamodb_do
     assert TTL_IDENTITY == {"PrincipalId": "dynamodb.amazonaws.com", "Type": "Service"}
 
 
-def test_the_consumer_ignores_ttl_removals(dynamodb: Any, tables: dict[str, str], table_names: Any, stores: Any) -> None:
+def test_the_consumer_ignores_ttl_removals(
+    dynamodb: Any, tables: dict[str, str], table_names: Any, stores: Any
+) -> None:
     from chalicelib.services.consumer import handle_batch
 
     clock = DevClock()
@@ -174,7 +198,9 @@ def test_the_consumer_ignores_ttl_removals(dynamodb: Any, tables: dict[str, str]
     assert len(removal) == 1 and handle_batch(stores, removal) == {"batchItemFailures": []}
 
 
-def test_the_stream_keeps_24_hours_of_records_and_the_pump_reads_on(dynamodb: Any, tables: dict[str, str], table_names: Any) -> None:
+def test_the_stream_keeps_24_hours_of_records_and_the_pump_reads_on(
+    dynamodb: Any, tables: dict[str, str], table_names: Any
+) -> None:
     clock = DevClock()
     embedded_aws.set_clock(clock)
     try:
@@ -209,9 +235,15 @@ def test_the_dev_clock_only_moves_forward() -> None:
 # ---- local/moto_wire.py: plain JSON answers equal moto's own serializer's -------------------------
 
 _EVERY_TYPE = {
-    "s": {"S": "é ✓ \u0000 \"quoted\""}, "n": {"N": "-12.50"}, "b": {"B": b"\x00\xffbinary"}, "t": {"BOOL": True},
-    "z": {"NULL": True}, "l": {"L": [{"S": "x"}, {"N": "1"}, {"B": b"\x01"}]}, "m": {"M": {"k": {"SS": ["a", "b"]}}},
-    "ns": {"NS": ["1", "2"]}, "bs": {"BS": [b"\x02", b"\x03"]},
+    "s": {"S": 'é ✓ \u0000 "quoted"'},
+    "n": {"N": "-12.50"},
+    "b": {"B": b"\x00\xffbinary"},
+    "t": {"BOOL": True},
+    "z": {"NULL": True},
+    "l": {"L": [{"S": "x"}, {"N": "1"}, {"B": b"\x01"}]},
+    "m": {"M": {"k": {"SS": ["a", "b"]}}},
+    "ns": {"NS": ["1", "2"]},
+    "bs": {"BS": [b"\x02", b"\x03"]},
 }
 
 
@@ -222,9 +254,23 @@ def _exercise(dynamodb: Any, table: str) -> list[Any]:
         dynamodb.put_item(TableName=table, Item={**key, **_EVERY_TYPE}, ReturnConsumedCapacity="TOTAL"),
         dynamodb.get_item(TableName=table, Key=key),
         dynamodb.get_item(TableName=table, Key={"user_id": {"S": "u"}, "sk": {"S": "missing"}}),
-        dynamodb.query(TableName=table, KeyConditionExpression="user_id = :u", ExpressionAttributeValues={":u": {"S": "u"}}),
-        dynamodb.query(TableName=table, KeyConditionExpression="user_id = :u", ExpressionAttributeValues={":u": {"S": "u"}}, Limit=1, ProjectionExpression="sk, b"),
-        dynamodb.update_item(TableName=table, Key=key, UpdateExpression="SET n = n + :one", ExpressionAttributeValues={":one": {"N": "1"}}, ReturnValues="ALL_NEW"),
+        dynamodb.query(
+            TableName=table, KeyConditionExpression="user_id = :u", ExpressionAttributeValues={":u": {"S": "u"}}
+        ),
+        dynamodb.query(
+            TableName=table,
+            KeyConditionExpression="user_id = :u",
+            ExpressionAttributeValues={":u": {"S": "u"}},
+            Limit=1,
+            ProjectionExpression="sk, b",
+        ),
+        dynamodb.update_item(
+            TableName=table,
+            Key=key,
+            UpdateExpression="SET n = n + :one",
+            ExpressionAttributeValues={":one": {"N": "1"}},
+            ReturnValues="ALL_NEW",
+        ),
         dynamodb.batch_get_item(RequestItems={table: {"Keys": [key]}}),
         dynamodb.transact_write_items(TransactItems=[_put(table, "u", "two")]),
         dynamodb.delete_item(TableName=table, Key=key, ReturnValues="ALL_OLD"),
@@ -237,7 +283,9 @@ def _exercise(dynamodb: Any, table: str) -> list[Any]:
     return answers
 
 
-def test_plain_json_answers_equal_motos_own_serializer(dynamodb: Any, tables: dict[str, str], table_names: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_plain_json_answers_equal_motos_own_serializer(
+    dynamodb: Any, tables: dict[str, str], table_names: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from moto.dynamodb.responses import DynamoResult
 
     from local import moto_wire
@@ -290,33 +338,55 @@ def test_a_query_reads_only_its_partition_and_answers_as_motos_own_query(
     entries = table_names.entries
     for user in ("a", "b", "c"):
         for n in range(40):
-            dynamodb.put_item(TableName=entries, Item={"user_id": {"S": user}, "sk": {"S": f"{'e' if n % 3 else 'f'}#{n:03}"}, "n": {"N": str(n)}})
+            dynamodb.put_item(
+                TableName=entries,
+                Item={"user_id": {"S": user}, "sk": {"S": f"{'e' if n % 3 else 'f'}#{n:03}"}, "n": {"N": str(n)}},
+            )
     shapes: list[dict[str, Any]] = [
-        {}, {"Limit": 7}, {"ScanIndexForward": False, "Limit": 9}, {"prefix": "e#"}, {"prefix": "f#", "ScanIndexForward": False, "Limit": 4},
+        {},
+        {"Limit": 7},
+        {"ScanIndexForward": False, "Limit": 9},
+        {"prefix": "e#"},
+        {"prefix": "f#", "ScanIndexForward": False, "Limit": 4},
         {"FilterExpression": "n > :m", "ExpressionAttributeValues": {":m": {"N": "20"}}, "Limit": 5},
     ]
     walked: list[int] = []
     all_items = Table.all_items
     monkeypatch.setattr(Table, "all_items", lambda self: walked.append(1) or all_items(self))
-    answers = {(user, i): _query_pages(dynamodb, entries, user, **dict(shape)) for user in ("b", "nobody") for i, shape in enumerate(shapes)}
+    answers = {
+        (user, i): _query_pages(dynamodb, entries, user, **dict(shape))
+        for user in ("b", "nobody")
+        for i, shape in enumerate(shapes)
+    }
     assert walked == []  # no Query read the whole table
     assert answers[("b", 0)] == [sorted(f"{'e' if n % 3 else 'f'}#{n:03}" for n in range(40))]
     assert all(answers[("nobody", i)] == [[]] for i in range(len(shapes)))
 
     monkeypatch.setattr(Table, "query", embedded_aws._UNPATCHED_QUERY)  # moto's own query, for the same answers
-    assert {(user, i): _query_pages(dynamodb, entries, user, **dict(shape)) for user in ("b", "nobody") for i, shape in enumerate(shapes)} == answers
+    assert {
+        (user, i): _query_pages(dynamodb, entries, user, **dict(shape))
+        for user in ("b", "nobody")
+        for i, shape in enumerate(shapes)
+    } == answers
     assert walked  # and moto's own query does walk the table
 
 
 _EXPRESSIONS = [
-    "attribute_not_exists(sk)", "attribute_exists(session_id) AND proposals < :cap", "#st = :pending",
-    "attribute_not_exists(sk) OR #w = :w", "enabled = :on AND active <= :room", "user_id = :u AND begins_with(sk, :p)",
+    "attribute_not_exists(sk)",
+    "attribute_exists(session_id) AND proposals < :cap",
+    "#st = :pending",
+    "attribute_not_exists(sk) OR #w = :w",
+    "enabled = :on AND active <= :room",
+    "user_id = :u AND begins_with(sk, :p)",
     "attribute_exists(sk) AND (attribute_not_exists(#e) OR #e > :now) AND updated_at = :seen",
-    "NOT (a.b[0] <> :x) AND size(#n) BETWEEN :lo AND :hi OR c IN (:one, :two)", "  spaced   =  :out  ",
+    "NOT (a.b[0] <> :x) AND size(#n) BETWEEN :lo AND :hi OR c IN (:one, :two)",
+    "  spaced   =  :out  ",
 ]
 
 
-def test_an_expression_is_lexed_once_into_the_nodes_motos_lexer_makes(dynamodb: Any, tables: dict[str, str], table_names: Any) -> None:
+def test_an_expression_is_lexed_once_into_the_nodes_motos_lexer_makes(
+    dynamodb: Any, tables: dict[str, str], table_names: Any
+) -> None:
     """moto lexed every expression from scratch, every time (twice for each transaction action): the patch keeps
     the tokens per text. Its nodes equal moto's own lexer's, each parse gets nodes of its own, a text moto cannot
     lex is refused as before, and a conditional write through the real API still decides on the item's values."""
@@ -336,13 +406,23 @@ def test_an_expression_is_lexed_once_into_the_nodes_motos_lexer_makes(dynamodb: 
     entries = table_names.entries
     hits = ConditionExpressionParser._lex_condition_expression.cache_info().hits
     for n in range(3):
-        dynamodb.put_item(TableName=entries, Item={"user_id": {"S": "u"}, "sk": {"S": "n"}, "v": {"N": str(n)}},
-                          ConditionExpression="attribute_not_exists(sk) OR v < :v", ExpressionAttributeValues={":v": {"N": str(n)}})
+        dynamodb.put_item(
+            TableName=entries,
+            Item={"user_id": {"S": "u"}, "sk": {"S": "n"}, "v": {"N": str(n)}},
+            ConditionExpression="attribute_not_exists(sk) OR v < :v",
+            ExpressionAttributeValues={":v": {"N": str(n)}},
+        )
     with pytest.raises(ClientError) as refused:
-        dynamodb.put_item(TableName=entries, Item={"user_id": {"S": "u"}, "sk": {"S": "n"}, "v": {"N": "9"}},
-                          ConditionExpression="attribute_not_exists(sk) OR v < :v", ExpressionAttributeValues={":v": {"N": "1"}})
+        dynamodb.put_item(
+            TableName=entries,
+            Item={"user_id": {"S": "u"}, "sk": {"S": "n"}, "v": {"N": "9"}},
+            ConditionExpression="attribute_not_exists(sk) OR v < :v",
+            ExpressionAttributeValues={":v": {"N": "1"}},
+        )
     assert refused.value.response["Error"]["Code"] == "ConditionalCheckFailedException"
-    assert dynamodb.get_item(TableName=entries, Key={"user_id": {"S": "u"}, "sk": {"S": "n"}})["Item"]["v"] == {"N": "2"}
+    assert dynamodb.get_item(TableName=entries, Key={"user_id": {"S": "u"}, "sk": {"S": "n"}})["Item"]["v"] == {
+        "N": "2"
+    }
     assert ConditionExpressionParser._lex_condition_expression.cache_info().hits > hits
 
 

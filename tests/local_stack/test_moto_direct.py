@@ -1,4 +1,5 @@
 """The local stack's own AWS calls are answered in-process (local/moto_direct.py), and faulted ones are not applied."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -32,12 +33,20 @@ def test_calls_to_the_stacks_moto_url_are_answered_in_process_by_the_same_backen
     client = _client("dynamodb", nowhere, direct=True)
     client.put_item(TableName=table_names.sessions, Item={"session_id": {"S": "s1"}, "note": {"S": "é 😀"}})
     # What the in-process call wrote is what any other caller of the same moto reads, and the other way round.
-    assert dynamodb.get_item(TableName=table_names.sessions, Key={"session_id": {"S": "s1"}})["Item"]["note"] == {"S": "é 😀"}
+    assert dynamodb.get_item(TableName=table_names.sessions, Key={"session_id": {"S": "s1"}})["Item"]["note"] == {
+        "S": "é 😀"
+    }
     dynamodb.put_item(TableName=table_names.sessions, Item={"session_id": {"S": "s2"}})
-    assert client.get_item(TableName=table_names.sessions, Key={"session_id": {"S": "s2"}})["Item"] == {"session_id": {"S": "s2"}}
+    assert client.get_item(TableName=table_names.sessions, Key={"session_id": {"S": "s2"}})["Item"] == {
+        "session_id": {"S": "s2"}
+    }
     # moto's own errors come back as AWS's: a condition that fails is a ConditionalCheckFailedException.
     with pytest.raises(ClientError) as refused:
-        client.put_item(TableName=table_names.sessions, Item={"session_id": {"S": "s2"}}, ConditionExpression="attribute_not_exists(session_id)")
+        client.put_item(
+            TableName=table_names.sessions,
+            Item={"session_id": {"S": "s2"}},
+            ConditionExpression="attribute_not_exists(session_id)",
+        )
     assert refused.value.response["Error"]["Code"] == "ConditionalCheckFailedException"
     streams = _client("dynamodbstreams", nowhere, direct=True)
     assert isinstance(streams.list_streams()["Streams"], list)
@@ -48,7 +57,9 @@ def test_calls_to_the_stacks_moto_url_are_answered_in_process_by_the_same_backen
 def test_without_the_hook_the_same_call_goes_to_the_socket(nowhere: str, table_names: Any) -> None:
     """The proof above is not vacuous: the same client without moto_direct tries the (dead) port."""
     with pytest.raises(EndpointConnectionError):
-        _client("dynamodb", nowhere, direct=False).get_item(TableName=table_names.sessions, Key={"session_id": {"S": "s1"}})
+        _client("dynamodb", nowhere, direct=False).get_item(
+            TableName=table_names.sessions, Key={"session_id": {"S": "s1"}}
+        )
 
 
 def test_other_urls_are_left_to_botocore(nowhere: str, table_names: Any) -> None:

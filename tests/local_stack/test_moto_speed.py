@@ -1,4 +1,5 @@
 """local/moto_speed.py: moto's per-request bookkeeping done once gives exactly the answers moto's own gives."""
+
 from __future__ import annotations
 
 from decimal import Decimal
@@ -16,9 +17,17 @@ TABLE = "speed"
 # DELETE, several clauses) and ones it refuses (syntax, a missing operand, a key attribute, overlapping paths,
 # a type mismatch, an unused value): each is applied in turn to one item whose state carries over.
 UPDATES: list[tuple[str, dict[str, str], dict[str, Any]]] = [
-    ("SET #c = if_not_exists(#c, :zero) + :one, #t = :t", {"#c": "count", "#t": "text"}, {":zero": {"N": "0"}, ":one": {"N": "1"}, ":t": {"S": "first"}}),
+    (
+        "SET #c = if_not_exists(#c, :zero) + :one, #t = :t",
+        {"#c": "count", "#t": "text"},
+        {":zero": {"N": "0"}, ":one": {"N": "1"}, ":t": {"S": "first"}},
+    ),
     ("SET #c = #c + :one", {"#c": "count"}, {":one": {"N": "2.5"}}),
-    ("SET #l = list_append(if_not_exists(#l, :empty), :more)", {"#l": "list"}, {":empty": {"L": []}, ":more": {"L": [{"S": "a"}, {"N": "1"}]}}),
+    (
+        "SET #l = list_append(if_not_exists(#l, :empty), :more)",
+        {"#l": "list"},
+        {":empty": {"L": []}, ":more": {"L": [{"S": "a"}, {"N": "1"}]}},
+    ),
     ("SET #m = :m", {"#m": "map"}, {":m": {"M": {"inner": {"S": "x"}, "deep": {"M": {"n": {"N": "-3"}}}}}}),
     ("SET #m.#n = :v REMOVE #t", {"#m": "map", "#n": "inner", "#t": "text"}, {":v": {"BOOL": True}}),
     ("ADD #s :set, #c :one", {"#s": "tags", "#c": "count"}, {":set": {"SS": ["b", "a"]}, ":one": {"N": "1"}}),
@@ -39,7 +48,10 @@ def _create(dynamodb: Any) -> None:
     dynamodb.create_table(
         TableName=TABLE,
         KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
-        AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}, {"AttributeName": "sk", "AttributeType": "S"}],
+        AttributeDefinitions=[
+            {"AttributeName": "pk", "AttributeType": "S"},
+            {"AttributeName": "sk", "AttributeType": "S"},
+        ],
         BillingMode="PAY_PER_REQUEST",
     )
 
@@ -55,7 +67,9 @@ def _outcomes(dynamodb: Any, pk: str) -> list[Any]:
         if values:
             asked["ExpressionAttributeValues"] = values
         try:
-            seen.append(("ok", dynamodb.update_item(TableName=TABLE, Key=key, ReturnValues="ALL_NEW", **asked)["Attributes"]))
+            seen.append(
+                ("ok", dynamodb.update_item(TableName=TABLE, Key=key, ReturnValues="ALL_NEW", **asked)["Attributes"])
+            )
         except ClientError as refused:
             seen.append(("refused", refused.response["Error"]["Code"], refused.response["Error"]["Message"]))
         try:
@@ -63,8 +77,11 @@ def _outcomes(dynamodb: Any, pk: str) -> list[Any]:
             seen.append(("ok", dynamodb.get_item(TableName=TABLE, Key=key, ConsistentRead=True).get("Item")))
         except ClientError as refused:
             seen.append(("refused", refused.response["Error"]["Code"], refused.response["Error"]["Message"]))
-    ordered = dynamodb.query(TableName=TABLE, KeyConditionExpression="pk = :p AND sk > :s",
-                             ExpressionAttributeValues={":p": {"S": pk}, ":s": {"S": "a"}})
+    ordered = dynamodb.query(
+        TableName=TABLE,
+        KeyConditionExpression="pk = :p AND sk > :s",
+        ExpressionAttributeValues={":p": {"S": pk}, ":s": {"S": "a"}},
+    )
     seen.append(("query", ordered["Items"]))
     return seen
 
@@ -82,7 +99,9 @@ def _motos_own(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(DepthFirstTraverser, "traverse", moto_speed.UNPATCHED["traverse"])
 
 
-def test_every_kind_of_update_answers_and_stores_as_with_motos_own_functions(dynamodb: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_every_kind_of_update_answers_and_stores_as_with_motos_own_functions(
+    dynamodb: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from moto.dynamodb.parsing.expressions import UpdateExpressionParser
 
     _create(dynamodb)
@@ -130,9 +149,16 @@ def test_a_traversal_asks_for_its_node_types_once(dynamodb: Any, monkeypatch: py
     own = DepthFirstTraverser.nodes_to_be_processed
     monkeypatch.setattr(DepthFirstTraverser, "nodes_to_be_processed", lambda self: asked.append(1) or own(self))
     _create(dynamodb)
-    dynamodb.update_item(TableName=TABLE, Key={"pk": {"S": "p"}, "sk": {"S": "s"}}, UpdateExpression="SET #a = :a, #b = :b",
-                         ExpressionAttributeNames={"#a": "a", "#b": "b"}, ExpressionAttributeValues={":a": {"S": "1"}, ":b": {"N": "2"}})
-    assert 0 < len(asked) <= 20  # ten processors walk the tree (twice: a new item is validated first); not once per node
+    dynamodb.update_item(
+        TableName=TABLE,
+        Key={"pk": {"S": "p"}, "sk": {"S": "s"}},
+        UpdateExpression="SET #a = :a, #b = :b",
+        ExpressionAttributeNames={"#a": "a", "#b": "b"},
+        ExpressionAttributeValues={":a": {"S": "1"}, ":b": {"N": "2"}},
+    )
+    assert (
+        0 < len(asked) <= 20
+    )  # ten processors walk the tree (twice: a new item is validated first); not once per node
 
 
 def test_the_handlers_action_names_are_motos_and_a_caller_cannot_change_them() -> None:
@@ -149,7 +175,9 @@ def test_the_handlers_action_names_are_motos_and_a_caller_cannot_change_them() -
         assert responses.method_names_from_class(handler) == own(handler)
 
 
-_NUMBERS = st.decimals(allow_nan=False, allow_infinity=False, places=3).map(lambda d: str(d.normalize() if d else Decimal(0)))
+_NUMBERS = st.decimals(allow_nan=False, allow_infinity=False, places=3).map(
+    lambda d: str(d.normalize() if d else Decimal(0))
+)
 _SCALARS = st.one_of(
     st.text().map(lambda s: {"S": s}),
     _NUMBERS.map(lambda n: {"N": n}),
@@ -162,8 +190,10 @@ _SCALARS = st.one_of(
 )
 _VALUES = st.recursive(
     _SCALARS,
-    lambda inner: st.one_of(st.lists(inner, max_size=4).map(lambda v: {"L": v}),
-                            st.dictionaries(st.text(max_size=5), inner, max_size=4).map(lambda v: {"M": v})),
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=4).map(lambda v: {"L": v}),
+        st.dictionaries(st.text(max_size=5), inner, max_size=4).map(lambda v: {"M": v}),
+    ),
     max_leaves=12,
 )
 
@@ -187,9 +217,21 @@ def test_any_attribute_value_casts_as_motos_own_property_casts_it(value: dict[st
 CONDITIONS: list[tuple[str, dict[str, str], dict[str, Any]]] = [
     ("attribute_not_exists(#k)", {"#k": "sk"}, {}),
     ("attribute_exists(#k) AND #n < :ten", {"#k": "sk", "#n": "n"}, {":ten": {"N": "10"}}),
-    ("#n BETWEEN :lo AND :hi OR begins_with(#t, :pre)", {"#n": "n", "#t": "t"}, {":lo": {"N": "1"}, ":hi": {"N": "3"}, ":pre": {"S": "ab"}}),
-    ("NOT (#t IN (:a, :b)) AND size(#t) > :two", {"#t": "t"}, {":a": {"S": "x"}, ":b": {"S": "abc"}, ":two": {"N": "2"}}),
-    ("#m.#i = :v OR attribute_type(#n, :type)", {"#m": "m", "#i": "i", "#n": "n"}, {":v": {"BOOL": True}, ":type": {"S": "N"}}),
+    (
+        "#n BETWEEN :lo AND :hi OR begins_with(#t, :pre)",
+        {"#n": "n", "#t": "t"},
+        {":lo": {"N": "1"}, ":hi": {"N": "3"}, ":pre": {"S": "ab"}},
+    ),
+    (
+        "NOT (#t IN (:a, :b)) AND size(#t) > :two",
+        {"#t": "t"},
+        {":a": {"S": "x"}, ":b": {"S": "abc"}, ":two": {"N": "2"}},
+    ),
+    (
+        "#m.#i = :v OR attribute_type(#n, :type)",
+        {"#m": "m", "#i": "i", "#n": "n"},
+        {":v": {"BOOL": True}, ":type": {"S": "N"}},
+    ),
     ("contains(#l, :e) AND #n <> :n", {"#l": "l", "#n": "n"}, {":e": {"S": "e"}, ":n": {"N": "2"}}),
     ("#n = :n", {"#n": "n"}, {":n": {"N": "2"}, ":extra": {"S": "unused"}}),
     ("#missing = :n", {}, {":n": {"N": "2"}}),
@@ -208,31 +250,52 @@ def _conditional_outcomes(dynamodb: Any, pk: str) -> list[Any]:
             call(**asked)
             seen.append(("ok", dynamodb.get_item(TableName=TABLE, Key=key, ConsistentRead=True).get("Item")))
         except ClientError as refused:
-            seen.append(("refused", refused.response["Error"]["Code"], refused.response["Error"]["Message"],
-                         [reason.get("Code") for reason in refused.response.get("CancellationReasons", [])]))
+            seen.append(
+                (
+                    "refused",
+                    refused.response["Error"]["Code"],
+                    refused.response["Error"]["Message"],
+                    [reason.get("Code") for reason in refused.response.get("CancellationReasons", [])],
+                )
+            )
         except (KeyError, ValueError) as unknown:  # moto raises on these rather than answering 400 as DynamoDB does
             seen.append(("raised", repr(unknown)))
 
     for round_ in range(2):
         for expression, names, values in CONDITIONS:
-            given = {"ConditionExpression": expression, **({"ExpressionAttributeNames": names} if names else {}),
-                     **({"ExpressionAttributeValues": values} if values else {})}
+            given = {
+                "ConditionExpression": expression,
+                **({"ExpressionAttributeNames": names} if names else {}),
+                **({"ExpressionAttributeValues": values} if values else {}),
+            }
             attempt(dynamodb.put_item, TableName=TABLE, Item=item, **given)
-            update = {"UpdateExpression": "SET #r = :r", "ExpressionAttributeNames": {**names, "#r": "round"},
-                      "ExpressionAttributeValues": {**values, ":r": {"N": str(round_)}}}
+            update = {
+                "UpdateExpression": "SET #r = :r",
+                "ExpressionAttributeNames": {**names, "#r": "round"},
+                "ExpressionAttributeValues": {**values, ":r": {"N": str(round_)}},
+            }
             attempt(dynamodb.update_item, TableName=TABLE, Key=key, **update, ConditionExpression=expression)
-            attempt(dynamodb.transact_write_items, TransactItems=[
-                {"ConditionCheck": {"TableName": TABLE, "Key": key, **given}},
-                {"Put": {"TableName": TABLE, "Item": {**key, "sk": {"S": "other"}}}},
-            ])
-            attempt(dynamodb.transact_write_items, TransactItems=[{"Update": {"TableName": TABLE, "Key": key, **update,
-                                                                              "ConditionExpression": expression}}])
+            attempt(
+                dynamodb.transact_write_items,
+                TransactItems=[
+                    {"ConditionCheck": {"TableName": TABLE, "Key": key, **given}},
+                    {"Put": {"TableName": TABLE, "Item": {**key, "sk": {"S": "other"}}}},
+                ],
+            )
+            attempt(
+                dynamodb.transact_write_items,
+                TransactItems=[
+                    {"Update": {"TableName": TABLE, "Key": key, **update, "ConditionExpression": expression}}
+                ],
+            )
             attempt(dynamodb.delete_item, TableName=TABLE, Key=key, **given)
             attempt(dynamodb.put_item, TableName=TABLE, Item=item)
     return seen
 
 
-def test_every_kind_of_condition_answers_and_stores_as_with_motos_own_parse(dynamodb: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_every_kind_of_condition_answers_and_stores_as_with_motos_own_parse(
+    dynamodb: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from moto.dynamodb.comparisons import ConditionExpressionParser
 
     _create(dynamodb)
@@ -256,18 +319,29 @@ def test_a_remembered_condition_holds_no_callers_values_and_notes_what_each_pars
     from local import embedded_aws
 
     embedded_aws.install()
-    item = Item(DynamoType({"S": "p"}), DynamoType({"S": "s"}),
-                {"pk": {"S": "p"}, "sk": {"S": "s"}, "n": {"N": "2"}, "m": {"M": {"i": {"BOOL": True}}}})
+    item = Item(
+        DynamoType({"S": "p"}),
+        DynamoType({"S": "s"}),
+        {"pk": {"S": "p"}, "sk": {"S": "s"}, "n": {"N": "2"}, "m": {"M": {"i": {"BOOL": True}}}},
+    )
     values = {":n": {"N": "2"}, ":m": {"M": {"i": {"BOOL": True}}}}
     first = ConditionExpressionParser("#n = :n AND #m = :m", {"#n": "n", "#m": "m"}, values)
     tree = first.parse()
-    assert tree.expr(item) and first.expr_attr_names_found == ["#n", "#m"] and first.expr_attr_values_found == [":n", ":m"]
-    values[":m"]["M"]["i"]["BOOL"] = False  # the caller changes its own dict afterwards: the remembered tree must not follow
-    again = ConditionExpressionParser("#n = :n AND #m = :m", {"#n": "n", "#m": "m"}, {":n": {"N": "2"}, ":m": {"M": {"i": {"BOOL": True}}}})
+    assert (
+        tree.expr(item) and first.expr_attr_names_found == ["#n", "#m"] and first.expr_attr_values_found == [":n", ":m"]
+    )
+    values[":m"]["M"]["i"]["BOOL"] = (
+        False  # the caller changes its own dict afterwards: the remembered tree must not follow
+    )
+    again = ConditionExpressionParser(
+        "#n = :n AND #m = :m", {"#n": "n", "#m": "m"}, {":n": {"N": "2"}, ":m": {"M": {"i": {"BOOL": True}}}}
+    )
     assert again.parse() is tree and tree.expr(item)
     assert again.expr_attr_names_found == ["#n", "#m"] and again.expr_attr_values_found == [":n", ":m"]
     other = ConditionExpressionParser("#n = :n", {"#n": "n"}, {":n": {"N": "3"}}).parse()
     assert ConditionExpressionParser("#n = :n", {"#n": "n"}, {":n": {"N": "2"}}).parse().expr(item)
     assert other is not tree and not other.expr(item)
     assert ConditionExpressionParser("#n = :n", {"#n": "n"}, {":n": {"S": "2"}}).parse() is not tree  # types tell apart
-    assert moto_speed._frozen({"a": True}) != moto_speed._frozen({"a": 1}) and moto_speed._frozen([]) != moto_speed._frozen({})
+    assert moto_speed._frozen({"a": True}) != moto_speed._frozen({"a": 1}) and moto_speed._frozen(
+        []
+    ) != moto_speed._frozen({})

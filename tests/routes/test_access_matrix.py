@@ -1,4 +1,5 @@
 """Every route × every kind of caller (BOLA/BFLA): the expected status, and nothing changed after a refusal."""
+
 from __future__ import annotations
 
 import json
@@ -76,7 +77,9 @@ def snapshot(stores: Any) -> str:
     session = stores.sessions.get("s-alice")
     events = stores.events.list("s-alice")
     journal = [r.public() for r in stores.journal.all("alice")]
-    return json.dumps([view, session and session.public(), [e.public() for e in events], journal], sort_keys=True, default=str)
+    return json.dumps(
+        [view, session and session.public(), [e.public() for e in events], journal], sort_keys=True, default=str
+    )
 
 
 def call(client: Any, issuer: Any, caller: str, method: str, path: str, body: Any) -> int:
@@ -84,12 +87,24 @@ def call(client: Any, issuer: Any, caller: str, method: str, path: str, body: An
     if caller in ("alice", "bob"):
         headers["Authorization"] = f"Bearer {issuer.mint(caller)}"
     with calling_as(ARNS.get(caller)):
-        response = getattr(client.http, method.lower())(path, headers=headers, body=json.dumps(body) if body is not None else None)
+        response = getattr(client.http, method.lower())(
+            path, headers=headers, body=json.dumps(body) if body is not None else None
+        )
     return response.status_code
 
 
 @pytest.mark.parametrize(("method", "template", "body", "owner", "ok"), ROUTES, ids=[f"{r[0]} {r[1]}" for r in ROUTES])
-def test_route_against_every_caller(client: Any, issuer: Any, stores: Any, world: dict[str, str], method: str, template: str, body: Any, owner: str, ok: int) -> None:
+def test_route_against_every_caller(
+    client: Any,
+    issuer: Any,
+    stores: Any,
+    world: dict[str, str],
+    method: str,
+    template: str,
+    body: Any,
+    owner: str,
+    ok: int,
+) -> None:
     path = template.format(**world)
     for caller in CALLERS:
         if caller == owner or (owner == "user" and caller == "alice"):
@@ -108,13 +123,16 @@ def test_a_bad_signature_on_the_local_server_is_403_everywhere_iam(live: Any) ->
     creds = live.credentials()
     token = live.token("matrix-owner")
     live.request("PUT", "/v1/memory/settings", token=token, body={"enabled": True})
+
     def held() -> dict[str, Any]:  # what the user holds; `poll` counts down with the clock, so it is left out
         return {k: v for k, v in live.request("GET", "/v1/memory", token=token)[1].items() if k != "poll"}
 
     before = held()
     forged = {role: {**c, "secret_access_key": "A" * 40} for role, c in creds.items()}
     for method, template, body, owner, _ in ROUTES:
-        path = template.format(entry="x" * 32, proposal="x" * 32, session="s-matrix").replace("user_id=alice", "user_id=matrix-owner")
+        path = template.format(entry="x" * 32, proposal="x" * 32, session="s-matrix").replace(
+            "user_id=alice", "user_id=matrix-owner"
+        )
         role = owner if owner != "user" else "host"
         status, _ = signed_request(live.url, method, path, forged[role], body)
         assert status == (401 if owner == "user" else 403), (method, template)

@@ -1,4 +1,5 @@
 """The agent routes by connection token, against moto and its real stream: context, suggestions, outcomes, revocation."""
+
 from __future__ import annotations
 
 import json
@@ -23,11 +24,23 @@ def _connect(api: Any, user: str, agent: str = "claude-code", **fields: Any) -> 
     return body
 
 
-def _as(client: Any, token: str | None, method: str, path: str, body: Any = None, headers: dict[str, str] | None = None) -> tuple[int, Any, dict[str, str]]:
-    sent = {"Content-Type": "application/json", **({"Authorization": f"Bearer {token}"} if token else {}), **(headers or {})}
-    response = getattr(client.http, method.lower())(path, headers=sent, body=json.dumps(body) if body is not None else None)
+def _as(
+    client: Any, token: str | None, method: str, path: str, body: Any = None, headers: dict[str, str] | None = None
+) -> tuple[int, Any, dict[str, str]]:
+    sent = {
+        "Content-Type": "application/json",
+        **({"Authorization": f"Bearer {token}"} if token else {}),
+        **(headers or {}),
+    }
+    response = getattr(client.http, method.lower())(
+        path, headers=sent, body=json.dumps(body) if body is not None else None
+    )
     text = response.body.decode() if isinstance(response.body, bytes) else response.body
-    return response.status_code, (json.loads(text) if text else None), {k.lower(): v for k, v in response.headers.items()}
+    return (
+        response.status_code,
+        (json.loads(text) if text else None),
+        {k.lower(): v for k, v in response.headers.items()},
+    )
 
 
 def _journal(stores: Any, user: str, action: str = "keep.memory.context") -> list[dict[str, Any]]:
@@ -43,7 +56,9 @@ def _suggest(client: Any, stream: Any, token: str, text: str, kind: str = "note"
     return answer
 
 
-def test_the_context_is_what_a_session_of_that_agent_gets_and_is_journaled_with_it(api: Any, agents: Any, client: Any, stores: Any) -> None:
+def test_the_context_is_what_a_session_of_that_agent_gets_and_is_journaled_with_it(
+    api: Any, agents: Any, client: Any, stores: Any
+) -> None:
     api.turn_on("alice")
     api.add("alice", "likes green tea", pinned=True)
     api.add("alice", "walks at six")
@@ -63,7 +78,10 @@ def test_the_context_is_what_a_session_of_that_agent_gets_and_is_journaled_with_
 
 def test_memory_off_and_a_blocked_agent_read_nothing(api: Any, client: Any, stores: Any) -> None:
     token = _connect(api, "alice")["token"]
-    assert _as(client, token, "GET", "/v1/agent/memory")[:2] == (200, {"items": [], "agent": "claude-code", "tainted": True})  # memory off
+    assert _as(client, token, "GET", "/v1/agent/memory")[:2] == (
+        200,
+        {"items": [], "agent": "claude-code", "tainted": True},
+    )  # memory off
     api.turn_on("alice")
     api.add("alice", "likes green tea")
     assert api.call("PUT", "/v1/agents/claude-code", "alice", {"read": False})[0] == 200
@@ -71,11 +89,18 @@ def test_memory_off_and_a_blocked_agent_read_nothing(api: Any, client: Any, stor
     assert [(r["count"], r.get("reason")) for r in _journal(stores, "alice")] == [(0, "agent_blocked")]
 
 
-@pytest.mark.parametrize("header", [None, "Bearer", "Bearer ", "Basic abc", "Bearer pmc_short", "Bearer  pmc_x", "bearer {token}x", "Bearer {token} "])
+@pytest.mark.parametrize(
+    "header",
+    [None, "Bearer", "Bearer ", "Basic abc", "Bearer pmc_short", "Bearer  pmc_x", "bearer {token}x", "Bearer {token} "],
+)
 def test_a_missing_or_malformed_token_is_401_with_a_challenge(api: Any, client: Any, header: str | None) -> None:
     token = _connect(api, "alice")["token"]
     headers = {"Authorization": header.format(token=token)} if header else {}
-    for method, path in (("GET", "/v1/agent/memory"), ("POST", "/v1/agent/proposals"), ("GET", f"/v1/agent/proposals/1-{'0' * 32}")):
+    for method, path in (
+        ("GET", "/v1/agent/memory"),
+        ("POST", "/v1/agent/proposals"),
+        ("GET", f"/v1/agent/proposals/1-{'0' * 32}"),
+    ):
         status, body, seen = _as(client, None, method, path, {"text": "x"}, headers)
         assert status == 401 and body["code"] == "unauthorized", (header, path)
         assert seen["www-authenticate"].startswith("Bearer")
@@ -100,7 +125,9 @@ def test_an_altered_token_is_401_even_with_a_good_checksum(api: Any, client: Any
     assert _as(client, token, "GET", "/v1/agent/memory")[0] == 200
 
 
-def test_a_suggestion_waits_for_the_person_named_after_the_agent_and_tainted(api: Any, client: Any, stream: Any) -> None:
+def test_a_suggestion_waits_for_the_person_named_after_the_agent_and_tainted(
+    api: Any, client: Any, stream: Any
+) -> None:
     api.turn_on("alice")
     token = _connect(api, "alice")["token"]
     answer = _suggest(client, stream, token, "Prefers tea to coffee", "preference")
@@ -116,7 +143,10 @@ def test_a_suggestion_waits_for_the_person_named_after_the_agent_and_tainted(api
 
 def test_the_same_refusals_as_a_workers_event(api: Any, client: Any, stream: Any) -> None:
     token = _connect(api, "alice")["token"]
-    assert _suggest(client, stream, token, "likes tea")["outcome"] == {"type": "memory.proposal_refused", "reason": "memory_off"}
+    assert _suggest(client, stream, token, "likes tea")["outcome"] == {
+        "type": "memory.proposal_refused",
+        "reason": "memory_off",
+    }
     api.turn_on("alice")
     refused = _suggest(client, stream, token, "AKIAQW3RTY5UIO7PASDF wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY")
     assert refused["outcome"]["reason"].startswith("credential:") or refused["outcome"]["reason"] == "credential"
@@ -128,7 +158,9 @@ def test_the_same_refusals_as_a_workers_event(api: Any, client: Any, stream: Any
         assert _as(client, token, "POST", "/v1/agent/proposals", body)[0] == 400, body
 
 
-def test_five_suggestions_per_conversation_and_a_new_one_each_hour(api: Any, client: Any, stream: Any, clock: Any) -> None:
+def test_five_suggestions_per_conversation_and_a_new_one_each_hour(
+    api: Any, client: Any, stream: Any, clock: Any
+) -> None:
     api.turn_on("alice")
     token = _connect(api, "alice")["token"]
     clock.advance(seconds=3600 - clock().timestamp() % 3600 + 1)  # the start of an hour: six calls stay in it
@@ -153,7 +185,9 @@ def test_another_connections_or_persons_event_id_is_the_same_404(api: Any, clien
     assert _as(client, alice, "GET", f"/v1/agent/proposals/{event}")[1]["status"] == "pending"
 
 
-def test_a_revoked_or_expired_connection_is_401_and_changes_nothing(api: Any, client: Any, stream: Any, stores: Any, dynamodb: Any, clock: Any) -> None:
+def test_a_revoked_or_expired_connection_is_401_and_changes_nothing(
+    api: Any, client: Any, stream: Any, stores: Any, dynamodb: Any, clock: Any
+) -> None:
     api.turn_on("alice")
     api.add("alice", "likes green tea")
     made = _connect(api, "alice")
@@ -170,7 +204,9 @@ def test_a_revoked_or_expired_connection_is_401_and_changes_nothing(api: Any, cl
     assert every_item(dynamodb) == before
 
 
-def test_a_revoke_in_another_container_wins_over_this_ones_cached_lookup(api: Any, client: Any, stores: Any, dynamodb: Any) -> None:
+def test_a_revoke_in_another_container_wins_over_this_ones_cached_lookup(
+    api: Any, client: Any, stores: Any, dynamodb: Any
+) -> None:
     api.turn_on("alice")
     api.add("alice", "likes green tea")
     made = _connect(api, "alice")

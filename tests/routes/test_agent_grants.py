@@ -1,4 +1,5 @@
 """The agents the user allows, through the real routes and moto's real stream: grants, gates, forgetting an agent."""
+
 from __future__ import annotations
 
 import threading
@@ -125,12 +126,17 @@ def test_a_switch_body_needs_a_boolean_switch(api: Any, stores: Any, body: dict[
 
 @pytest.mark.parametrize("agent", ["has%20space", "a" * 129, "%C3%A9t%C3%A9"])
 def test_an_agent_id_outside_the_id_rules_is_400(api: Any, agent: str) -> None:
-    for method, path, body in (("PUT", f"/v1/agents/{agent}", {"read": False}), ("POST", f"/v1/agents/{agent}/forget", {})):
+    for method, path, body in (
+        ("PUT", f"/v1/agents/{agent}", {"read": False}),
+        ("POST", f"/v1/agents/{agent}/forget", {}),
+    ):
         status, answer = api.call(method, path, "alice", body)
         assert status == 400 and answer["code"] == "invalid_request", (method, answer)
 
 
-def test_forgetting_an_agent_removes_exactly_its_entries_and_waiting_proposals(api: Any, agents: Any, stores: Any) -> None:
+def test_forgetting_an_agent_removes_exactly_its_entries_and_waiting_proposals(
+    api: Any, agents: Any, stores: Any
+) -> None:
     api.turn_on("alice")
     own = api.add("alice", "my own note")["id"]
     bad = _accepted_from(api, agents, "alice", "bad-1", ["poison one", "poison two"], agent="chatty")
@@ -149,7 +155,10 @@ def test_forgetting_an_agent_removes_exactly_its_entries_and_waiting_proposals(a
     assert assert_counters_match(stores, "alice") == {"active": 2, "entries": 2, "waiting": 1, "proposals": 1}
     [row] = _journal(stores, "alice", "keep.memory.forget_agent")
     assert {k: v for k, v in row.items() if k not in ("at", "unrecoverable_by")} == {
-        "action": "keep.memory.forget_agent", "agent": "chatty", "entries": 2, "proposals": 1,
+        "action": "keep.memory.forget_agent",
+        "agent": "chatty",
+        "entries": 2,
+        "proposals": 1,
         "unreadable": 3,  # their texts' keys, deleted first and journaled (issue 37 #12)
     }
     assert row["unrecoverable_by"] > row["at"]  # the receipt (issue 26)
@@ -259,7 +268,17 @@ def test_the_agent_routes_and_their_journal_rows_match_the_spec(api: Any, agents
     assert user(api, "GET", "/v1/agents", "alice")[1]["agents"][0]["entries"] == 1
     user(api, "POST", "/v1/agents/helper/forget", "alice", {"session_id": "s1"}, template="/v1/agents/{id}/forget")
     user(api, "POST", "/v1/agents/helper/forget", "alice", template="/v1/agents/{id}/forget")
-    assert user(api, "POST", "/v1/agents/helper/forget", "alice", {"session_id": "no way"}, template="/v1/agents/{id}/forget")[0] == 400
+    assert (
+        user(
+            api,
+            "POST",
+            "/v1/agents/helper/forget",
+            "alice",
+            {"session_id": "no way"},
+            template="/v1/agents/{id}/forget",
+        )[0]
+        == 400
+    )
     actions = {row["action"] for row in user(api, "GET", "/v1/memory/journal?limit=100", "alice")[1]["items"]}
     assert {"keep.memory.agent_settings", "keep.memory.forget_agent", "keep.memory.context"} <= actions
 
@@ -268,12 +287,30 @@ def test_grant_items_altered_in_storage_list_nothing_unshaped_and_never_500(api:
     from tests.support.openapi_check import check
 
     api.turn_on("alice")
-    for sk, extra in (("a#", {}), ("a#bad agent\n", {}), ("a#ok", {"last_read_at": "yesterday", "last_proposal_at": 7})):
-        stores.client.put_item(TableName=stores.entries.table, Item=dynamo.dump({"user_id": "alice", "sk": sk, **extra}))
+    for sk, extra in (
+        ("a#", {}),
+        ("a#bad agent\n", {}),
+        ("a#ok", {"last_read_at": "yesterday", "last_proposal_at": 7}),
+    ):
+        stores.client.put_item(
+            TableName=stores.entries.table, Item=dynamo.dump({"user_id": "alice", "sk": sk, **extra})
+        )
     status, body = api.call("GET", "/v1/agents", "alice")
     check("GET", "/v1/agents", status, body)
-    assert body == {"agents": [{"agent": "ok", "read": True, "propose": True, "entries": 0, "waiting": 0,
-                                "last_read_at": None, "last_proposal_at": None}], "next": None}
+    assert body == {
+        "agents": [
+            {
+                "agent": "ok",
+                "read": True,
+                "propose": True,
+                "entries": 0,
+                "waiting": 0,
+                "last_read_at": None,
+                "last_proposal_at": None,
+            }
+        ],
+        "next": None,
+    }
     assert_counters_match(stores, "alice")
 
 
@@ -291,7 +328,9 @@ def test_the_export_holds_the_users_choices_per_agent(api: Any, agents: Any) -> 
 
 
 @pytest.mark.parametrize("name", [".", "..", "..."])
-def test_an_agent_named_only_by_dots_is_refused_at_registration_since_no_url_could_name_it(agents: Any, name: str) -> None:
+def test_an_agent_named_only_by_dots_is_refused_at_registration_since_no_url_could_name_it(
+    agents: Any, name: str
+) -> None:
     status, body = agents.register("s-dots", "alice", agent=name)
     assert status == 400 and body["code"] == "invalid_request"
     assert agents.register("s-dots", "alice", agent="a.b")[0] == 200

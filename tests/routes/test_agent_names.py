@@ -1,5 +1,6 @@
 """Issue 37 #9: a block holds for the agent as a person reads its name (chalicelib/agent_names.py), through the
 real routes and moto's stream, and a block stored before names were folded still holds."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -19,10 +20,23 @@ def _agent_rows(stores: Any, user: str) -> dict[str, dict[str, Any]]:
 
 @pytest.mark.parametrize(
     ("name", "folded"),
-    [("helper", "helper"), *((s, "helper") for s in SPELLINGS), ("claude--code", "claudecode"),
-     ("Claude Code 2", "claudecode"), ("claude_code", "claudecode"), ("\u0441laude-code", "claudecode"),
-     ("cursor/1.2", "cursor"), ("ｈｅｌｐｅｒ", "helper"), ("he\u200blper", "helper"), ("gpt-4o", "gpt4o"), ("2024", "2024"),
-     ("HELPER\u2122", "helper"), ("helper\u2120", "helper"), ("\u0131gnite", "ignite"), ("\u0130GNITE", "ignite")],
+    [
+        ("helper", "helper"),
+        *((s, "helper") for s in SPELLINGS),
+        ("claude--code", "claudecode"),
+        ("Claude Code 2", "claudecode"),
+        ("claude_code", "claudecode"),
+        ("\u0441laude-code", "claudecode"),
+        ("cursor/1.2", "cursor"),
+        ("ｈｅｌｐｅｒ", "helper"),
+        ("he\u200blper", "helper"),
+        ("gpt-4o", "gpt4o"),
+        ("2024", "2024"),
+        ("HELPER\u2122", "helper"),
+        ("helper\u2120", "helper"),
+        ("\u0131gnite", "ignite"),
+        ("\u0130GNITE", "ignite"),
+    ],
 )
 def test_the_fold_of_agent_names(name: str, folded: str) -> None:
     assert fold_agent_name(name) == folded
@@ -61,9 +75,16 @@ def test_a_block_stored_before_names_were_folded_still_blocks(api: Any, agents: 
     api.turn_on("alice")
     api.add("alice", "likes green tea")
     state_key = dynamo.dump({"user_id": "alice", "sk": "#state"})
-    stores.client.update_item(TableName=stores.entries.table, Key=state_key, UpdateExpression="REMOVE agent_keys, agent_rows")
-    for sk, switches in (("a#Helper", {"read": False, "propose": False}), ("a#helper_", {"set_at": "2026-01-01T00:00:00Z"})):
-        stores.client.put_item(TableName=stores.entries.table, Item=dynamo.dump({"user_id": "alice", "sk": sk, **switches}))
+    stores.client.update_item(
+        TableName=stores.entries.table, Key=state_key, UpdateExpression="REMOVE agent_keys, agent_rows"
+    )
+    for sk, switches in (
+        ("a#Helper", {"read": False, "propose": False}),
+        ("a#helper_", {"set_at": "2026-01-01T00:00:00Z"}),
+    ):
+        stores.client.put_item(
+            TableName=stores.entries.table, Item=dynamo.dump({"user_id": "alice", "sk": sk, **switches})
+        )
     agents.register("s1", "alice", agent="helper")
     agents.propose("s1", {"id": "e1", "text": "Walks the dog at six"})  # before any read: the proposal's own path
     assert agents.outcomes("s1")["e1"] == {"type": "memory.proposal_refused", "reason": "agent_blocked"}
@@ -83,7 +104,9 @@ def test_a_block_stored_before_names_were_folded_still_blocks(api: Any, agents: 
 def test_an_older_row_read_before_folding_still_empties_the_context(api: Any, agents: Any, stores: Any) -> None:
     api.turn_on("alice")
     api.add("alice", "likes green tea")
-    stores.client.put_item(TableName=stores.entries.table, Item=dynamo.dump({"user_id": "alice", "sk": "a#HELPER", "read": False}))
+    stores.client.put_item(
+        TableName=stores.entries.table, Item=dynamo.dump({"user_id": "alice", "sk": "a#HELPER", "read": False})
+    )
     agents.register("s1", "alice", agent="helper")
     assert agents.items("s1") == []
 
@@ -97,10 +120,16 @@ def test_other_agents_are_not_caught_by_a_block(api: Any, agents: Any) -> None:
         assert [i["text"] for i in agents.items(session)] == ["likes green tea"], agent
 
 
-def test_forgetting_an_agent_takes_what_came_from_every_spelling_of_its_name(api: Any, agents: Any, stores: Any) -> None:
+def test_forgetting_an_agent_takes_what_came_from_every_spelling_of_its_name(
+    api: Any, agents: Any, stores: Any
+) -> None:
     api.turn_on("alice")
     own = api.add("alice", "my own note")["id"]
-    for session, agent, text in (("s1", "Helper", "from Helper"), ("s2", "helper_", "from helper_"), ("s3", "calm", "from calm")):
+    for session, agent, text in (
+        ("s1", "Helper", "from Helper"),
+        ("s2", "helper_", "from helper_"),
+        ("s3", "calm", "from calm"),
+    ):
         agents.register(session, "alice", agent=agent)
         agents.propose(session, {"id": "e1", "text": text})
     listed = {r["agent"]: r["waiting"] for r in api.call("GET", "/v1/agents", "alice")[1]["agents"]}
@@ -114,15 +143,21 @@ def test_forgetting_an_agent_takes_what_came_from_every_spelling_of_its_name(api
 def test_an_altered_fold_mark_is_folded_again_never_a_refusal(api: Any, agents: Any, stores: Any) -> None:
     """Stored data is hostile: a state item whose fold mark was altered must not refuse every proposal."""
     api.turn_on("alice")
-    stores.client.update_item(TableName=stores.entries.table, Key=dynamo.dump({"user_id": "alice", "sk": "#state"}),
-                              UpdateExpression="SET agent_keys = :x", ExpressionAttributeValues=dynamo.values(x="x"))
+    stores.client.update_item(
+        TableName=stores.entries.table,
+        Key=dynamo.dump({"user_id": "alice", "sk": "#state"}),
+        UpdateExpression="SET agent_keys = :x",
+        ExpressionAttributeValues=dynamo.values(x="x"),
+    )
     agents.register("s1", "alice", agent="helper")
     agents.propose("s1", {"id": "e1", "text": "Walks the dog at six"})
     assert agents.outcomes("s1")["e1"]["type"] == "memory.proposed"
     assert [p.agent for p in stores.proposals.list("alice")] == ["helper"]
 
 
-def test_forgetting_an_agent_takes_what_came_from_more_than_99_spellings_of_its_name(api: Any, agents: Any, stores: Any) -> None:
+def test_forgetting_an_agent_takes_what_came_from_more_than_99_spellings_of_its_name(
+    api: Any, agents: Any, stores: Any
+) -> None:
     """Each delete's condition lists the spellings (IN takes 100 values), and only the first 98 were listed:
     an agent that wrote under `helper1` … `helper110` kept its entries from the others after "forget helper"."""
     from tests.routes.test_agent_grants import _accepted_from, _journal

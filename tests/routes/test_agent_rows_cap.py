@@ -1,5 +1,6 @@
 """Issue 37 #10: a person's agent rows are bounded (docs/agents.md), counted under a condition, never evicted
 to make room, and `GET /v1/agents` pages; the export leaves out agents never set."""
+
 from __future__ import annotations
 
 import json
@@ -18,7 +19,9 @@ def _agent_rows(stores: Any, user: str) -> list[str]:
 
 
 def _counter(stores: Any, user: str) -> int:
-    raw = stores.client.get_item(TableName=stores.entries.table, Key=dynamo.dump({"user_id": user, "sk": "#state"}), ConsistentRead=True)
+    raw = stores.client.get_item(
+        TableName=stores.entries.table, Key=dynamo.dump({"user_id": user, "sk": "#state"}), ConsistentRead=True
+    )
     return int(dynamo.load(raw["Item"]).get("agent_rows", 0))
 
 
@@ -40,7 +43,9 @@ def _all_pages(api: Any, user: str, limit: int) -> list[dict[str, Any]]:
         path = f"/v1/agents?limit={limit}&next={body['next']}"
 
 
-def test_agents_reading_make_rows_only_up_to_the_cap_and_a_new_one_still_reads(api: Any, agents: Any, stores: Any) -> None:
+def test_agents_reading_make_rows_only_up_to_the_cap_and_a_new_one_still_reads(
+    api: Any, agents: Any, stores: Any
+) -> None:
     api.turn_on("alice")
     api.add("alice", "likes green tea")
     api.call("PUT", "/v1/agents/blocked-one", "alice", {"read": False})
@@ -52,7 +57,9 @@ def test_agents_reading_make_rows_only_up_to_the_cap_and_a_new_one_still_reads(a
     # Beyond the cap an agent still reads under the seed's gates; the journal names it; no row is made.
     assert [i["text"] for i in _read_as(agents, "alice", "latecomer")] == ["likes green tea"]
     assert "a#latecomer" not in _agent_rows(stores, "alice")
-    assert any(r.public().get("agent") == "latecomer" for r in stores.journal.all("alice") if r.action == "keep.memory.context")
+    assert any(
+        r.public().get("agent") == "latecomer" for r in stores.journal.all("alice") if r.action == "keep.memory.context"
+    )
     assert _read_as(agents, "alice", "Blocked_One") == []  # and the block still holds
 
 
@@ -67,7 +74,11 @@ def test_the_person_can_still_set_agents_at_the_cap_up_to_the_person_cap(api: An
     assert status == 409 and body["code"] == "limit_reached", body
     assert len(_agent_rows(stores, "alice")) == ROW_CAP == _counter(stores, "alice")
     assert "a#onetoomany" not in _agent_rows(stores, "alice")
-    assert not [r for r in stores.journal.all("alice") if r.action == "keep.memory.agent_settings" and r.public().get("agent") == "one-too-many"]
+    assert not [
+        r
+        for r in stores.journal.all("alice")
+        if r.action == "keep.memory.agent_settings" and r.public().get("agent") == "one-too-many"
+    ]
     # A row that exists can still be changed at the cap.
     assert api.call("PUT", "/v1/agents/bot3x", "alice", {"read": False})[0] == 200
 
@@ -95,7 +106,9 @@ def test_concurrent_reads_by_new_agents_never_pass_the_cap(api: Any, agents: Any
 
     def read(name: str) -> None:
         response = agents.client.http.get(f"/v1/sessions/s-{name}/memory")
-        answers.append(len(json.loads(response.body)["items"]) if response.status_code == 200 else -response.status_code)
+        answers.append(
+            len(json.loads(response.body)["items"]) if response.status_code == 200 else -response.status_code
+        )
 
     threads = [threading.Thread(target=read, args=(name,)) for name in names]
     # One identity for all the threads: tests/support/iam.py's `calling_as` swaps a class attribute, which
@@ -120,7 +133,9 @@ def test_get_agents_pages_with_limit_and_an_opaque_next(api: Any, agents: Any) -
     assert status == 200 and len(first["agents"]) == 3 and isinstance(first["next"], str)
     assert "bot" not in first["next"]  # opaque: names no agent in clear
     rows = _all_pages(api, "alice", 3)
-    assert [r["agent"] for r in rows] == [r["agent"] for r in api.call("GET", "/v1/agents?limit=200", "alice")[1]["agents"]]
+    assert [r["agent"] for r in rows] == [
+        r["agent"] for r in api.call("GET", "/v1/agents?limit=200", "alice")[1]["agents"]
+    ]
     assert len(rows) == 8 and len({r["agent"] for r in rows}) == 8
     assert rows[-1]["agent"] == "quiet"  # set, never used: after every agent that used memory
     for bad in ("not-a-cursor", "W10", "%00"):
@@ -144,12 +159,29 @@ def test_rows_stored_before_the_cap_are_folded_once_keeping_every_block(api: Any
     counter and no fold mark. The first context fetch folds it: every block kept, the 100 most recent others."""
     api.turn_on("alice")
     api.add("alice", "likes green tea")
-    stores.client.update_item(TableName=stores.entries.table, Key=dynamo.dump({"user_id": "alice", "sk": "#state"}),
-                              UpdateExpression="REMOVE agent_keys, agent_rows")
+    stores.client.update_item(
+        TableName=stores.entries.table,
+        Key=dynamo.dump({"user_id": "alice", "sk": "#state"}),
+        UpdateExpression="REMOVE agent_keys, agent_rows",
+    )
     with _Batch(stores) as put:
         for n in range(130):
-            put({"user_id": "alice", "sk": f"a#Bot-{n:03d}x", "last_read_at": f"2026-01-01T00:{n // 60:02d}:{n % 60:02d}Z"})
-        put({"user_id": "alice", "sk": "a#Blocked_One", "read": False, "propose": False, "set_at": "2025-01-01T00:00:00Z"})
+            put(
+                {
+                    "user_id": "alice",
+                    "sk": f"a#Bot-{n:03d}x",
+                    "last_read_at": f"2026-01-01T00:{n // 60:02d}:{n % 60:02d}Z",
+                }
+            )
+        put(
+            {
+                "user_id": "alice",
+                "sk": "a#Blocked_One",
+                "read": False,
+                "propose": False,
+                "set_at": "2025-01-01T00:00:00Z",
+            }
+        )
     assert [i["text"] for i in _read_as(agents, "alice", "newcomer")] == ["likes green tea"]
     rows = _agent_rows(stores, "alice")
     assert "a#blockedone" in rows and "a#Blocked_One" not in rows
@@ -172,7 +204,7 @@ class _Batch:
 
     def __exit__(self, *_: Any) -> None:
         for first in range(0, len(self.items), 25):
-            requests = [{"PutRequest": {"Item": dynamo.dump(i)}} for i in self.items[first:first + 25]]
+            requests = [{"PutRequest": {"Item": dynamo.dump(i)}} for i in self.items[first : first + 25]]
             self.stores.client.batch_write_item(RequestItems={self.stores.entries.table: requests})
 
 
@@ -200,11 +232,20 @@ def test_the_one_time_fold_never_drops_a_row_saying_no_whatever_its_times(api: A
     last, and deleted: the agent then read and proposed freely."""
     api.turn_on("alice")
     api.add("alice", "likes green tea")
-    stores.client.update_item(TableName=stores.entries.table, Key=dynamo.dump({"user_id": "alice", "sk": "#state"}),
-                              UpdateExpression="REMOVE agent_keys, agent_rows")
+    stores.client.update_item(
+        TableName=stores.entries.table,
+        Key=dynamo.dump({"user_id": "alice", "sk": "#state"}),
+        UpdateExpression="REMOVE agent_keys, agent_rows",
+    )
     with _Batch(stores) as put:
         for n in range(120):
-            put({"user_id": "alice", "sk": f"a#Bot-{n:03d}x", "last_read_at": f"2026-01-01T00:{n // 60:02d}:{n % 60:02d}Z"})
+            put(
+                {
+                    "user_id": "alice",
+                    "sk": f"a#Bot-{n:03d}x",
+                    "last_read_at": f"2026-01-01T00:{n // 60:02d}:{n % 60:02d}Z",
+                }
+            )
         put({"user_id": "alice", "sk": "a#helper", "read": False, "propose": False})  # no set_at
         put({"user_id": "alice", "sk": "a#Spy", "propose": False, "set_at": "yesterday"})  # set_at not an instant
     assert [i["text"] for i in _read_as(agents, "alice", "newcomer")] == ["likes green tea"]

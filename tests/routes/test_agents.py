@@ -1,4 +1,5 @@
 """The agent path through the real routes and moto's real stream: gates, proposals, refusals, replay."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -15,13 +16,17 @@ def test_agent_gets_memory_only_when_asked_with_a_user_who_turned_it_on(api: Any
     agents.register("asked", "alice", memory=True)
     agents.register("not-asked", "alice", memory=False)
     agents.register("no-user", None, memory=True)
-    assert agents.items("asked") == [{"text": "likes green tea", "kind": "preference", "pinned": True, "tainted": False}]
+    assert agents.items("asked") == [
+        {"text": "likes green tea", "kind": "preference", "pinned": True, "tainted": False}
+    ]
     assert agents.items("not-asked") == []
     assert agents.items("no-user") == []
     api.call("PUT", "/v1/memory/settings", "alice", {"enabled": False})
     assert agents.items("asked") == []
     rows = [r.public() for r in stores.journal.all("alice") if r.action == "keep.memory.context"]
-    assert rows == [{"at": rows[0]["at"], "action": "keep.memory.context", "session_id": "asked", "agent": "helper", "count": 1}]
+    assert rows == [
+        {"at": rows[0]["at"], "action": "keep.memory.context", "session_id": "asked", "agent": "helper", "count": 1}
+    ]
 
 
 def test_context_is_pinned_first_newest_next_and_bounded(api: Any, agents: Any, clock: Any) -> None:
@@ -69,7 +74,9 @@ def test_taint_only_goes_on(agents: Any) -> None:
 def test_proposal_waits_with_its_source_and_text_leaves_the_event(api: Any, agents: Any) -> None:
     api.turn_on("alice")
     agents.register("s", "alice", thread_id="thread-9")
-    status, body = agents.propose("s", {"id": "e1", "text": "Prefers metric units", "kind": "preference", "message_id": "m-7"})
+    status, body = agents.propose(
+        "s", {"id": "e1", "text": "Prefers metric units", "kind": "preference", "message_id": "m-7"}
+    )
     assert status == 202 and body["accepted"] == 1
     _, view = api.call("GET", "/v1/memory", "alice")
     assert view["items"] == []
@@ -84,7 +91,9 @@ def test_proposal_waits_with_its_source_and_text_leaves_the_event(api: Any, agen
     assert "metric" not in repr(events)
     from chalicelib.bootstrap import get_stores
 
-    raw = get_stores().client.get_item(TableName=get_stores().events.table, Key={"session_id": {"S": "s"}, "event_id": {"S": "e1"}})["Item"]
+    raw = get_stores().client.get_item(
+        TableName=get_stores().events.table, Key={"session_id": {"S": "s"}, "event_id": {"S": "e1"}}
+    )["Item"]
     assert "text" not in raw and "metric" not in repr(raw)  # the stored event itself dropped the text
     assert api.call("POST", f"/v1/memory/{proposal['id']}/accept", "alice")[0] == 201
     assert agents.items("s")[0]["text"] == "Prefers metric units"
@@ -114,7 +123,9 @@ def test_proposals_from_tainted_sessions_are_marked(api: Any, agents: Any) -> No
         ("ok", {"text": "likes tea", "kind": "wish"}, "invalid_kind"),
     ],
 )
-def test_refusals_give_a_reason_and_never_the_text(api: Any, agents: Any, stores: Any, setup: str, event: dict[str, Any], reason: str) -> None:
+def test_refusals_give_a_reason_and_never_the_text(
+    api: Any, agents: Any, stores: Any, setup: str, event: dict[str, Any], reason: str
+) -> None:
     if setup != "memory_off":
         api.turn_on("alice")
     if setup != "unknown":
@@ -127,7 +138,9 @@ def test_refusals_give_a_reason_and_never_the_text(api: Any, agents: Any, stores
     assert text not in repr(stored)
     from chalicelib.bootstrap import get_stores
 
-    raw = get_stores().client.get_item(TableName=get_stores().events.table, Key={"session_id": {"S": "s"}, "event_id": {"S": "e1"}})["Item"]
+    raw = get_stores().client.get_item(
+        TableName=get_stores().events.table, Key={"session_id": {"S": "s"}, "event_id": {"S": "e1"}}
+    )["Item"]
     assert "text" not in raw
     assert text not in repr([r.public() for r in stores.journal.all("alice")])
     _, view = api.call("GET", "/v1/memory", "alice")
@@ -161,7 +174,11 @@ def test_reposting_and_replaying_create_nothing_twice(api: Any, agents: Any, cli
     agents.propose("s", {"id": "e1", "text": "likes hiking"}, {"id": "e2", "text": "likes chess"})
     assert agents.propose("s", {"id": "e1", "text": "likes hiking"})[1]["accepted"] == 0
     # A second pump reads the whole stream again from TRIM_HORIZON: a full replay of every batch.
-    replay = StreamPump(create_streams_client(), tables["events_stream"], lambda p: client.lambda_.invoke("handle_events_stream", p).payload)
+    replay = StreamPump(
+        create_streams_client(),
+        tables["events_stream"],
+        lambda p: client.lambda_.invoke("handle_events_stream", p).payload,
+    )
     replay.drain()
     _, view = api.call("GET", "/v1/memory", "alice")
     assert sorted(p["text"] for p in view["proposals"]) == ["likes chess", "likes hiking"]
@@ -179,7 +196,10 @@ def test_a_poison_record_fails_alone_with_its_sequence_number(api: Any, agents: 
     agents.propose("s", {"id": "e1", "text": "likes rain"}, pump=False)
     records: list[dict[str, Any]] = []
     StreamPump(create_streams_client(), tables["events_stream"], lambda p: records.extend(p["Records"]) or None).drain()
-    poison = {**records[0], "dynamodb": {**records[0]["dynamodb"], "NewImage": {"session_id": {"S": "s"}, "type": {"S": "memory.propose"}}}}
+    poison = {
+        **records[0],
+        "dynamodb": {**records[0]["dynamodb"], "NewImage": {"session_id": {"S": "s"}, "type": {"S": "memory.propose"}}},
+    }
     poison["dynamodb"]["SequenceNumber"] = "999"
     result = client.lambda_.invoke("handle_events_stream", {"Records": [poison, records[0]]}).payload
     assert result == {"batchItemFailures": [{"itemIdentifier": "999"}]}

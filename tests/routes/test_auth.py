@@ -1,4 +1,5 @@
 """User tokens: only RS256/ES256 JWTs from the configured issuer, for the configured audience, unexpired."""
+
 from __future__ import annotations
 
 import base64
@@ -38,7 +39,13 @@ def test_no_token_is_401(client: Any) -> None:
         pytest.param(lambda i: i.mint("alice", iss="https://evil.example/"), id="wrong-issuer"),
         pytest.param(lambda i: i.mint("alice", aud="someone-else"), id="wrong-audience"),
         pytest.param(lambda i: i.mint("alice")[:-4] + "AAAA", id="bad-signature"),
-        pytest.param(lambda i: _b64({"alg": "none", "typ": "JWT"}) + "." + _b64({"sub": "alice", "iss": i.issuer, "aud": i.audience, "exp": int(time.time()) + 600}) + ".", id="alg-none"),
+        pytest.param(
+            lambda i: _b64({"alg": "none", "typ": "JWT"})
+            + "."
+            + _b64({"sub": "alice", "iss": i.issuer, "aud": i.audience, "exp": int(time.time()) + 600})
+            + ".",
+            id="alg-none",
+        ),
         pytest.param(lambda i: _hs256_with_public_key(i), id="hs256-signed-with-public-key"),
         pytest.param(lambda i: DevTokenIssuerOther().mint("alice"), id="unknown-key"),
         pytest.param(lambda i: i.mint("alice", sub=""), id="empty-subject"),
@@ -55,7 +62,9 @@ def _hs256_with_public_key(issuer: Any) -> str:
     import hashlib
     import hmac
 
-    public = issuer.rsa_key.public_key().public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
+    public = issuer.rsa_key.public_key().public_bytes(
+        serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
+    )
     header = _b64({"alg": "HS256", "typ": "JWT", "kid": "local-rs"})
     payload = _b64({"sub": "alice", "iss": issuer.issuer, "aud": issuer.audience, "exp": int(time.time()) + 600})
     signature = hmac.new(public, f"{header}.{payload}".encode(), hashlib.sha256).digest()
@@ -78,12 +87,16 @@ def test_cognito_access_token_passes_by_client_id_instead_of_aud(client: Any, is
     now = int(time.time())
     token = jwt.encode(
         {"sub": "alice", "iss": issuer.issuer, "exp": now + 600, "token_use": "access", "client_id": issuer.audience},
-        issuer.rsa_key, algorithm="RS256", headers={"kid": "local-rs"},
+        issuer.rsa_key,
+        algorithm="RS256",
+        headers={"kid": "local-rs"},
     )
     assert _get(client, token)[0] == 200
     wrong = jwt.encode(
         {"sub": "alice", "iss": issuer.issuer, "exp": now + 600, "token_use": "access", "client_id": "other"},
-        issuer.rsa_key, algorithm="RS256", headers={"kid": "local-rs"},
+        issuer.rsa_key,
+        algorithm="RS256",
+        headers={"kid": "local-rs"},
     )
     assert _get(client, wrong)[0] == 401
 
@@ -135,16 +148,42 @@ def _standard_alphabet(signature: str) -> str:
 @pytest.mark.parametrize(
     "make_token",
     [
-        pytest.param(lambda i, u: _segment(('{"alg":"RS256","kid":"local-rs","x":' + _nested(100_000) + "}").encode()) + "." + i.mint(u).split(".", 1)[1], id="header-nested-100000-deep"),
-        pytest.param(lambda i, u: _segment(('{"alg":"RS256","kid":"local-rs","x":' + _nested(300) + "}").encode()) + "." + i.mint(u).split(".", 1)[1], id="header-nested-300-deep-within-size"),
-        pytest.param(lambda i, u: _signed(i, '{"alg":"RS256","kid":"local-rs","x":' + _nested(9) + "}", _claims_json(i, u)), id="signed-header-nested-9-deep"),
-        pytest.param(lambda i, u: _signed(i, '{"alg":"RS256","kid":"local-rs"}', _claims_json(i, u)[:-1] + ',"x":' + _nested(2000) + "}"), id="signed-payload-nested-2000-deep"),
-        pytest.param(lambda i, u: _signed(i, '{"alg":"RS256","kid":"local-rs"}', _claims_json(i, u, pad="p" * 9000)), id="signed-oversized-payload"),
-        pytest.param(lambda i, u: _signed(i, '{"alg":"RS256","kid":"local-rs","crit":["exp"],"exp":1}', _claims_json(i, u)), id="signed-crit-header"),
+        pytest.param(
+            lambda i, u: _segment(('{"alg":"RS256","kid":"local-rs","x":' + _nested(100_000) + "}").encode())
+            + "."
+            + i.mint(u).split(".", 1)[1],
+            id="header-nested-100000-deep",
+        ),
+        pytest.param(
+            lambda i, u: _segment(('{"alg":"RS256","kid":"local-rs","x":' + _nested(300) + "}").encode())
+            + "."
+            + i.mint(u).split(".", 1)[1],
+            id="header-nested-300-deep-within-size",
+        ),
+        pytest.param(
+            lambda i, u: _signed(i, '{"alg":"RS256","kid":"local-rs","x":' + _nested(9) + "}", _claims_json(i, u)),
+            id="signed-header-nested-9-deep",
+        ),
+        pytest.param(
+            lambda i, u: _signed(
+                i, '{"alg":"RS256","kid":"local-rs"}', _claims_json(i, u)[:-1] + ',"x":' + _nested(2000) + "}"
+            ),
+            id="signed-payload-nested-2000-deep",
+        ),
+        pytest.param(
+            lambda i, u: _signed(i, '{"alg":"RS256","kid":"local-rs"}', _claims_json(i, u, pad="p" * 9000)),
+            id="signed-oversized-payload",
+        ),
+        pytest.param(
+            lambda i, u: _signed(i, '{"alg":"RS256","kid":"local-rs","crit":["exp"],"exp":1}', _claims_json(i, u)),
+            id="signed-crit-header",
+        ),
         pytest.param(lambda i, u: i.mint(u) + "==", id="signature-padded"),
         pytest.param(lambda i, u: i.mint(u) + "=", id="signature-one-pad"),
         pytest.param(lambda i, u: _with_signature(i.mint(u), _noncanonical_tail), id="signature-unused-bits-set"),
-        pytest.param(lambda i, u: _with_signature(i.mint(u), lambda s: s[:100] + "!" + s[100:]), id="signature-stray-character"),
+        pytest.param(
+            lambda i, u: _with_signature(i.mint(u), lambda s: s[:100] + "!" + s[100:]), id="signature-stray-character"
+        ),
         pytest.param(lambda i, u: i.mint(u).replace(".", "=.", 1), id="header-padded"),
         pytest.param(lambda i, u: i.mint(u) + ".", id="four-segments"),
     ],
@@ -154,11 +193,15 @@ def test_hostile_token_shapes_are_401_and_store_nothing(client: Any, issuer: Any
     and a write carrying it leaves the user's memory as it was."""
     user = "hostile-shape"
     good = issuer.mint(user)
-    client.http.put("/v1/memory/settings", headers={"Authorization": f"Bearer {good}"}, body=json.dumps({"enabled": True}))
+    client.http.put(
+        "/v1/memory/settings", headers={"Authorization": f"Bearer {good}"}, body=json.dumps({"enabled": True})
+    )
     token = make_token(issuer, user)
     status, body = _get(client, token)
     assert status == 401 and body == {"code": "unauthorized", "message": body["message"]}
-    response = client.http.post("/v1/memory", headers={"Authorization": f"Bearer {token}"}, body=json.dumps({"text": "Prefers tea"}))
+    response = client.http.post(
+        "/v1/memory", headers={"Authorization": f"Bearer {token}"}, body=json.dumps({"text": "Prefers tea"})
+    )
     assert response.status_code == 401
     status, view = _get(client, good)
     assert status == 200 and view["enabled"] is True and view["items"] == []

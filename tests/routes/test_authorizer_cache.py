@@ -8,6 +8,7 @@ route (`routes=["*"]`): a cached policy naming only the first route would 403 th
 The gateway's cache is replayed here as it works: the real authorizer runs once, and its answer (principal
 and context) is handed to the real API function for later requests, as API Gateway does for the TTL.
 """
+
 from __future__ import annotations
 
 import json
@@ -22,20 +23,39 @@ from local.lambda_context import lambda_context
 
 
 def _authorize(client: Any, token: str) -> dict[str, Any]:
-    event = {"type": "TOKEN", "authorizationToken": f"Bearer {token}",
-             "methodArn": "arn:aws:execute-api:us-east-1:123456789012:abcdef/api/GET/v1/memory"}
+    event = {
+        "type": "TOKEN",
+        "authorizationToken": f"Bearer {token}",
+        "methodArn": "arn:aws:execute-api:us-east-1:123456789012:abcdef/api/GET/v1/memory",
+    }
     return dict(client.lambda_.invoke("user_token", event).payload)
 
 
 def _cached_call(answer: dict[str, Any], method: str, path: str, body: Any = None) -> dict[str, Any]:
     """The API function invoked as API Gateway does within the TTL: with the cached principal and context."""
     authorizer = {**answer["context"], "principalId": answer["principalId"]}
-    event = {"resource": path, "path": path, "httpMethod": method, "isBase64Encoded": False,
-             "headers": {"Content-Type": "application/json"}, "multiValueHeaders": {"Content-Type": ["application/json"]},
-             "queryStringParameters": None, "multiValueQueryStringParameters": None, "pathParameters": None,
-             "stageVariables": None, "body": json.dumps(body) if body is not None else None,
-             "requestContext": {"resourcePath": path, "httpMethod": method, "path": "/api" + path, "stage": "api",
-                                "requestId": "req-cached", "authorizer": authorizer, "identity": {"sourceIp": "127.0.0.1"}}}
+    event = {
+        "resource": path,
+        "path": path,
+        "httpMethod": method,
+        "isBase64Encoded": False,
+        "headers": {"Content-Type": "application/json"},
+        "multiValueHeaders": {"Content-Type": ["application/json"]},
+        "queryStringParameters": None,
+        "multiValueQueryStringParameters": None,
+        "pathParameters": None,
+        "stageVariables": None,
+        "body": json.dumps(body) if body is not None else None,
+        "requestContext": {
+            "resourcePath": path,
+            "httpMethod": method,
+            "path": "/api" + path,
+            "stage": "api",
+            "requestId": "req-cached",
+            "authorizer": authorizer,
+            "identity": {"sourceIp": "127.0.0.1"},
+        },
+    }
     return dict(app_module.app(event, lambda_context("api_handler")))
 
 
@@ -43,7 +63,9 @@ def test_the_authorizer_is_cached_for_minutes_and_answers_for_every_route(client
     assert 60 <= app_module.AUTHORIZER_TTL_SECONDS <= 300
     answer = _authorize(client, api.issuer.mint("alice"))
     [statement] = answer["policyDocument"]["Statement"]
-    assert statement["Effect"] == "Allow" and statement["Resource"] == ["arn:aws:execute-api:us-east-1:123456789012:abcdef/api/*/*"]
+    assert statement["Effect"] == "Allow" and statement["Resource"] == [
+        "arn:aws:execute-api:us-east-1:123456789012:abcdef/api/*/*"
+    ]
 
 
 def test_a_cached_answer_works_until_the_token_expires_and_then_is_a_401_that_changes_nothing(

@@ -4,6 +4,7 @@ given ("Do not share my passwords" on the page, "Do ton share..." to the agent),
 Refused: the embeddings, overrides and isolates (U+202A-U+202E, U+2066-U+2069). Kept: the marks (U+200E,
 U+200F, U+061C), which move no word and come with right-to-left text copied from other apps.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -39,7 +40,9 @@ def test_patch_to_a_text_holding_a_bidi_control_is_400_and_keeps_the_words(api: 
     assert (stored.text, stored.edited) == ("Do not share my passwords", False)
 
 
-def test_accept_corrected_to_a_text_holding_a_bidi_control_is_400_and_the_proposal_keeps_waiting(api: Any, stores: Any) -> None:
+def test_accept_corrected_to_a_text_holding_a_bidi_control_is_400_and_the_proposal_keeps_waiting(
+    api: Any, stores: Any
+) -> None:
     api.turn_on("alice")
     proposal = add_proposal(stores, "alice", "Likes tea")
     _bidi_refusal(*api.call("POST", f"/v1/memory/{proposal.id}/accept", "alice", {"text": DISGUISED}))
@@ -47,7 +50,9 @@ def test_accept_corrected_to_a_text_holding_a_bidi_control_is_400_and_the_propos
     assert stores.entries.load("alice")[1] == []
 
 
-def test_a_proposal_holding_a_bidi_control_is_refused_invalid_text_and_nothing_waits(api: Any, agents: Any, stores: Any) -> None:
+def test_a_proposal_holding_a_bidi_control_is_refused_invalid_text_and_nothing_waits(
+    api: Any, agents: Any, stores: Any
+) -> None:
     api.turn_on("alice")
     agents.register("s-1", "alice")
     agents.propose("s-1", {"id": "e1", "text": DISGUISED}, {"id": "e2", "text": "Likes \u2067tea\u2069"})
@@ -61,7 +66,9 @@ def test_a_proposal_holding_a_bidi_control_is_refused_invalid_text_and_nothing_w
     assert "share" not in repr(refused)
 
 
-@pytest.mark.parametrize("text", ["\u05e9\u05dc\u05d5\u05dd\u200f (shalom)", "\u0645\u0631\u062d\u0628\u0627\u061c 2024", "left\u200emark"])
+@pytest.mark.parametrize(
+    "text", ["\u05e9\u05dc\u05d5\u05dd\u200f (shalom)", "\u0645\u0631\u062d\u0628\u0627\u061c 2024", "left\u200emark"]
+)
 def test_bidi_marks_are_kept_as_typed(api: Any, text: str) -> None:
     api.turn_on("alice")
     status, entry = api.call("POST", "/v1/memory", "alice", {"text": text})

@@ -1,5 +1,6 @@
 """An outsider's attacks on connection tokens, through the real routes against moto: guessing, replays, racing a
 revoke, another person's ids, smuggled headers — each is a 401 or a 404 that changes nothing and names nothing."""
+
 from __future__ import annotations
 
 import json
@@ -48,14 +49,18 @@ def test_a_guess_costs_one_get_item_at_most_and_a_malformed_one_none(api: Any, c
     assert dict(calls) == {}
 
 
-def test_a_replayed_suggestion_is_one_more_suggestion_within_the_cap_and_a_replayed_revoked_token_nothing(api: Any, client: Any, stream: Any, dynamodb: Any) -> None:
+def test_a_replayed_suggestion_is_one_more_suggestion_within_the_cap_and_a_replayed_revoked_token_nothing(
+    api: Any, client: Any, stream: Any, dynamodb: Any
+) -> None:
     api.turn_on("alice")
     made = _connect(api, "alice")
     request = {"headers": {"Authorization": f"Bearer {made['token']}"}, "body": json.dumps({"text": "Likes tea"})}
     answers = [client.http.post("/v1/agent/proposals", **request) for _ in range(7)]
     assert [a.status_code for a in answers] == [202] * 7
     stream.drain()
-    assert len(api.call("GET", "/v1/memory", "alice")[1]["proposals"]) == 1  # the same words: one waits, the rest duplicates
+    assert (
+        len(api.call("GET", "/v1/memory", "alice")[1]["proposals"]) == 1
+    )  # the same words: one waits, the rest duplicates
     assert api.call("DELETE", f"/v1/connections/{made['id']}", "alice")[0] == 204
     before = every_item(dynamodb)
     assert client.http.post("/v1/agent/proposals", **request).status_code == 401
@@ -105,20 +110,25 @@ def test_another_persons_connection_cannot_be_seen_revoked_or_used_for_ones_own_
     assert api.call("GET", "/v1/connections", "bob") == (200, {"connections": []})
 
 
-@pytest.mark.parametrize("header", [
-    "Bearer {token}, Bearer {other}",  # two tokens folded into one header
-    "Bearer {token}\tx",
-    "Bearer {token}%00",
-    "Basic {token}",
-    "Bearer\t{token}",
-])
+@pytest.mark.parametrize(
+    "header",
+    [
+        "Bearer {token}, Bearer {other}",  # two tokens folded into one header
+        "Bearer {token}\tx",
+        "Bearer {token}%00",
+        "Basic {token}",
+        "Bearer\t{token}",
+    ],
+)
 def test_smuggled_authorization_headers_are_401(api: Any, client: Any, header: str) -> None:
     api.turn_on("alice")
     token, other = _connect(api, "alice")["token"], _connect(api, "bob")["token"]
     assert _get(client, "/v1/agent/memory", header.format(token=token, other=other))[0] == 401
 
 
-def test_no_token_reaches_the_logs_the_journal_the_export_or_an_error(api: Any, client: Any, stream: Any, capsys: Any) -> None:
+def test_no_token_reaches_the_logs_the_journal_the_export_or_an_error(
+    api: Any, client: Any, stream: Any, capsys: Any
+) -> None:
     api.turn_on("alice")
     made = _connect(api, "alice")
     bearer = {"Authorization": f"Bearer {made['token']}"}

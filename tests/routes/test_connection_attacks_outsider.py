@@ -1,5 +1,6 @@
 """More outsider attacks on connections through the real routes against moto (issue 38's red team): what an
 erased account leaves behind, and what a suggestion's outcome tells an agent about notes it cannot read."""
+
 from __future__ import annotations
 
 import json
@@ -27,7 +28,9 @@ def _connect(api: Any, user: str, agent: str = "claude-code") -> dict[str, Any]:
 
 def _call(client: Any, method: str, path: str, token: str, body: Any = None) -> tuple[int, Any]:
     headers = {"Authorization": f"Bearer {token}"}
-    response = getattr(client.http, method.lower())(path, headers=headers, **({"body": json.dumps(body)} if body is not None else {}))
+    response = getattr(client.http, method.lower())(
+        path, headers=headers, **({"body": json.dumps(body)} if body is not None else {})
+    )
     return response.status_code, json.loads(response.body) if response.body else None
 
 
@@ -37,12 +40,16 @@ def _naming(dynamodb: Any, user: str) -> list[dict[str, Any]]:
     return [item for item in items if user in (v for v in item.values() if isinstance(v, str))]
 
 
-def test_erasing_an_account_erases_its_connections_and_their_tokens_stop_everywhere(api: Any, client: Any, dynamodb: Any) -> None:
+def test_erasing_an_account_erases_its_connections_and_their_tokens_stop_everywhere(
+    api: Any, client: Any, dynamodb: Any
+) -> None:
     api.turn_on("alice")
     api.turn_on("bob")
     alices = [_connect(api, "alice"), _connect(api, "alice", "cursor")]
     bobs = _connect(api, "bob")
-    assert _call(client, "GET", "/v1/agent/memory", alices[0]["token"])[0] == 200  # its lookup is cached in this container
+    assert (
+        _call(client, "GET", "/v1/agent/memory", alices[0]["token"])[0] == 200
+    )  # its lookup is cached in this container
 
     status, body = iam_call(client, "DELETE", "/v1/operator/account?user_id=alice", OPERATOR_ARN)
 
@@ -50,7 +57,12 @@ def test_erasing_an_account_erases_its_connections_and_their_tokens_stop_everywh
     assert _naming(dynamodb, "alice") == []  # the lookup rows (owner, agent, times) went with the account
     for made in alices:  # an erased account's token is a token never made: nothing answers it, not even MCP's handshake
         assert _call(client, "GET", "/v1/agent/memory", made["token"])[0] == 401
-        assert _call(client, "POST", "/mcp", made["token"], {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}})[0] == 401
+        assert (
+            _call(
+                client, "POST", "/mcp", made["token"], {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}
+            )[0]
+            == 401
+        )
     assert _call(client, "GET", "/v1/agent/memory", bobs["token"])[0] == 200  # bob's connection is untouched
     assert [c["id"] for c in api.call("GET", "/v1/connections", "bob")[1]["connections"]] == [bobs["id"]]
 
@@ -76,24 +88,35 @@ def test_an_altered_lookup_row_is_not_believed_it_is_a_401_that_writes_nothing(
     dynamodb.put_item(TableName=table, Item=dynamo.dump({**row, **altered}))
     before = every_item(dynamodb)
 
-    for method, path, body in [("GET", "/v1/agent/memory", None), ("POST", "/v1/agent/proposals", {"text": "Takes the 8:10 train"})]:
+    for method, path, body in [
+        ("GET", "/v1/agent/memory", None),
+        ("POST", "/v1/agent/proposals", {"text": "Takes the 8:10 train"}),
+    ]:
         assert _call(client, method, path, made["token"], body)[0] == 401, path
     stream.drain()
     assert every_item(dynamodb) == before  # no untainted or misattributed suggestion, no journal row, no last use
     assert api.call("GET", "/v1/memory", "alice")[1]["proposals"] == []
 
 
-def test_a_suggestion_outcome_never_tells_a_connection_what_another_agent_suggested(api: Any, client: Any, stream: Any) -> None:
+def test_a_suggestion_outcome_never_tells_a_connection_what_another_agent_suggested(
+    api: Any, client: Any, stream: Any
+) -> None:
     api.turn_on("alice")
     for agent in ("claude-code", "cursor"):
         assert api.call("PUT", f"/v1/agents/{agent}", "alice", {"propose": True})[0] == 200
     cursor, claude = _connect(api, "alice", "cursor"), _connect(api, "alice")
-    assert _call(client, "POST", "/v1/agent/proposals", cursor["token"], {"text": "Sees a cardiologist monthly"})[0] == 202
+    assert (
+        _call(client, "POST", "/v1/agent/proposals", cursor["token"], {"text": "Sees a cardiologist monthly"})[0] == 202
+    )
     stream.drain()
     assert [p["agent"] for p in api.call("GET", "/v1/memory", "alice")[1]["proposals"]] == ["cursor"]
-    assert _call(client, "GET", "/v1/agent/memory", claude["token"])[1]["items"] == []  # nothing claude-code may read shows it
+    assert (
+        _call(client, "GET", "/v1/agent/memory", claude["token"])[1]["items"] == []
+    )  # nothing claude-code may read shows it
 
-    status, asked = _call(client, "POST", "/v1/agent/proposals", claude["token"], {"text": "sees a cardiologist monthly"})
+    status, asked = _call(
+        client, "POST", "/v1/agent/proposals", claude["token"], {"text": "sees a cardiologist monthly"}
+    )
     stream.drain()
 
     assert status == 202
@@ -109,14 +132,25 @@ def test_a_connection_row_copied_into_another_persons_partition_revokes_nothing_
     api.turn_on("alice")
     made = _connect(api, "alice")
     table = stores.connections.table
-    (owned,) = [dynamo.load(raw) for raw in every_item(dynamodb)[table] if dynamo.load(raw).get("user_id") == "alice"
-                and str(dynamo.load(raw).get("sk")).startswith("c#")]
+    (owned,) = [
+        dynamo.load(raw)
+        for raw in every_item(dynamodb)[table]
+        if dynamo.load(raw).get("user_id") == "alice" and str(dynamo.load(raw).get("sk")).startswith("c#")
+    ]
     dynamodb.put_item(TableName=table, Item=dynamo.dump({**owned, "user_id": "bob"}))
-    alices_rows = [raw for raw in every_item(dynamodb)[table] if "alice" in (dynamo.load(raw).get("user_id"), dynamo.load(raw).get("owner"))]
+    alices_rows = [
+        raw
+        for raw in every_item(dynamodb)[table]
+        if "alice" in (dynamo.load(raw).get("user_id"), dynamo.load(raw).get("owner"))
+    ]
 
     status, _ = api.call("DELETE", f"/v1/connections/{made['id']}", "bob")
 
     assert status in (204, 404)
-    assert [raw for raw in every_item(dynamodb)[table] if "alice" in (dynamo.load(raw).get("user_id"), dynamo.load(raw).get("owner"))] == alices_rows
+    assert [
+        raw
+        for raw in every_item(dynamodb)[table]
+        if "alice" in (dynamo.load(raw).get("user_id"), dynamo.load(raw).get("owner"))
+    ] == alices_rows
     connections_service.forget_cache()
     assert _call(client, "GET", "/v1/agent/memory", made["token"])[0] == 200  # alice's token still works

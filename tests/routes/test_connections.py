@@ -1,4 +1,5 @@
 """A person's connections through the real routes against moto: made, listed, revoked; only a keyed hash stored."""
+
 from __future__ import annotations
 
 import hashlib
@@ -21,7 +22,9 @@ def _journal(stores: Any, user: str) -> list[dict[str, Any]]:
     return [r.public() for r in stores.journal.all(user) if r.action == "keep.memory.connection"]
 
 
-def test_a_connection_is_made_with_a_token_shown_once_and_listed_without_it(api: Any, stores: Any, dynamodb: Any) -> None:
+def test_a_connection_is_made_with_a_token_shown_once_and_listed_without_it(
+    api: Any, stores: Any, dynamodb: Any
+) -> None:
     made = _connect(api, "alice")
     assert set(made) == {"id", "agent", "token", "trusted", "created_at", "expires_at", "last_used_at"}
     assert made["agent"] == "claude-code" and made["trusted"] is False and made["last_used_at"] is None
@@ -48,7 +51,13 @@ def test_expiry_defaults_to_ninety_days_and_takes_one_to_365(api: Any, clock: An
     for bad in (0, 366, 1.5, "7", None, True):
         status, body = api.call("POST", "/v1/connections", "alice", {"agent": "x", "expires_in_days": bad})
         assert status == 400 and body["code"] == "invalid_request", bad
-    for body in ({"agent": "a b"}, {}, {"agent": "x", "token": "pmc_mine"}, {"agent": "x", "trusted": "yes"}, {"agent": ".."}):
+    for body in (
+        {"agent": "a b"},
+        {},
+        {"agent": "x", "token": "pmc_mine"},
+        {"agent": "x", "trusted": "yes"},
+        {"agent": ".."},
+    ):
         status, answer = api.call("POST", "/v1/connections", "alice", body)
         assert status == 400 and answer["code"] == "invalid_request", body
     assert len(api.call("GET", "/v1/connections", "alice")[1]["connections"]) == 3
@@ -96,8 +105,14 @@ def test_forget_all_keeps_the_connections_and_the_services_mac_key(api: Any, sto
 
 def test_the_connection_routes_need_a_sign_in_token(api: Any, client: Any) -> None:
     made = _connect(api, "alice")
-    for method, path in (("GET", "/v1/connections"), ("POST", "/v1/connections"), ("DELETE", f"/v1/connections/{made['id']}")):
-        response = getattr(client.http, method.lower())(path, headers={"Authorization": f"Bearer {made['token']}"}, body='{"agent": "x"}')
+    for method, path in (
+        ("GET", "/v1/connections"),
+        ("POST", "/v1/connections"),
+        ("DELETE", f"/v1/connections/{made['id']}"),
+    ):
+        response = getattr(client.http, method.lower())(
+            path, headers={"Authorization": f"Bearer {made['token']}"}, body='{"agent": "x"}'
+        )
         assert response.status_code == 401, (method, path)
     assert len(api.call("GET", "/v1/connections", "alice")[1]["connections"]) == 1
 

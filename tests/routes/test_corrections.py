@@ -1,4 +1,5 @@
 """Correcting a proposal while accepting it, changing an entry's kind, and the agent's name on proposals."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -33,7 +34,13 @@ def test_accept_with_corrections_keeps_origin_source_and_taint_and_records_the_e
     assert entry["source"] == {"session_id": "s-1", "thread_id": "t-1", "message_id": "m-1"}
     assert entry["expires_at"] is not None
     (stored,) = _stored_entries(stores, "alice")
-    assert (stored.text, stored.kind, stored.edited, stored.tainted, stored.origin) == ("Likes jazz", "preference", True, True, "agent")
+    assert (stored.text, stored.kind, stored.edited, stored.tainted, stored.origin) == (
+        "Likes jazz",
+        "preference",
+        True,
+        True,
+        "agent",
+    )
     assert stores.entries.get_state("alice").waiting == 0 and stores.entries.get_state("alice").active == 1
 
 

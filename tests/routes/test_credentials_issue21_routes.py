@@ -1,6 +1,7 @@
 """Issue 21 through the real routes against moto: a word before a split token and pasted encodings are refused
 by shape on POST, PATCH and agents' proposals, the refusal never quotes the text, and nothing of it is stored;
 benign encoded text is kept as typed."""
+
 from __future__ import annotations
 
 import random
@@ -20,16 +21,24 @@ PROBES: dict[str, tuple[str, str]] = {
     "bot_spaced": ("bot AKIA QW3R T5YU 7IOP AS2D", "aws_access_key_id"),
     "percent": ("AKIA%51W3RT5YU7IOPAS2D", "aws_access_key_id"),
     "percent_all": ("".join(f"%{ord(c):02X}" for c in _GH), "github_token"),
-    "json_escape": ("{\"key\": \"\\u0041KIAQW3RT5YU7IOPAS2D\"}", "aws_access_key_id"),
+    "json_escape": ('{"key": "\\u0041KIAQW3RT5YU7IOPAS2D"}', "aws_access_key_id"),
     "html_decimal": ("&#65;KIAQW3RT5YU7IOPAS2D", "aws_access_key_id"),
     "html_hex": ("&#x41;KIAQW3RT5YU7IOPAS2D", "aws_access_key_id"),
     "html_named": (_GH.replace("_", "&lowbar;"), "github_token"),
     "dash_groups": ("aws key AKIA-QW3R-T5YU-7IOP-AS2D", "aws_access_key_id"),
-    "bar_groups": ("token " + "|".join(_GH[i:i + 4] for i in range(0, 40, 4)), "github_token"),
-    "middle_dot_groups": ("key: " + "\u00b7".join("AKIAQW3RT5YU7IOPAS2D"[i:i + 4] for i in range(0, 20, 4)), "aws_access_key_id"),
+    "bar_groups": ("token " + "|".join(_GH[i : i + 4] for i in range(0, 40, 4)), "github_token"),
+    "middle_dot_groups": (
+        "key: " + "\u00b7".join("AKIAQW3RT5YU7IOPAS2D"[i : i + 4] for i in range(0, 20, 4)),
+        "aws_access_key_id",
+    ),
 }
-BENIGN = ["café: caf%C3%A9 is 100% good", "Tom &amp; Jerry &lt;3", "key dates: 2024-05-01 and 2025-06-30",
-          "na\\u00efve \\u00e9t\\u00e9", "token server at 10.0.0.12, version 1.2.3.4"]
+BENIGN = [
+    "café: caf%C3%A9 is 100% good",
+    "Tom &amp; Jerry &lt;3",
+    "key dates: 2024-05-01 and 2025-06-30",
+    "na\\u00efve \\u00e9t\\u00e9",
+    "token server at 10.0.0.12, version 1.2.3.4",
+]
 
 
 def _refused(status: int, body: Any, shape: str) -> bool:

@@ -1,6 +1,7 @@
 """Issue 37 item 19 through the real routes against moto: each category an outsider's corpus found missed is
 refused by shape on POST, PATCH and agents' proposals, the refusal never quotes the text, and nothing of it is
 stored; the benign notes beside those rules are kept as typed."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -13,17 +14,33 @@ PROBES: dict[str, tuple[str, str]] = {
     "heroku_full_width": (f"ｈｅｒｏｋｕ {_UUID}", "heroku_api_key"),
     "heroku_line_broken": (f"my heroku key {_UUID[:18]}\n{_UUID[18:]}", "heroku_api_key"),
     "note_pair": ("my bank login is maria / Tr0ub4dor&3", "username_password"),
-    "seed_no_checksum": ("abandon again announce assume barely blame bridge call celery claim comic cream", "seed_phrase"),
+    "seed_no_checksum": (
+        "abandon again announce assume barely blame bridge call celery claim comic cream",
+        "seed_phrase",
+    ),
     "vault_legacy": ("vault login s.Ga4VHWcQdwP8xZrXWPLUJkq3", "vault_token"),
     "generic_key": ("openweather key 8f2b9c4d1e7a6f3b5c9d2e8a4f1b7c3d", "secret_assignment"),
     "command_line": ("docker login -u maria -p Tr0ub4dor3 registry.example.com", "command_line_password"),
     "hf_homoglyph": ("hf_jRNzQGgWkbyKPGvqhXCjmfUuEɑdLaKtRTr", "huggingface_token"),
 }
-BENIGN = [f"Order {_UUID} arrives Tuesday.", "Deployed the blog to Heroku today.", "mkdir -p ~/notes then ssh -p 2222 pi@home",
-          "The wifi password is on the fridge.", "milk, eggs, bread, butter, cheese, apples, coffee, rice",
-          "I like to walk the dog and read a book in the morning.", "House key is under the blue pot."]
-SECRETS = [_UUID, "Tr0ub4dor&3", "s.Ga4VHWcQdwP8xZrXWPLUJkq3", "8f2b9c4d1e7a6f3b5c9d2e8a4f1b7c3d", "Tr0ub4dor3",
-           "jRNzQGgWkbyKPGvqhXCjmfUuE", "celery claim comic"]
+BENIGN = [
+    f"Order {_UUID} arrives Tuesday.",
+    "Deployed the blog to Heroku today.",
+    "mkdir -p ~/notes then ssh -p 2222 pi@home",
+    "The wifi password is on the fridge.",
+    "milk, eggs, bread, butter, cheese, apples, coffee, rice",
+    "I like to walk the dog and read a book in the morning.",
+    "House key is under the blue pot.",
+]
+SECRETS = [
+    _UUID,
+    "Tr0ub4dor&3",
+    "s.Ga4VHWcQdwP8xZrXWPLUJkq3",
+    "8f2b9c4d1e7a6f3b5c9d2e8a4f1b7c3d",
+    "Tr0ub4dor3",
+    "jRNzQGgWkbyKPGvqhXCjmfUuE",
+    "celery claim comic",
+]
 
 
 def _refused(status: int, body: Any, shape: str) -> bool:

@@ -4,6 +4,7 @@ RFC 3986, 5.2.4 ("Remove Dot Segments"): a client resolves `.` and `..` segments
 `/v1/sessions/../memory` never reaches the session `..`; an encoded `%2E%2E` does reach the server, which
 decodes it (chalicelib/web_api.py, `path_id`) into the id it could store but nobody could name again.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -26,13 +27,20 @@ def _refused(status: int, body: Any) -> bool:
 
 
 @pytest.mark.parametrize("dots", DOTS)
-def test_a_session_id_of_dots_is_refused_on_every_session_route_and_nothing_is_stored(client: Any, stores: Any, dots: str) -> None:
+def test_a_session_id_of_dots_is_refused_on_every_session_route_and_nothing_is_stored(
+    client: Any, stores: Any, dots: str
+) -> None:
     sid = ENCODED[dots]
     assert _refused(*iam_call(client, "PUT", f"/v1/sessions/{sid}", HOST_ARN, _session()))
     for method, path, arn, body in (
         ("GET", f"/v1/sessions/{sid}/memory", HOST_ARN, None),
         ("POST", f"/v1/sessions/{sid}/untrusted", HOST_ARN, None),
-        ("POST", f"/v1/sessions/{sid}/events", WORKER_ARN, {"events": [{"id": "e1", "type": "memory.propose", "text": "x"}]}),
+        (
+            "POST",
+            f"/v1/sessions/{sid}/events",
+            WORKER_ARN,
+            {"events": [{"id": "e1", "type": "memory.propose", "text": "x"}]},
+        ),
         ("GET", f"/v1/sessions/{sid}/events", WORKER_ARN, None),
     ):
         assert _refused(*iam_call(client, method, path, arn, body)), path
@@ -41,7 +49,9 @@ def test_a_session_id_of_dots_is_refused_on_every_session_route_and_nothing_is_s
 
 @pytest.mark.parametrize("dots", DOTS)
 @pytest.mark.parametrize("field", ["thread_id", "user_id"])
-def test_a_thread_or_user_id_of_dots_is_refused_at_registration(client: Any, stores: Any, dots: str, field: str) -> None:
+def test_a_thread_or_user_id_of_dots_is_refused_at_registration(
+    client: Any, stores: Any, dots: str, field: str
+) -> None:
     assert _refused(*iam_call(client, "PUT", "/v1/sessions/s-1", HOST_ARN, _session(**{field: dots})))
     assert stores.sessions.get("s-1") is None
     assert iam_call(client, "PUT", "/v1/sessions/s-1", HOST_ARN, _session(**{field: f"a{dots}b"}))[0] == 200
@@ -49,7 +59,9 @@ def test_a_thread_or_user_id_of_dots_is_refused_at_registration(client: Any, sto
 
 @pytest.mark.parametrize("dots", DOTS)
 @pytest.mark.parametrize("field", ["id", "message_id"])
-def test_an_event_or_message_id_of_dots_is_refused_and_no_event_is_stored(api: Any, agents: Any, stores: Any, dots: str, field: str) -> None:
+def test_an_event_or_message_id_of_dots_is_refused_and_no_event_is_stored(
+    api: Any, agents: Any, stores: Any, dots: str, field: str
+) -> None:
     api.turn_on("alice")
     assert agents.register("s-1", "alice")[0] == 200
     event = {"id": "e1", "text": "likes tea", field: dots}

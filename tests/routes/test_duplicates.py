@@ -1,4 +1,5 @@
 """No duplicates, and replacing instead of piling up (issue 24): the routes against moto, stored state read back."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -52,7 +53,9 @@ def _refusal(body: Any, existing: str) -> None:
         "Prefers tea in the morning\uff0c",  # nor a full-width comma (NFKC: ",")
     ],
 )
-def test_post_of_the_same_words_as_a_person_reads_them_is_a_409_naming_the_entry(api: Any, stores: Any, variant: str) -> None:
+def test_post_of_the_same_words_as_a_person_reads_them_is_a_409_naming_the_entry(
+    api: Any, stores: Any, variant: str
+) -> None:
     api.turn_on("alice")
     first = api.add("alice", TEA)
     status, body = api.call("POST", "/v1/memory", "alice", {"text": variant})
@@ -97,7 +100,9 @@ def test_patch_to_another_entrys_words_is_a_409_and_changes_nothing(api: Any, st
     assert [i for i in after if i["sk"] != "#state"] == [i for i in before if i["sk"] != "#state"]
 
 
-def test_patch_keeping_its_own_words_in_another_case_is_allowed_and_keeps_one_fingerprint(api: Any, stores: Any) -> None:
+def test_patch_keeping_its_own_words_in_another_case_is_allowed_and_keeps_one_fingerprint(
+    api: Any, stores: Any
+) -> None:
     api.turn_on("alice")
     tea = api.add("alice", TEA)
     status, body = api.call("PATCH", f"/v1/memory/{tea['id']}", "alice", {"text": TEA.upper()})
@@ -162,7 +167,9 @@ def test_a_new_expiry_moves_with_the_fingerprint(api: Any, stores: Any, clock: A
     assert status == 409 and body["existing_id"] == tea["id"]
 
 
-def test_the_recount_at_the_cap_purges_expired_entries_with_their_fingerprints(api: Any, stores: Any, clock: Any) -> None:
+def test_the_recount_at_the_cap_purges_expired_entries_with_their_fingerprints(
+    api: Any, stores: Any, clock: Any
+) -> None:
     api.turn_on("alice")
     for n in range(199):
         api.add("alice", f"note {n}")
@@ -202,7 +209,9 @@ def test_accept_moves_the_fingerprint_from_the_proposal_to_the_entry(api: Any, a
     assert list(_fingerprints(stores, "alice").values()) == [entry["id"]]
 
 
-def test_a_proposal_repeating_an_entry_or_a_waiting_proposal_is_refused_duplicate_in_the_journal_only(api: Any, agents: Any, stores: Any) -> None:
+def test_a_proposal_repeating_an_entry_or_a_waiting_proposal_is_refused_duplicate_in_the_journal_only(
+    api: Any, agents: Any, stores: Any
+) -> None:
     """The agent is told `memory.proposed`, as for a new text (issue 37 #8): tests/stream/test_membership_oracle.py."""
     api.turn_on("alice")
     api.add("alice", TEA)
@@ -210,7 +219,10 @@ def test_a_proposal_repeating_an_entry_or_a_waiting_proposal_is_refused_duplicat
     agents.register("s-2", "alice")
     agents.propose("s-1", {"id": "e1", "text": "PREFERS tea in the morning"}, {"id": "e2", "text": "Has a cat"})
     agents.propose("s-2", {"id": "e1", "text": "has  a cat"})
-    outcomes = {**{f"s1/{k}": v for k, v in agents.outcomes("s-1").items()}, **{f"s2/{k}": v for k, v in agents.outcomes("s-2").items()}}
+    outcomes = {
+        **{f"s1/{k}": v for k, v in agents.outcomes("s-1").items()},
+        **{f"s2/{k}": v for k, v in agents.outcomes("s-2").items()},
+    }
     assert {outcome["type"] for outcome in outcomes.values()} == {"memory.proposed"}
     assert [p["text"] for p in api.call("GET", "/v1/inbox", "alice")[1]["memory_proposals"]] == ["Has a cat"]
     assert stores.entries.get_state("alice").waiting == 3  # each duplicate holds a slot, as a new text would
@@ -218,7 +230,9 @@ def test_a_proposal_repeating_an_entry_or_a_waiting_proposal_is_refused_duplicat
     assert sorted(r["session_id"] for r in refused if r["reason"] == "duplicate") == ["s-1", "s-2"]
 
 
-def test_an_agent_that_may_not_read_cannot_learn_from_duplicate_what_the_user_keeps(api: Any, agents: Any, stores: Any) -> None:
+def test_an_agent_that_may_not_read_cannot_learn_from_duplicate_what_the_user_keeps(
+    api: Any, agents: Any, stores: Any
+) -> None:
     """`duplicate` would tell a read-blocked agent "she keeps 'Has diabetes'": it gets what a new text gets."""
     api.turn_on("alice")
     api.add("alice", "Has diabetes")
@@ -227,8 +241,13 @@ def test_an_agent_that_may_not_read_cannot_learn_from_duplicate_what_the_user_ke
     agents.propose("s-1", {"id": "kept", "text": "has DIABETES"}, {"id": "new", "text": "Has asthma"})
     outcomes = agents.outcomes("s-1")
     assert outcomes["kept"]["type"] == outcomes["new"]["type"] == "memory.proposed"
-    assert set(outcomes["kept"]) == set(outcomes["new"]) and outcomes["kept"]["proposal_id"] != outcomes["new"]["proposal_id"]
-    assert [p["text"] for p in api.call("GET", "/v1/inbox", "alice")[1]["memory_proposals"]] == ["Has asthma"]  # no pile-up
+    assert (
+        set(outcomes["kept"]) == set(outcomes["new"])
+        and outcomes["kept"]["proposal_id"] != outcomes["new"]["proposal_id"]
+    )
+    assert [p["text"] for p in api.call("GET", "/v1/inbox", "alice")[1]["memory_proposals"]] == [
+        "Has asthma"
+    ]  # no pile-up
     assert [i["text"] for i in api.call("GET", "/v1/memory", "alice")[1]["items"]] == ["Has diabetes"]
     assert stores.entries.get_state("alice").waiting == 2  # the duplicate holds a slot as a new text does
     refused = [r.public() for r in stores.journal.all("alice") if r.action == "keep.memory.proposal_refused"]
@@ -250,7 +269,9 @@ def test_a_stale_fingerprint_left_by_damaged_storage_is_cleared_at_the_refusal(a
     """A fingerprint whose entry is gone (a restored or half-deleted table) must not refuse its words for ever."""
     api.turn_on("alice")
     tea = api.add("alice", TEA)
-    stores.client.delete_item(TableName=stores.entries.table, Key=dynamo.dump({"user_id": "alice", "sk": "e#" + tea["id"]}))
+    stores.client.delete_item(
+        TableName=stores.entries.table, Key=dynamo.dump({"user_id": "alice", "sk": "e#" + tea["id"]})
+    )
     status, entry = api.call("POST", "/v1/memory", "alice", {"text": TEA})
     assert status == 201, entry
     assert list(_fingerprints(stores, "alice").values()) == [entry["id"]]
@@ -273,10 +294,14 @@ def test_accept_with_replaces_at_the_cap_forgets_the_old_entry_in_the_same_trans
     state = stores.entries.get_state("alice")
     assert (state.active, state.waiting) == (200, 0)
     assert old["id"] not in _fingerprints(stores, "alice").values() and len(_fingerprints(stores, "alice")) == 200
-    assert api.call("POST", "/v1/memory", "alice", {"text": "Prefers coffee"})[1]["code"] == "limit_reached"  # not a duplicate
+    assert (
+        api.call("POST", "/v1/memory", "alice", {"text": "Prefers coffee"})[1]["code"] == "limit_reached"
+    )  # not a duplicate
 
 
-def test_accept_with_replaces_journals_the_replaced_entrys_forget_with_its_receipt(api: Any, stores: Any, clock: Any) -> None:
+def test_accept_with_replaces_journals_the_replaced_entrys_forget_with_its_receipt(
+    api: Any, stores: Any, clock: Any
+) -> None:
     """The replaced entry is forgotten as finally as by DELETE, so it gets the same receipt (issue 37 #12)."""
     api.turn_on("alice")
     old = api.add("alice", "Prefers coffee")
@@ -302,7 +327,9 @@ def test_replacing_an_entry_with_the_same_words_keeps_one_fingerprint(api: Any, 
 
 
 @pytest.mark.parametrize("whose", ["missing", "bob", "expired", "not_an_id"])
-def test_replaces_naming_no_live_entry_of_the_user_is_404_and_changes_nothing(api: Any, stores: Any, clock: Any, whose: str) -> None:
+def test_replaces_naming_no_live_entry_of_the_user_is_404_and_changes_nothing(
+    api: Any, stores: Any, clock: Any, whose: str
+) -> None:
     api.turn_on("alice")
     api.turn_on("bob")
     bobs = api.add("bob", "Bob's note")
@@ -313,17 +340,24 @@ def test_replaces_naming_no_live_entry_of_the_user_is_404_and_changes_nothing(ap
     before = (_partition(stores, stores.entries.table, "alice"), _partition(stores, stores.proposals.table, "alice"))
     status, body = api.call("POST", f"/v1/memory/{proposal.id}/accept", "alice", {"replaces": target})
     assert status == 404 and body == {"code": "not_found", "message": "No such entry."}
-    assert (_partition(stores, stores.entries.table, "alice"), _partition(stores, stores.proposals.table, "alice")) == before
+    assert (
+        _partition(stores, stores.entries.table, "alice"),
+        _partition(stores, stores.proposals.table, "alice"),
+    ) == before
     assert api.call("GET", "/v1/memory", "bob")[1]["items"][0]["id"] == bobs["id"]
 
 
 def test_replaces_must_be_a_string(api: Any, stores: Any) -> None:
     api.turn_on("alice")
     proposal = add_proposal(stores, "alice", "x")
-    assert api.call("POST", f"/v1/memory/{proposal.id}/accept", "alice", {"replaces": 7})[1]["code"] == "invalid_request"
+    assert (
+        api.call("POST", f"/v1/memory/{proposal.id}/accept", "alice", {"replaces": 7})[1]["code"] == "invalid_request"
+    )
 
 
-def test_accept_whose_fingerprint_another_proposal_holds_still_works_and_leaves_that_one(api: Any, agents: Any, stores: Any) -> None:
+def test_accept_whose_fingerprint_another_proposal_holds_still_works_and_leaves_that_one(
+    api: Any, agents: Any, stores: Any
+) -> None:
     """Damaged storage: the proposal's fingerprint item names someone else. Accepting must not fail or take it."""
     api.turn_on("alice")
     agents.register("s-1", "alice")
@@ -331,7 +365,9 @@ def test_accept_whose_fingerprint_another_proposal_holds_still_works_and_leaves_
     (waiting,) = api.call("GET", "/v1/inbox", "alice")[1]["memory_proposals"]
     (print_key,) = _fingerprints(stores, "alice", "proposals")
     other = new_id()
-    stores.client.put_item(TableName=stores.proposals.table, Item=dynamo.dump({"user_id": "alice", "sk": print_key, "held_by": other}))
+    stores.client.put_item(
+        TableName=stores.proposals.table, Item=dynamo.dump({"user_id": "alice", "sk": print_key, "held_by": other})
+    )
     status, entry = api.call("POST", f"/v1/memory/{waiting['id']}/accept", "alice")
     assert status == 201, entry
     assert _fingerprints(stores, "alice", "proposals") == {print_key: other}  # not released: it is not the proposal's
@@ -343,7 +379,9 @@ def test_forget_whose_fingerprint_another_entry_holds_still_works_and_leaves_tha
     tea = api.add("alice", TEA)
     (print_key,) = _fingerprints(stores, "alice")
     other = api.add("alice", "Prefers coffee")
-    stores.client.put_item(TableName=stores.entries.table, Item=dynamo.dump({"user_id": "alice", "sk": print_key, "held_by": other["id"]}))
+    stores.client.put_item(
+        TableName=stores.entries.table, Item=dynamo.dump({"user_id": "alice", "sk": print_key, "held_by": other["id"]})
+    )
     assert api.call("DELETE", f"/v1/memory/{tea['id']}", "alice")[0] == 204
     assert _fingerprints(stores, "alice")[print_key] == other["id"]
     assert _entry_ids(stores, "alice") == {other["id"]}
@@ -364,7 +402,9 @@ def test_forgetting_an_agent_releases_the_fingerprints_of_what_it_deleted(api: A
     assert {o["type"] for o in agents.outcomes("s-2").values()} == {"memory.proposed"}
 
 
-def test_without_the_cancellations_item_the_holder_is_read_and_still_named(api: Any, agents: Any, stores: Any, monkeypatch: Any) -> None:
+def test_without_the_cancellations_item_the_holder_is_read_and_still_named(
+    api: Any, agents: Any, stores: Any, monkeypatch: Any
+) -> None:
     """AWS returns the refusing item (ReturnValuesOnConditionCheckFailure=ALL_OLD); a client that drops it
     must cost one GetItem on the refusal, never a wrong answer."""
     api.turn_on("alice")
@@ -373,7 +413,9 @@ def test_without_the_cancellations_item_the_holder_is_read_and_still_named(api: 
     status, body = api.call("POST", "/v1/memory", "alice", {"text": TEA.upper()})
     assert status == 409 and body["existing_id"] == tea["id"]
     agents.register("s-1", "alice")
-    agents.propose("s-1", {"id": "e1", "text": TEA}, {"id": "e2", "text": "Has a cat"}, {"id": "e3", "text": "has a CAT"})
+    agents.propose(
+        "s-1", {"id": "e1", "text": TEA}, {"id": "e2", "text": "Has a cat"}, {"id": "e3", "text": "has a CAT"}
+    )
     reasons = {k: v.get("reason") for k, v in agents.outcomes("s-1").items()}
     assert reasons == {"e1": None, "e2": None, "e3": None}  # every agent is told "proposed" (issue 37 #8) ...
     refused = [r.public() for r in stores.journal.all("alice") if r.action == "keep.memory.proposal_refused"]
@@ -396,16 +438,24 @@ def test_an_agents_forget_releases_a_fingerprint_whose_entry_went_in_a_chunk_bef
     _seed_agent_entries(SimpleNamespace(stores=stores), "alice", 60)
     _, entries, prints = stores.entries.stored_all("alice")
     first = next(f for f in prints if f.owner == entries[0].id)
-    stores.client.delete_item(TableName=stores.entries.table, Key=stores.entries.fingerprints.key("alice", first.fingerprint))
+    stores.client.delete_item(
+        TableName=stores.entries.table, Key=stores.entries.fingerprints.key("alice", first.fingerprint)
+    )
     real, sent = forget_all.transact, []
 
     def concurrently(client: Any, actions: list[dict[str, Any]]) -> Any:
         sent.append(len(actions))
-        if len(sent) == 2:  # the second chunk: the user's forget of its last entry (and that entry's fingerprint) lands first
+        if (
+            len(sent) == 2
+        ):  # the second chunk: the user's forget of its last entry (and that entry's fingerprint) lands first
             last = entries[-1]
             last_print = next(f for f in prints if f.owner == last.id)
-            stores.client.delete_item(TableName=stores.entries.table, Key=dynamo.dump({"user_id": "alice", "sk": "e#" + last.id}))
-            stores.client.delete_item(TableName=stores.entries.table, Key=stores.entries.fingerprints.key("alice", last_print.fingerprint))
+            stores.client.delete_item(
+                TableName=stores.entries.table, Key=dynamo.dump({"user_id": "alice", "sk": "e#" + last.id})
+            )
+            stores.client.delete_item(
+                TableName=stores.entries.table, Key=stores.entries.fingerprints.key("alice", last_print.fingerprint)
+            )
         return real(client, actions)
 
     monkeypatch.setattr(forget_all, "transact", concurrently)

@@ -1,4 +1,5 @@
 """Per-user encryption through the real routes: sealed at rest, bound to its place, shredded by forget-all."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -56,7 +57,9 @@ def test_the_wrapped_key_is_the_only_key_material_stored(api: Any, dynamodb: Any
         kms.decrypt(CiphertextBlob=wrapped)
 
 
-def test_a_ciphertext_moved_to_another_user_does_not_open_and_is_a_404(api: Any, dynamodb: Any, table_names: Any) -> None:
+def test_a_ciphertext_moved_to_another_user_does_not_open_and_is_a_404(
+    api: Any, dynamodb: Any, table_names: Any
+) -> None:
     for user, text in (("alice", ALICE_NOTE), ("bob", BOB_NOTE)):
         api.turn_on(user)
         api.add(user, text)
@@ -271,7 +274,9 @@ def test_no_table_and_no_stream_record_holds_a_written_text_at_any_step_of_the_s
     look("proposal accepted and rejected")
     status, export = api.call("GET", "/v1/memory/export", "alice")
     assert status == 200 and {e["text"] for e in export["entries"]} == {texts[1], texts[3]}
-    assert [i["text"] for i in agents.items("s1")] and iam_call(client, "GET", "/v1/operator/memory?user_id=alice", OPERATOR_ARN)[0] == 200
+    assert [i["text"] for i in agents.items("s1")] and iam_call(
+        client, "GET", "/v1/operator/memory?user_id=alice", OPERATOR_ARN
+    )[0] == 200
     look("exported, read by an agent and an operator")
     assert api.call("DELETE", "/v1/memory", "alice") == (200, {"deleted": 2})
     look("forgotten")
@@ -301,7 +306,9 @@ def test_a_text_sealed_under_a_key_destroyed_before_it_lands_is_sealed_again(api
     assert stores.entries.get_state("alice").active == len(stores.entries.stored("alice")[1])
 
 
-def test_an_edit_sealed_under_a_key_destroyed_before_it_lands_changes_nothing(api: Any, dynamodb: Any, table_names: Any, stores: Any) -> None:
+def test_an_edit_sealed_under_a_key_destroyed_before_it_lands_changes_nothing(
+    api: Any, dynamodb: Any, table_names: Any, stores: Any
+) -> None:
     """PATCH seals the new text under the key that opened the old one; a forget-all in between must refuse the write."""
     api.turn_on("alice")
     entry = api.add("alice", ALICE_NOTE)
@@ -347,10 +354,14 @@ def test_a_first_write_whose_key_is_made_and_destroyed_elsewhere_at_every_attemp
     assert raced and all(raced)
     assert status == 503 and body["code"] == "unavailable", body
     assert stores.entries.stored("alice")[1] == [] and stores.entries.get_state("alice").active == 0  # nothing changed
-    assert api.call("POST", "/v1/memory", "alice", {"text": "Alice in the race"})[0] == 201  # once calm, the retry works
+    assert (
+        api.call("POST", "/v1/memory", "alice", {"text": "Alice in the race"})[0] == 201
+    )  # once calm, the retry works
 
 
-def test_a_write_whose_key_is_destroyed_before_every_attempt_lands_is_a_503_not_a_full_memory(api: Any, stores: Any) -> None:
+def test_a_write_whose_key_is_destroyed_before_every_attempt_lands_is_a_503_not_a_full_memory(
+    api: Any, stores: Any
+) -> None:
     """A forget-all between sealing and writing at every attempt: the write gives up as busy (503), and never
     claims the user has 200 entries (409 limit_reached, as it did) when they have one."""
     api.turn_on("alice")

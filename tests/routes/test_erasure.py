@@ -1,4 +1,5 @@
 """An operator erases a whole account: nothing keyed by the user is left in any table, nothing of anyone else goes."""
+
 from __future__ import annotations
 
 import json
@@ -36,7 +37,13 @@ def _held_by(dynamodb: Any, user: str) -> list[tuple[str, dict[str, Any]]]:
     """Every raw item keyed by `user` or belonging to one of their sessions (by Scan: the test looking)."""
     tables = every_item(dynamodb)
     loaded = {name: [dynamo.load(raw) for raw in items] for name, items in tables.items()}
-    sessions = {i["session_id"] for name, items in loaded.items() if "sessions" in name for i in items if i.get("user_id") == user}
+    sessions = {
+        i["session_id"]
+        for name, items in loaded.items()
+        if "sessions" in name
+        for i in items
+        if i.get("user_id") == user
+    }
     return [
         (name, item)
         for name, items in loaded.items()
@@ -51,7 +58,9 @@ def test_erasing_an_account_leaves_nothing_keyed_by_the_user_and_nothing_of_anyo
     _story(api, agents, "alice")
     _story(api, agents, "bob")
     held = {name for name, _ in _held_by(dynamodb, "alice")}
-    assert {n for n in held if any(t in n for t in ("entries", "proposals", "journal", "sessions", "events", "keys"))} == held
+    assert {
+        n for n in held if any(t in n for t in ("entries", "proposals", "journal", "sessions", "events", "keys"))
+    } == held
     assert len(held) == 6  # before: alice has items in every table, forget-all notwithstanding
     bob_before = _held_by(dynamodb, "bob")
 
@@ -61,7 +70,13 @@ def test_erasing_an_account_leaves_nothing_keyed_by_the_user_and_nothing_of_anyo
     assert _held_by(dynamodb, "alice") == []
     assert sorted(map(repr, _held_by(dynamodb, "bob"))) == sorted(map(repr, bob_before))
     counts = body["erased"]
-    assert counts["sessions"] == 2 and counts["events"] == 2 and counts["entries"] >= 1 and counts["journal"] >= 1 and counts["keys"] >= 1
+    assert (
+        counts["sessions"] == 2
+        and counts["events"] == 2
+        and counts["entries"] >= 1
+        and counts["journal"] >= 1
+        and counts["keys"] >= 1
+    )
     # The user's view: a fresh account (memory off, nothing kept, no journal); bob's is untouched.
     assert api.call("GET", "/v1/memory", "alice")[1]["items"] == []
     assert api.call("GET", "/v1/memory/journal", "alice")[1]["items"] == []
@@ -72,7 +87,10 @@ def test_erasing_again_finds_nothing_and_answers_zeros(client: Any, api: Any, ag
     _story(api, agents, "alice")
     assert iam_call(client, "DELETE", ERASE.format("alice"), OPERATOR_ARN)[0] == 200
     status, body = iam_call(client, "DELETE", ERASE.format("alice"), OPERATOR_ARN)
-    assert (status, body) == (200, {"erased": dict.fromkeys(("keys", "sessions", "events", "entries", "proposals", "journal"), 0)})
+    assert (status, body) == (
+        200,
+        {"erased": dict.fromkeys(("keys", "sessions", "events", "entries", "proposals", "journal"), 0)},
+    )
     assert _held_by(dynamodb, "alice") == []
 
 
@@ -110,8 +128,12 @@ def test_a_stored_row_naming_another_users_session_erases_nothing_of_theirs(
     _story(api, agents, "alice")
     _story(api, agents, "bob")
     bob_before = _held_by(dynamodb, "bob")
-    stores.journal.append("alice", "keep.memory.context", "2026-01-01T00:00:00.000Z", {"session_id": "s-bob", "count": 0})
-    stores.journal.append("alice", "keep.memory.context", "2026-01-01T00:00:01.000Z", {"session_id": "x" * 3000, "count": 0})
+    stores.journal.append(
+        "alice", "keep.memory.context", "2026-01-01T00:00:00.000Z", {"session_id": "s-bob", "count": 0}
+    )
+    stores.journal.append(
+        "alice", "keep.memory.context", "2026-01-01T00:00:01.000Z", {"session_id": "x" * 3000, "count": 0}
+    )
 
     assert iam_call(client, "DELETE", ERASE.format("alice"), OPERATOR_ARN)[0] == 200
 
@@ -121,14 +143,18 @@ def test_a_stored_row_naming_another_users_session_erases_nothing_of_theirs(
 
 
 @pytest.mark.parametrize("arn", [HOST_ARN, WORKER_ARN, "arn:aws:iam::999999999999:role/stranger", None])
-def test_only_operators_may_erase_an_account_and_a_refused_call_changes_nothing(client: Any, api: Any, dynamodb: Any, arn: Any) -> None:
+def test_only_operators_may_erase_an_account_and_a_refused_call_changes_nothing(
+    client: Any, api: Any, dynamodb: Any, arn: Any
+) -> None:
     api.turn_on("alice")
     api.add("alice", TEXTS["alice"])
     before = _held_by(dynamodb, "alice")
     assert iam_call(client, "DELETE", ERASE.format("alice"), arn)[0] == 403
     assert iam_call(client, "DELETE", ERASE.format("alice"), None, headers=api.headers("alice"))[0] == 403
     assert _held_by(dynamodb, "alice") == before
-    assert iam_call(client, "DELETE", ERASE.format("alice"), OPERATOR_ARN)[0] == 200  # the operator's own call does erase
+    assert (
+        iam_call(client, "DELETE", ERASE.format("alice"), OPERATOR_ARN)[0] == 200
+    )  # the operator's own call does erase
     assert _held_by(dynamodb, "alice") == []
 
 
@@ -165,9 +191,25 @@ def test_a_retry_after_a_run_cut_short_redoes_no_per_session_work(
 
     api.turn_on("alice")
     for n in range(120):
-        stores.sessions.create(Session(session_id=f"s-{n}", user_id="alice", thread_id=None, agent="helper",
-                                       memory_requested=True, tainted=False, proposals=0, created_at="2026-12-01T00:00:00Z"), 1_800_000_000)
-        stores.journal.append("alice", "keep.memory.context", f"2026-12-01T00:{n // 60:02d}:{n % 60:02d}.000Z", {"session_id": f"s-{n}", "count": 0})
+        stores.sessions.create(
+            Session(
+                session_id=f"s-{n}",
+                user_id="alice",
+                thread_id=None,
+                agent="helper",
+                memory_requested=True,
+                tainted=False,
+                proposals=0,
+                created_at="2026-12-01T00:00:00Z",
+            ),
+            1_800_000_000,
+        )
+        stores.journal.append(
+            "alice",
+            "keep.memory.context",
+            f"2026-12-01T00:{n // 60:02d}:{n % 60:02d}.000Z",
+            {"session_id": f"s-{n}", "count": 0},
+        )
 
     def busy(*args: Any, **kwargs: Any) -> Any:
         raise Unavailable()
@@ -193,19 +235,31 @@ def test_events_of_another_user_in_a_reused_session_id_are_not_erased(
     api.turn_on("bob")
     assert agents.register("s-shared", "bob")[0] == 200
     assert agents.propose("s-shared", {"id": "e-bob", "text": "bob likes rowing"})[0] == 202
-    stores.client.delete_item(TableName=stores.sessions.table, Key={"session_id": {"S": "s-shared"}})  # TTL took the session
+    stores.client.delete_item(
+        TableName=stores.sessions.table, Key={"session_id": {"S": "s-shared"}}
+    )  # TTL took the session
     api.turn_on("alice")
     assert agents.register("s-shared", "alice")[0] == 200
     assert agents.propose("s-shared", {"id": "e-alice", "text": "alice walks to work"})[0] == 202
-    bob_events = [i for n, items in every_item(dynamodb).items() if "events" in n for i in items
-                  if dynamo.load(i).get("user_id") == "bob" and dynamo.load(i)["session_id"] == "s-shared"]
+    bob_events = [
+        i
+        for n, items in every_item(dynamodb).items()
+        if "events" in n
+        for i in items
+        if dynamo.load(i).get("user_id") == "bob" and dynamo.load(i)["session_id"] == "s-shared"
+    ]
     assert len(bob_events) == 1
 
     assert iam_call(client, "DELETE", ERASE.format("alice"), OPERATOR_ARN)[0] == 200
 
     assert _held_by(dynamodb, "alice") == []
-    after = [i for n, items in every_item(dynamodb).items() if "events" in n for i in items
-             if dynamo.load(i).get("user_id") == "bob" and dynamo.load(i)["session_id"] == "s-shared"]
+    after = [
+        i
+        for n, items in every_item(dynamodb).items()
+        if "events" in n
+        for i in items
+        if dynamo.load(i).get("user_id") == "bob" and dynamo.load(i)["session_id"] == "s-shared"
+    ]
     assert sorted(map(repr, after)) == sorted(map(repr, bob_events))
 
 
@@ -233,7 +287,9 @@ def test_a_session_that_proposed_is_erased_after_its_proposal_is_gone(
         assert api.call("POST", f"/v1/memory/{proposal['id']}/accept", "alice")[0] == 201
         (entry,) = api.call("GET", "/v1/memory", "alice")[1]["items"]
         assert api.call("DELETE", f"/v1/memory/{entry['id']}", "alice")[0] == 204
-    assert {name for name, _ in _held_by(dynamodb, "alice")} >= {n for n in every_item(dynamodb) if "sessions" in n or "events" in n}
+    assert {name for name, _ in _held_by(dynamodb, "alice")} >= {
+        n for n in every_item(dynamodb) if "sessions" in n or "events" in n
+    }
 
     status, body = iam_call(client, "DELETE", ERASE.format("alice"), OPERATOR_ARN)
 
@@ -250,8 +306,19 @@ def test_a_session_that_never_read_nor_proposed_is_erased_and_a_session_of_nobod
     _story(api, agents, "bob")
     bob_before = _held_by(dynamodb, "bob")
     assert agents.register("s-silent", "alice")[0] == 200  # memory off, never read, never proposed: nothing names it
-    stores.sessions.create(Session(session_id="s-nobody", user_id=None, thread_id=None, agent="helper", memory_requested=False,
-                                   tainted=False, proposals=0, created_at="2026-12-01T00:00:00Z"), 1_800_000_000)
+    stores.sessions.create(
+        Session(
+            session_id="s-nobody",
+            user_id=None,
+            thread_id=None,
+            agent="helper",
+            memory_requested=False,
+            tainted=False,
+            proposals=0,
+            created_at="2026-12-01T00:00:00Z",
+        ),
+        1_800_000_000,
+    )
 
     status, body = iam_call(client, "DELETE", ERASE.format("alice"), OPERATOR_ARN)
 
@@ -296,8 +363,12 @@ def test_a_connection_row_altered_to_name_another_persons_token_erases_nothing_o
     api.turn_on("bob")
     mine, theirs = _connect(api, "alice"), _connect(api, "bob")
     bob_mac = stores.connections.get_owned("bob", theirs["id"]).mac
-    stores.client.update_item(TableName=stores.connections.table, Key=dynamo.dump({"user_id": "alice", "sk": f"c#{mine['id']}"}),
-                              UpdateExpression="SET mac = :m", ExpressionAttributeValues=dynamo.values(m=bob_mac))
+    stores.client.update_item(
+        TableName=stores.connections.table,
+        Key=dynamo.dump({"user_id": "alice", "sk": f"c#{mine['id']}"}),
+        UpdateExpression="SET mac = :m",
+        ExpressionAttributeValues=dynamo.values(m=bob_mac),
+    )
     bob_before = _anything_of(dynamodb, "bob")
 
     assert iam_call(client, "DELETE", ERASE.format("alice"), OPERATOR_ARN)[0] == 200

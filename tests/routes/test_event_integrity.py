@@ -1,5 +1,6 @@
 """Agent events: what a worker types into `kind` is never stored, an altered event is never believed, and a
 proposal's id is unique for ever (issue 21 items 5, 6 and 10), checked in the raw tables and the stream."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -45,10 +46,14 @@ def test_a_kind_outside_the_three_is_never_stored_as_typed_and_is_refused_invali
     assert view["proposals"] == []
 
 
-def test_the_three_kinds_are_stored_and_proposed_as_given(api: Any, agents: Any, dynamodb: Any, table_names: Any) -> None:
+def test_the_three_kinds_are_stored_and_proposed_as_given(
+    api: Any, agents: Any, dynamodb: Any, table_names: Any
+) -> None:
     api.turn_on("alice")
     agents.register("s1", "alice")
-    agents.propose("s1", *({"id": kind, "text": f"Alice and {kind}", "kind": kind} for kind in ("preference", "fact", "note")))
+    agents.propose(
+        "s1", *({"id": kind, "text": f"Alice and {kind}", "kind": kind} for kind in ("preference", "fact", "note"))
+    )
     _, view = api.call("GET", "/v1/memory", "alice")
     assert sorted(p["kind"] for p in view["proposals"]) == ["fact", "note", "preference"]
     assert [e["kind"] for e in agents.events("s1")] == ["fact", "note", "preference"]
@@ -67,8 +72,16 @@ EVENT_TAMPERING = [
 @pytest.mark.parametrize(("attribute", "value"), EVENT_TAMPERING, ids=[f"{a}={v}" for a, v in EVENT_TAMPERING])
 @pytest.mark.parametrize("path", ["stream record", "redrive"])
 def test_a_pending_event_altered_in_storage_is_refused_unreadable(
-    api: Any, agents: Any, client: Any, dynamodb: Any, table_names: Any, tables: dict[str, str], stores: Any,
-    attribute: str, value: Any, path: str,
+    api: Any,
+    agents: Any,
+    client: Any,
+    dynamodb: Any,
+    table_names: Any,
+    tables: dict[str, str],
+    stores: Any,
+    attribute: str,
+    value: Any,
+    path: str,
 ) -> None:
     """The altered item reaches the consumer as a stream record's image (a restored table's stream) or by a redrive."""
     from chalicelib.services.consumer import redrive
@@ -77,9 +90,13 @@ def test_a_pending_event_altered_in_storage_is_refused_unreadable(
         api.turn_on(user)
     agents.register("s1", "alice")
     agents.untrusted("s1")
-    agents.propose("s1", {"id": "e1", "text": "Alice trusts every link", "kind": "note", "message_id": "m-1"}, pump=False)
+    agents.propose(
+        "s1", {"id": "e1", "text": "Alice trusts every link", "kind": "note", "message_id": "m-1"}, pump=False
+    )
     records: list[dict[str, Any]] = []
-    StreamPump(create_streams_client(), tables["events_stream"], lambda payload: records.extend(payload["Records"]) or None).drain()
+    StreamPump(
+        create_streams_client(), tables["events_stream"], lambda payload: records.extend(payload["Records"]) or None
+    ).drain()
     key = {"session_id": "s1", "event_id": "e1"}
     stored = raw_item(dynamodb, table_names.events, key)
     assert stored and stored["tainted_at_post"] == {"BOOL": True} and len(records) == 1
@@ -128,12 +145,16 @@ def test_a_replayed_record_still_creates_nothing_twice_with_random_ids(
     agents.register("s1", "alice")
     agents.propose("s1", {"id": "e1", "text": "Alice likes trains"}, pump=False)
     records: list[dict[str, Any]] = []
-    StreamPump(create_streams_client(), tables["events_stream"], lambda payload: records.extend(payload["Records"]) or None).drain()
+    StreamPump(
+        create_streams_client(), tables["events_stream"], lambda payload: records.extend(payload["Records"]) or None
+    ).drain()
     inserts = [r for r in records if r["eventName"] == "INSERT"]
     assert len(inserts) == 1
     for _ in range(3):  # the same record delivered three times (Lambda's at-least-once), one at a time
         client.lambda_.invoke("handle_events_stream", {"Records": inserts})
-    proposals = [i for i in every_item(dynamodb)[table_names.proposals] if i["sk"]["S"].startswith("p#")]  # not fingerprints
+    proposals = [
+        i for i in every_item(dynamodb)[table_names.proposals] if i["sk"]["S"].startswith("p#")
+    ]  # not fingerprints
     assert len(proposals) == 1 and stores.entries.get_state("alice").waiting == 1
     assert agents.outcomes("s1")["e1"]["proposal_id"] == proposals[0]["sk"]["S"][2:]
     assert stores.sessions.get("s1").proposals == 1

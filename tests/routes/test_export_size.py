@@ -7,6 +7,7 @@ has not removed yet beyond the export's bound, sources and ids at their longest,
 longer than one page. Lambda refuses a synchronous response over 6 MB (API Gateway then answers 502),
 so the measure is the serialized proxy response, as Lambda's Python runtime sends it.
 """
+
 from __future__ import annotations
 
 import json
@@ -28,8 +29,19 @@ EXPIRED = memory.EXPORT_EXPIRED_ENTRIES + 30
 
 def _entry(user: str, origin: str, now_iso: str, expires_at: int | None = None) -> Entry:
     source = Source() if origin == "user" else Source(session_id="s" * 128, thread_id=LONG_ID, message_id=LONG_ID)
-    return Entry(id=new_id(), user_id=user, text=WORST, kind="preference", pinned=True, tainted=True, origin=origin,
-                 source=source, created_at=now_iso, updated_at=now_iso, expires_at=expires_at)
+    return Entry(
+        id=new_id(),
+        user_id=user,
+        text=WORST,
+        kind="preference",
+        pinned=True,
+        tainted=True,
+        origin=origin,
+        source=source,
+        created_at=now_iso,
+        updated_at=now_iso,
+        expires_at=expires_at,
+    )
 
 
 def _batch_put(stores: Any, puts: list[tuple[str, dict[str, Any]]]) -> None:
@@ -47,21 +59,40 @@ def _seed_largest_user(stores: Any, clock: Any, user: str) -> None:
     memory.set_enabled(stores, user, True)
     now = instant(stores.clock)
     entries = [stores.entries.put_new(_entry(user, "user", now.iso))["Put"]["Item"] for _ in range(MAX_ACTIVE_ENTRIES)]
-    expired = [stores.entries.put_new(_entry(user, "agent", now.iso, expires_at=now.epoch - 60))["Put"]["Item"]
-               for _ in range(EXPIRED)]
-    proposals = [stores.proposals.put_new(_entry(user, "agent", now.iso))["Put"]["Item"] for _ in range(MAX_WAITING_PROPOSALS)]
+    expired = [
+        stores.entries.put_new(_entry(user, "agent", now.iso, expires_at=now.epoch - 60))["Put"]["Item"]
+        for _ in range(EXPIRED)
+    ]
+    proposals = [
+        stores.proposals.put_new(_entry(user, "agent", now.iso))["Put"]["Item"] for _ in range(MAX_WAITING_PROPOSALS)
+    ]
     operator = "arn:aws:sts::123456789012:assumed-role/" + "r" * 64 + "/" + "s" * 64
-    journal = [stores.journal.record(user, "keep.memory.operator_access", f"2026-01-01T00:{i // 60 % 60:02d}:{i % 60:02d}.{i:06d}Z",
-                                     {"operation": "read", "operator": operator, "request_id": "r" * 64}, row_id=f"{i:012x}")
-               ["Put"]["Item"] for i in range(JOURNAL_ROWS)]
+    journal = [
+        stores.journal.record(
+            user,
+            "keep.memory.operator_access",
+            f"2026-01-01T00:{i // 60 % 60:02d}:{i % 60:02d}.{i:06d}Z",
+            {"operation": "read", "operator": operator, "request_id": "r" * 64},
+            row_id=f"{i:012x}",
+        )["Put"]["Item"]
+        for i in range(JOURNAL_ROWS)
+    ]
     # Each text's own key row (issue 26), as the service's transactions write it beside the item.
-    text_keys = [a["Put"]["Item"] for a in stores.keyring.guard([{"Put": {"Item": i}} for i in entries + expired + proposals]) if "Put" in a
-                 and a["Put"].get("TableName") == stores.keyring.keys.table]
-    _batch_put(stores, [(stores.entries.table, i) for i in entries + expired]
-               + [(stores.proposals.table, i) for i in proposals] + [(stores.journal.table, i) for i in journal]
-               + [(stores.keyring.keys.table, i) for i in text_keys])
+    text_keys = [
+        a["Put"]["Item"]
+        for a in stores.keyring.guard([{"Put": {"Item": i}} for i in entries + expired + proposals])
+        if "Put" in a and a["Put"].get("TableName") == stores.keyring.keys.table
+    ]
+    _batch_put(
+        stores,
+        [(stores.entries.table, i) for i in entries + expired]
+        + [(stores.proposals.table, i) for i in proposals]
+        + [(stores.journal.table, i) for i in journal]
+        + [(stores.keyring.keys.table, i) for i in text_keys],
+    )
     stores.client.update_item(
-        TableName=stores.entries.table, Key=dynamo.dump({"user_id": user, "sk": STATE_KEY}),
+        TableName=stores.entries.table,
+        Key=dynamo.dump({"user_id": user, "sk": STATE_KEY}),
         UpdateExpression="SET active = :a, waiting = :w",
         ExpressionAttributeValues=dynamo.values(a=MAX_ACTIVE_ENTRIES, w=MAX_WAITING_PROPOSALS),
     )
@@ -70,12 +101,26 @@ def _seed_largest_user(stores: Any, clock: Any, user: str) -> None:
 def _proxy_event(user: str, path: str, query: dict[str, str] | None = None) -> dict[str, Any]:
     """The event API Gateway sends the API function once the authorizer let `user` in."""
     return {
-        "resource": path, "path": path, "httpMethod": "GET", "body": None, "isBase64Encoded": False,
-        "headers": {"Accept": "application/json"}, "multiValueHeaders": {"Accept": ["application/json"]},
-        "queryStringParameters": query, "multiValueQueryStringParameters": {k: [v] for k, v in (query or {}).items()} or None,
-        "pathParameters": None, "stageVariables": None,
-        "requestContext": {"resourcePath": path, "httpMethod": "GET", "path": "/api" + path, "stage": "api",
-                           "requestId": "req-1", "authorizer": {"principalId": user, "tokenExpires": "4102444800"}, "identity": {"sourceIp": "127.0.0.1"}},
+        "resource": path,
+        "path": path,
+        "httpMethod": "GET",
+        "body": None,
+        "isBase64Encoded": False,
+        "headers": {"Accept": "application/json"},
+        "multiValueHeaders": {"Accept": ["application/json"]},
+        "queryStringParameters": query,
+        "multiValueQueryStringParameters": {k: [v] for k, v in (query or {}).items()} or None,
+        "pathParameters": None,
+        "stageVariables": None,
+        "requestContext": {
+            "resourcePath": path,
+            "httpMethod": "GET",
+            "path": "/api" + path,
+            "stage": "api",
+            "requestId": "req-1",
+            "authorizer": {"principalId": user, "tokenExpires": "4102444800"},
+            "identity": {"sourceIp": "127.0.0.1"},
+        },
     }
 
 
@@ -88,7 +133,9 @@ def _invoke(user: str, path: str, query: dict[str, str] | None = None) -> tuple[
 
 
 @pytest.mark.slow
-def test_the_largest_users_export_fits_one_lambda_response_and_the_journal_follows_by_cursor(stores: Any, clock: Any) -> None:
+def test_the_largest_users_export_fits_one_lambda_response_and_the_journal_follows_by_cursor(
+    stores: Any, clock: Any
+) -> None:
     _seed_largest_user(stores, clock, "alice")
     size, response = _invoke("alice", "/v1/memory/export")
     assert response["statusCode"] == 200
@@ -115,13 +162,18 @@ def test_the_largest_users_export_fits_one_lambda_response_and_the_journal_follo
     assert seen == sorted(seen, reverse=True)
 
 
-def test_every_journal_row_expires_after_the_retention_period(api: Any, stores: Any, table_names: Any, dynamodb: Any) -> None:
+def test_every_journal_row_expires_after_the_retention_period(
+    api: Any, stores: Any, table_names: Any, dynamodb: Any
+) -> None:
     from chalicelib.storage.journal import RETENTION_DAYS, TTL_ATTRIBUTE, expiry_epoch
 
     api.turn_on("alice")
     api.call("DELETE", "/v1/memory", "alice")
-    raw = dynamodb.query(TableName=table_names.journal, KeyConditionExpression="user_id = :u",
-                         ExpressionAttributeValues={":u": {"S": "alice"}})["Items"]
+    raw = dynamodb.query(
+        TableName=table_names.journal,
+        KeyConditionExpression="user_id = :u",
+        ExpressionAttributeValues={":u": {"S": "alice"}},
+    )["Items"]
     assert len(raw) == 2
     for item in raw:
         row = dynamo.load(item)

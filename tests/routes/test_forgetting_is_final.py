@@ -6,6 +6,7 @@ looks everywhere: absent from every list and the export, 404 by id, unreadable f
 restored event redriven, the stored stream record delivered again), never a 500 and never the text.
 Only the keys table is not restored: it has no backups (infra/tables.json, docs/encryption.md).
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -146,7 +147,11 @@ def test_a_refused_event_restored_from_a_backup_never_becomes_a_proposal(
     assert api.call("PUT", f"/v1/agents/{AGENT}", "alice", {"propose": False})[0] == 200
     agents.propose(SESSION, {"id": "e1", "text": TEXT}, pump=False)
     pending = every_item(dynamodb)[table_names.events]
-    records = [r for r in every_stream_record(create_streams_client(), tables["events_stream"]) if r.get("eventName") == "INSERT"]
+    records = [
+        r
+        for r in every_stream_record(create_streams_client(), tables["events_stream"])
+        if r.get("eventName") == "INSERT"
+    ]
     agents.stream.drain()
     assert agents.outcomes(SESSION)["e1"] == {"type": "memory.proposal_refused", "reason": "agent_blocked"}
     # The user lets the agent propose again: had the refused text's key survived, the restored event would now pass.
@@ -184,7 +189,11 @@ def test_the_receipt_says_when_the_forget_is_final_everywhere(api: Any, stores: 
     receipts = [r for r in page["items"] if r["action"] in ("keep.memory.forget", "keep.memory.forget_all")]
     assert {r["action"] for r in receipts} == {"keep.memory.forget", "keep.memory.forget_all"}
     for row in receipts:
-        assert set(row) >= {"at", "unrecoverable_by"} and "A note to forget" not in repr(row) and entry["id"] not in repr(row)
+        assert (
+            set(row) >= {"at", "unrecoverable_by"}
+            and "A note to forget" not in repr(row)
+            and entry["id"] not in repr(row)
+        )
         waited = (parse_iso(row["unrecoverable_by"]) - parse_iso(row["at"])).total_seconds()
         assert MAX_AGE_SECONDS <= waited <= MAX_AGE_SECONDS + 2  # the deletion plus the key cache's age, no less
 

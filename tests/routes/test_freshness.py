@@ -1,4 +1,5 @@
 """ETag / If-None-Match on GET /v1/memory and /v1/inbox: 304 for one GetItem while nothing shown changed."""
+
 from __future__ import annotations
 
 from typing import Any

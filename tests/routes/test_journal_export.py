@@ -1,4 +1,5 @@
 """The user's own journal (paginated, never text) and the export of everything held about them."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -7,7 +8,9 @@ from tests.support.iam import iam_call
 from tests.support.stack import OPERATOR_ARN
 
 
-def test_journal_shows_who_used_memory_newest_first_without_text(api: Any, agents: Any, client: Any, clock: Any) -> None:
+def test_journal_shows_who_used_memory_newest_first_without_text(
+    api: Any, agents: Any, client: Any, clock: Any
+) -> None:
     api.turn_on("alice")
     api.add("alice", "Alice hums when thinking")
     clock.advance(seconds=1)
@@ -20,8 +23,13 @@ def test_journal_shows_who_used_memory_newest_first_without_text(api: Any, agent
     status, body = api.call("GET", "/v1/memory/journal", "alice")
     assert status == 200
     actions = [row["action"] for row in body["items"]]
-    assert actions == ["keep.memory.proposal_refused", "keep.memory.operator_access", "keep.memory.context",
-                       "keep.memory.key_created", "keep.memory.settings"]  # the first stored text made alice's key
+    assert actions == [
+        "keep.memory.proposal_refused",
+        "keep.memory.operator_access",
+        "keep.memory.context",
+        "keep.memory.key_created",
+        "keep.memory.settings",
+    ]  # the first stored text made alice's key
     assert body["items"][0]["reason"] == "empty" and body["items"][2]["count"] == 1
     assert "hums" not in repr(body)
 
@@ -64,6 +72,10 @@ def test_export_holds_everything_and_after_forget_all_only_the_journal(api: Any,
     _, doc = api.call("GET", "/v1/memory/export", "alice")
     assert doc["entries"] == [] and doc["proposals"] == [] and doc["expired_entries_awaiting_deletion"] == []
     assert [r["action"] for r in doc["journal"]] == [
-        "keep.memory.key_destroyed", "keep.memory.forget_all", "keep.memory.key_created", "keep.memory.settings"]
+        "keep.memory.key_destroyed",
+        "keep.memory.forget_all",
+        "keep.memory.key_created",
+        "keep.memory.settings",
+    ]
     assert "export test" not in repr(doc) and "waiting idea" not in repr(doc)
     assert api.call("GET", "/v1/memory/export", "bob")[1]["entries"] == []

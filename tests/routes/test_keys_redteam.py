@@ -82,7 +82,12 @@ def _put_sealed_under(table: str, text_id: bytes, text_key: bytes) -> dict[str, 
     from chalicelib.crypto.sealing import TEXT_ATTRIBUTE, seal
 
     blob = seal(text_id, text_key, TEXT, b"aad")
-    return {"Put": {"TableName": table, "Item": {"user_id": {"S": "alice"}, "sk": {"S": "e#x"}, TEXT_ATTRIBUTE: {"B": blob}}}}
+    return {
+        "Put": {
+            "TableName": table,
+            "Item": {"user_id": {"S": "alice"}, "sk": {"S": "e#x"}, TEXT_ATTRIBUTE: {"B": blob}},
+        }
+    }
 
 
 def test_a_new_texts_key_row_is_offered_only_until_written_or_the_caches_age(

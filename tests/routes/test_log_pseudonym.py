@@ -1,4 +1,5 @@
 """The users' pseudonyms in the logs are keyed by a stage secret: without it, nobody can test a guessed id against them."""
+
 from __future__ import annotations
 
 import hashlib
@@ -17,7 +18,9 @@ def _public_salt_hash(user_id: str) -> str:
     return hashlib.sha256(b"personal-memory-log:" + user_id.encode()).hexdigest()[:16]
 
 
-def test_a_requests_log_line_names_the_user_by_an_hmac_under_the_stage_secret(api: Any, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_requests_log_line_names_the_user_by_an_hmac_under_the_stage_secret(
+    api: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
     capsys.readouterr()
     api.turn_on("alice")
     lines = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.startswith("{")]

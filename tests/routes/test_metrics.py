@@ -1,4 +1,5 @@
 """The operator's counters: CloudWatch EMF lines from the real routes and consumer — the right counts, never text."""
+
 from __future__ import annotations
 
 import json
@@ -62,7 +63,10 @@ def test_proposals_refusals_caps_context_and_operator_accesses_are_counted(
     # what is stored agrees with what was counted
     assert len(api.call("GET", "/v1/inbox", "alice")[1]["memory_proposals"]) == 5
     assert sorted(o["reason"] for o in agents.outcomes("s").values() if o["type"] == "memory.proposal_refused") == [
-        "empty", "invalid_kind", "session_cap"]
+        "empty",
+        "invalid_kind",
+        "session_cap",
+    ]
 
 
 def test_context_fetches_count_only_when_memory_was_read(api: Any, agents: Any, capsys: Any) -> None:
@@ -97,7 +101,11 @@ def test_a_metric_carries_only_known_names_and_code_values() -> None:
     line = json.loads(metrics.emf_line("ProposalsRefused", ("Reason", "credential:aws_access_key"), now_ms=5))
     assert line["Reason"] == "credential:aws_access_key" and line["_aws"]["Timestamp"] == 5
     assert line["_aws"]["CloudWatchMetrics"][0]["Dimensions"] == [["Service", "Reason"]]
-    for name, dimension in (("Unknown", None), ("ProposalsRefused", ("Text", "x")),
-                            ("ProposalsRefused", ("Reason", "has spaces in it")), ("ProposalsRefused", ("Reason", "A" * 3))):
+    for name, dimension in (
+        ("Unknown", None),
+        ("ProposalsRefused", ("Text", "x")),
+        ("ProposalsRefused", ("Reason", "has spaces in it")),
+        ("ProposalsRefused", ("Reason", "A" * 3)),
+    ):
         with pytest.raises(ValueError):
             metrics.emf_line(name, dimension)

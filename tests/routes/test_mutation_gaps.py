@@ -4,6 +4,7 @@ Each test drives the real routes and moto's real stream: a session without a use
 memory, a session's taint and proposal count survive an identical re-registration, and entries past
 their expiry never reach an agent even while DynamoDB's TTL has not removed them yet.
 """
+
 from __future__ import annotations
 
 from typing import Any

@@ -3,6 +3,7 @@
 Every response a test provokes is checked with `check()`: its status must be listed for that route,
 and its body must validate (JSON Schema Draft 2020-12, the OpenAPI 3.1 dialect) against the listed schema.
 """
+
 from __future__ import annotations
 
 import json
@@ -75,7 +76,9 @@ def test_the_asset_names_are_the_pages_allow_list() -> None:
 def test_error_codes_match_the_service() -> None:
     from chalicelib import errors
 
-    codes = {cls.code for cls in vars(errors).values() if isinstance(cls, type) and issubclass(cls, errors.ServiceError)}
+    codes = {
+        cls.code for cls in vars(errors).values() if isinstance(cls, type) and issubclass(cls, errors.ServiceError)
+    }
     assert set(spec()["components"]["schemas"]["ErrorCode"]["enum"]) == codes
 
 
@@ -100,10 +103,17 @@ def test_memory_view_switch_and_adds_match_the_spec(api: Any, stores: Any) -> No
     user(api, "PUT", "/v1/memory/settings", "alice", {"enabled": True})
     user(api, "PUT", "/v1/memory/settings", "alice", {"enabled": "yes"})
     user(api, "PUT", "/v1/memory/settings", "alice", raw='{"enabled": ')
-    assert user(api, "POST", "/v1/memory", "alice", {"text": "Likes tea", "kind": "preference", "pinned": True})[0] == 201
+    assert (
+        user(api, "POST", "/v1/memory", "alice", {"text": "Likes tea", "kind": "preference", "pinned": True})[0] == 201
+    )
     status, entry = user(api, "POST", "/v1/memory", "alice", {"text": "Trip in May", "expires_in_days": 30})
     assert status == 201 and entry["expires_at"] is not None
-    for bad in ({"text": "   "}, {"text": "é" * 1001}, {"text": "x", "colour": "red"}, {"text": "x", "expires_in_days": 0}):
+    for bad in (
+        {"text": "   "},
+        {"text": "é" * 1001},
+        {"text": "x", "colour": "red"},
+        {"text": "x", "expires_in_days": 0},
+    ):
         assert user(api, "POST", "/v1/memory", "alice", bad)[0] == 400
     assert user(api, "POST", "/v1/memory", "alice", {"text": "   "})[1]["field"] == "text"
     status, refused = user(api, "POST", "/v1/memory", "alice", {"text": PEM})
@@ -147,7 +157,9 @@ def test_proposal_decisions_match_the_spec(api: Any, stores: Any) -> None:
 def test_etags_corrections_and_kind_changes_match_the_spec(api: Any, stores: Any) -> None:
     api.turn_on("alice")
     entry = api.add("alice", "Walks at noon")
-    assert user(api, "PATCH", f"/v1/memory/{entry['id']}", "alice", {"kind": "fact"}, template="/v1/memory/{id}")[1]["edited"]
+    assert user(api, "PATCH", f"/v1/memory/{entry['id']}", "alice", {"kind": "fact"}, template="/v1/memory/{id}")[1][
+        "edited"
+    ]
     proposal = add_proposal(stores, "alice", "Likes jaz")
     accept = "/v1/memory/{id}/accept"
     path = f"/v1/memory/{proposal.id}/accept"
@@ -202,8 +214,13 @@ def test_journal_and_export_match_the_spec(api: Any, agents: Any, client: Any, c
     user(api, "GET", f"/v1/memory/journal?cursor={page['next_cursor']}", "alice")
     actions = {row["action"] for row in user(api, "GET", "/v1/memory/journal?limit=100", "alice")[1]["items"]}
     assert actions == {
-        "keep.memory.settings", "keep.memory.context", "keep.memory.proposal_refused",
-        "keep.memory.operator_access", "keep.memory.forget_all", "keep.memory.key_created", "keep.memory.key_destroyed",
+        "keep.memory.settings",
+        "keep.memory.context",
+        "keep.memory.proposal_refused",
+        "keep.memory.operator_access",
+        "keep.memory.forget_all",
+        "keep.memory.key_created",
+        "keep.memory.key_destroyed",
         "keep.memory.forget",  # the receipt of the operator forget of one entry (issue 26)
     }
     for query in ("limit=0", "limit=101", "limit=ten"):
@@ -214,13 +231,19 @@ def test_journal_and_export_match_the_spec(api: Any, agents: Any, client: Any, c
 
 
 def test_host_routes_match_the_spec(api: Any, client: Any) -> None:
-    session, untrusted, memory = "/v1/sessions/{session_id}", "/v1/sessions/{session_id}/untrusted", "/v1/sessions/{session_id}/memory"
+    session, untrusted, memory = (
+        "/v1/sessions/{session_id}",
+        "/v1/sessions/{session_id}/untrusted",
+        "/v1/sessions/{session_id}/memory",
+    )
     body = {"user_id": "alice", "thread_id": "t-1", "agent": "helper", "manifest": {"memory": True}}
     assert iam(client, "PUT", "/v1/sessions/s-1", HOST_ARN, session, body)[0] == 200
     assert iam(client, "PUT", "/v1/sessions/s-1", HOST_ARN, session, body)[0] == 200
     assert iam(client, "PUT", "/v1/sessions/s-1", HOST_ARN, session, {**body, "user_id": "bob"})[0] == 409
     assert iam(client, "PUT", "/v1/sessions/s-2", HOST_ARN, session, {"agent": ""})[0] == 400
-    assert iam(client, "PUT", "/v1/sessions/s-2", HOST_ARN, session, {"user_id": None, "agent": "a"})[1]["user_id"] is None
+    assert (
+        iam(client, "PUT", "/v1/sessions/s-2", HOST_ARN, session, {"user_id": None, "agent": "a"})[1]["user_id"] is None
+    )
     assert iam(client, "PUT", "/v1/sessions/s-3", WORKER_ARN, session, body)[0] == 403
     assert iam(client, "POST", "/v1/sessions/s-1/untrusted", HOST_ARN, untrusted)[1]["tainted"] is True
     assert iam(client, "POST", "/v1/sessions/nope/untrusted", HOST_ARN, untrusted)[0] == 404
@@ -241,8 +264,14 @@ def test_worker_routes_match_the_spec(agents: Any, client: Any) -> None:
             {"id": "e-2", "type": "memory.propose", "text": "x", "kind": "mood", "message_id": "m-2"},
         ]
     }
-    assert iam(client, "POST", "/v1/sessions/s-1/events", WORKER_ARN, events, posted)[1] == {"accepted": 2, "received": 2}
-    assert iam(client, "POST", "/v1/sessions/s-1/events", WORKER_ARN, events, posted)[1] == {"accepted": 0, "received": 2}
+    assert iam(client, "POST", "/v1/sessions/s-1/events", WORKER_ARN, events, posted)[1] == {
+        "accepted": 2,
+        "received": 2,
+    }
+    assert iam(client, "POST", "/v1/sessions/s-1/events", WORKER_ARN, events, posted)[1] == {
+        "accepted": 0,
+        "received": 2,
+    }
     assert iam(client, "GET", "/v1/sessions/s-1/events", WORKER_ARN, events)[1]["events"][0]["status"] == "pending"
     agents.stream.drain()  # memory is off, and "mood" is no kind: both refused with a reason
     handled = iam(client, "GET", "/v1/sessions/s-1/events", WORKER_ARN, events)[1]["events"]
@@ -280,9 +309,19 @@ def test_operator_routes_match_the_spec(api: Any, client: Any) -> None:
 
 
 def test_page_routes_match_the_spec(client: Any) -> None:
-    for path, template, media in (("/", "/", "text/html"), ("/assets/app.js", "/assets/{name}", "text/javascript"), ("/assets/app.css", "/assets/{name}", "text/css")):
+    for path, template, media in (
+        ("/", "/", "text/html"),
+        ("/assets/app.js", "/assets/{name}", "text/javascript"),
+        ("/assets/app.css", "/assets/{name}", "text/css"),
+    ):
         response = client.http.get(path)
-        check("GET", template, response.status_code, response.body.decode(), media=response.headers["Content-Type"].split(";")[0])
+        check(
+            "GET",
+            template,
+            response.status_code,
+            response.body.decode(),
+            media=response.headers["Content-Type"].split(";")[0],
+        )
         assert response.status_code == 200 and media in response.headers["Content-Type"]
     response = client.http.get("/assets/secrets.txt")
     check("GET", "/assets/{name}", response.status_code, json.loads(response.body))

@@ -1,4 +1,5 @@
 """Operators read and forget a named user's memory; every access is journaled first, never with text."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -39,28 +40,39 @@ def test_operator_forgets_one_and_all(client: Any, stores: Any, api: Any, alice:
 
 
 def test_user_id_is_required(client: Any) -> None:
-    for method, path in (("GET", "/v1/operator/memory"), ("DELETE", "/v1/operator/memory"), ("DELETE", "/v1/operator/memory/x")):
+    for method, path in (
+        ("GET", "/v1/operator/memory"),
+        ("DELETE", "/v1/operator/memory"),
+        ("DELETE", "/v1/operator/memory/x"),
+    ):
         status, body = iam_call(client, method, path, OPERATOR_ARN)
         assert (status, body["code"]) == (400, "invalid_request")
 
 
 @pytest.mark.parametrize("arn", [HOST_ARN, WORKER_ARN, "arn:aws:iam::999999999999:role/stranger", None])
 def test_only_operators_may_call_operator_routes(client: Any, stores: Any, api: Any, alice: Any, arn: Any) -> None:
-    for method, path in (("GET", "/v1/operator/memory?user_id=alice"), ("DELETE", f"/v1/operator/memory/{alice['id']}?user_id=alice"), ("DELETE", "/v1/operator/memory?user_id=alice")):
+    for method, path in (
+        ("GET", "/v1/operator/memory?user_id=alice"),
+        ("DELETE", f"/v1/operator/memory/{alice['id']}?user_id=alice"),
+        ("DELETE", "/v1/operator/memory?user_id=alice"),
+    ):
         assert iam_call(client, method, path, arn)[0] == 403
     assert iam_call(client, "GET", "/v1/operator/memory?user_id=alice", None, headers=api.headers("alice"))[0] == 403
     assert len(api.call("GET", "/v1/memory", "alice")[1]["items"]) == 1
     assert _access_rows(stores) == []
 
 
-def test_an_access_whose_journal_write_fails_does_not_happen(client: Any, stores: Any, api: Any, alice: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_access_whose_journal_write_fails_does_not_happen(
+    client: Any, stores: Any, api: Any, alice: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
     def broken(*args: Any, **kwargs: Any) -> None:
         raise RuntimeError("journal unavailable")
 
     monkeypatch.setattr(type(stores.journal), "append", broken)
     original_record = type(stores.journal).record
     monkeypatch.setattr(
-        type(stores.journal), "record",
+        type(stores.journal),
+        "record",
         lambda self, *a, **k: {"Put": {**original_record(self, *a, **k)["Put"], "TableName": "missing-table"}},
     )
     status, body = iam_call(client, "GET", "/v1/operator/memory?user_id=alice", OPERATOR_ARN)

@@ -5,6 +5,7 @@ and counted but can never open. A write refused at a cap recounts, and the recou
 those orphans — never an item sealed under the user's current key (chalicelib/services/recount.py).
 Each test reads the stored items, counters and journal back.
 """
+
 from __future__ import annotations
 
 import json
@@ -31,7 +32,9 @@ def _actions(stores: Any, user: str) -> list[str]:
 
 
 @pytest.mark.slow
-def test_at_the_entry_cap_orphans_make_room_and_entries_under_the_new_key_stay(api: Any, stores: Any, faults: FaultInjector) -> None:
+def test_at_the_entry_cap_orphans_make_room_and_entries_under_the_new_key_stay(
+    api: Any, stores: Any, faults: FaultInjector
+) -> None:
     api.turn_on("alice")
     for n in range(150):
         api.add("alice", f"old note {n}")

@@ -1,4 +1,5 @@
 """GET /v1/memory advises how soon to poll: fast right after a suggestion arrived or memory was turned on, 60 s otherwise."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -14,8 +15,12 @@ def fast_for(seconds: int) -> Any:
 
     class Within:
         def __eq__(self, other: object) -> bool:
-            return isinstance(other, dict) and other.get("every_seconds") == FAST and other.get("then_every_seconds") == SLOW \
+            return (
+                isinstance(other, dict)
+                and other.get("every_seconds") == FAST
+                and other.get("then_every_seconds") == SLOW
                 and seconds - 3 <= int(other.get("for_seconds", -99)) <= seconds
+            )
 
         def __repr__(self) -> str:
             return f"fast for ~{seconds} s"
@@ -47,7 +52,9 @@ def test_turning_memory_on_polls_fast_for_five_minutes_then_slow(api: Any, clock
     assert advice(api, "olga") == IDLE
 
 
-def test_a_new_suggestion_makes_it_fast_again_and_an_accepted_one_no_longer_counts(api: Any, agents: Any, clock: Any) -> None:
+def test_a_new_suggestion_makes_it_fast_again_and_an_accepted_one_no_longer_counts(
+    api: Any, agents: Any, clock: Any
+) -> None:
     api.turn_on("nina")
     clock.advance(seconds=FAST_WINDOW + 1)
     assert advice(api, "nina") == IDLE

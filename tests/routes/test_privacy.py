@@ -1,4 +1,5 @@
 """A full flow with a distinctive text: it appears in no log line, no journal row and no error body."""
+
 from __future__ import annotations
 
 import logging
@@ -7,7 +8,9 @@ from typing import Any
 DISTINCT = "Remembers-the-blue-heron-4417"
 
 
-def test_text_never_reaches_logs_journal_or_errors(api: Any, agents: Any, stores: Any, client: Any, capsys: Any, caplog: Any) -> None:
+def test_text_never_reaches_logs_journal_or_errors(
+    api: Any, agents: Any, stores: Any, client: Any, capsys: Any, caplog: Any
+) -> None:
     from tests.support.iam import iam_call
     from tests.support.stack import OPERATOR_ARN
 

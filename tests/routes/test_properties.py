@@ -5,6 +5,7 @@ and keeps a model of what each should see. After every step both users' `GET /v1
 exactly the model: active, unexpired entries (≤ 200) pinned first and newest next, waiting proposals
 (≤ 50), and nothing of the other user's. Time is a deterministic clock the machine moves by days.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -28,7 +29,9 @@ from tests.support.stack import settings_env
 
 ROOT = Path(__file__).resolve().parents[2]
 ROLES = ("ann", "ben")
-NAMES = TableNames(entries="p-entries", proposals="p-proposals", journal="p-journal", sessions="p-sessions", events="p-events")
+NAMES = TableNames(
+    entries="p-entries", proposals="p-proposals", journal="p-journal", sessions="p-sessions", events="p-events"
+)
 DAY = 86_400
 _runs = itertools.count()
 
@@ -114,7 +117,9 @@ class UserMemory(RuleBasedStateMachine):
 
     def call(self, method: str, path: str, r: str, body: Any = None) -> tuple[int, Any]:
         headers = {"Content-Type": "application/json", "Authorization": f"Bearer {self.tokens[r]}"}
-        response = getattr(self.client.http, method.lower())(path, headers=headers, body=None if body is None else json.dumps(body))
+        response = getattr(self.client.http, method.lower())(
+            path, headers=headers, body=None if body is None else json.dumps(body)
+        )
         text = response.body.decode() if isinstance(response.body, bytes) else response.body
         return response.status_code, (json.loads(text) if text else None)
 
@@ -131,7 +136,9 @@ class UserMemory(RuleBasedStateMachine):
         return ids[i % len(ids)] if ids else new_id()
 
     def remember(self, r: str, body: dict[str, Any]) -> None:
-        self.entries[r][body["id"]] = Known(body["id"], body["text"], body["pinned"], body["created_at"], _epoch(body["expires_at"]))
+        self.entries[r][body["id"]] = Known(
+            body["id"], body["text"], body["pinned"], body["created_at"], _epoch(body["expires_at"])
+        )
 
     # ---- operations (the machines below make rules of them) ------------------------------------
 
@@ -141,7 +148,9 @@ class UserMemory(RuleBasedStateMachine):
 
     def add(self, r: str, words: str, pinned: bool, days: int | None) -> None:
         text = self.text(r, words)
-        status, body = self.call("POST", "/v1/memory", r, {"text": f" {text} ", "pinned": pinned, "expires_in_days": days})
+        status, body = self.call(
+            "POST", "/v1/memory", r, {"text": f" {text} ", "pinned": pinned, "expires_in_days": days}
+        )
         if not self.enabled[r]:
             assert (status, (body or {}).get("code")) == (409, "memory_off")
         elif len(self.live(r)) >= MAX_ACTIVE_ENTRIES:
@@ -167,8 +176,25 @@ class UserMemory(RuleBasedStateMachine):
             for _ in range(min(room, 49)):  # each entry and its text key's row, in one transaction
                 now, n = instant(self.clock), len(self.entries[r]) + len(made)
                 expires = now.epoch + (n % 5 + 1) * 7 * DAY if n % 3 == 0 else None
-                made.append(Entry(new_id(), user, self.text(r, f"bulk {n}"), "note", n % 7 == 0, False, "user", Source(), now.iso, now.iso, expires))
-            actions = [*(self.stores.entries.put_new(e) for e in made), self.stores.entries.take_entry_slots(user, len(made))]
+                made.append(
+                    Entry(
+                        new_id(),
+                        user,
+                        self.text(r, f"bulk {n}"),
+                        "note",
+                        n % 7 == 0,
+                        False,
+                        "user",
+                        Source(),
+                        now.iso,
+                        now.iso,
+                        expires,
+                    )
+                )
+            actions = [
+                *(self.stores.entries.put_new(e) for e in made),
+                self.stores.entries.take_entry_slots(user, len(made)),
+            ]
             transact(self.stores.client, self.stores.keyring.guard(actions))
             for e in made:
                 self.entries[r][e.id] = Known(e.id, e.text, e.pinned, e.created_at, e.expires_at)
@@ -189,8 +215,14 @@ class UserMemory(RuleBasedStateMachine):
             return
         assert status == 200, got
         before = self.entries[r][entry_id]
-        assert (got["text"], got["pinned"], got["created_at"]) == (body.get("text", before.text), body.get("pinned", before.pinned), before.created_at)
-        assert _epoch(got["expires_at"]) == (before.expires_at if days == "keep" else None if days is None else self.clock.epoch() + days * DAY)
+        assert (got["text"], got["pinned"], got["created_at"]) == (
+            body.get("text", before.text),
+            body.get("pinned", before.pinned),
+            before.created_at,
+        )
+        assert _epoch(got["expires_at"]) == (
+            before.expires_at if days == "keep" else None if days is None else self.clock.epoch() + days * DAY
+        )
         self.remember(r, got)
 
     def delete_one(self, r: str, i: int) -> None:
@@ -276,7 +308,11 @@ class UserMemory(RuleBasedStateMachine):
                 assert keys == sorted(keys, reverse=True), "not pinned first, newest next"
             for item in items:
                 known = self.entries[r][item["id"]]
-                assert (item["text"], item["pinned"], _epoch(item["expires_at"])) == (known.text, known.pinned, known.expires_at)
+                assert (item["text"], item["pinned"], _epoch(item["expires_at"])) == (
+                    known.text,
+                    known.pinned,
+                    known.expires_at,
+                )
 
 
 class MemoryMachine(UserMemory):
@@ -303,7 +339,13 @@ class MemoryMachine(UserMemory):
     def adds_many(self, r: str, count: int) -> None:
         self.fill(r, count)
 
-    @rule(r=role, i=index, words=st.one_of(st.none(), words), pinned=st.one_of(st.none(), st.booleans()), days=st.one_of(st.just("keep"), expiry_days))
+    @rule(
+        r=role,
+        i=index,
+        words=st.one_of(st.none(), words),
+        pinned=st.one_of(st.none(), st.booleans()),
+        days=st.one_of(st.just("keep"), expiry_days),
+    )
     def edits(self, r: str, i: int, words: str | None, pinned: bool | None, days: Any) -> None:
         self.patch(r, i, words, pinned, days)
 
@@ -463,7 +505,18 @@ def test_the_invariant_catches_another_users_entry(shared_dynamodb: Any, issuer:
         machine.add("ann", "tea", False, None)
         machine.each_user_sees_exactly_their_own_memory_in_order()
         now = instant(machine.clock)
-        leaked = Entry(new_id(), machine.user["ben"], machine.text("ann", "tea"), "note", False, False, "user", Source(), now.iso, now.iso)
+        leaked = Entry(
+            new_id(),
+            machine.user["ben"],
+            machine.text("ann", "tea"),
+            "note",
+            False,
+            False,
+            "user",
+            Source(),
+            now.iso,
+            now.iso,
+        )
         transact(machine.stores.client, [machine.stores.entries.put_new(leaked)])
         with pytest.raises(AssertionError):
             machine.each_user_sees_exactly_their_own_memory_in_order()

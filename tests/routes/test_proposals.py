@@ -1,4 +1,5 @@
 """Accept, reject and the inbox on proposals written as the consumer writes them."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -14,7 +15,12 @@ def test_accept_makes_an_active_entry_that_keeps_its_provenance(api: Any, stores
     proposal = add_proposal(stores, "alice", "Prefers aisle seats", tainted=True, kind="preference")
     status, entry = api.call("POST", f"/v1/memory/{proposal.id}/accept", "alice")
     assert status == 201
-    assert (entry["origin"], entry["tainted"], entry["kind"], entry["text"]) == ("agent", True, "preference", "Prefers aisle seats")
+    assert (entry["origin"], entry["tainted"], entry["kind"], entry["text"]) == (
+        "agent",
+        True,
+        "preference",
+        "Prefers aisle seats",
+    )
     assert entry["source"] == {"session_id": "s-1", "thread_id": "t-1", "message_id": "m-1"}
     _, view = api.call("GET", "/v1/memory", "alice")
     assert [e["id"] for e in view["items"]] == [entry["id"]] and view["proposals"] == []

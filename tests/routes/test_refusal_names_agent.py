@@ -1,4 +1,5 @@
 """A refused suggestion's journal row names the session's agent (the page says who tried), never the text."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -13,4 +14,6 @@ def test_a_refused_suggestion_is_journaled_with_its_agent_and_no_text(api: Any, 
     assert {dict(r.details)["agent"] for r in rows} == {"memory-agent"}
     assert all("xxxx" not in str(dict(r.details)) for r in rows)
     status, page = api.call("GET", "/v1/memory/journal", "rita")
-    assert status == 200 and {row.get("agent") for row in page["items"] if row["action"].endswith("refused")} == {"memory-agent"}
+    assert status == 200 and {row.get("agent") for row in page["items"] if row["action"].endswith("refused")} == {
+        "memory-agent"
+    }

@@ -1,5 +1,6 @@
 """Repeats (issue 37 #8): the waiting places an agent's repeats of kept notes hold, listed by GET /v1/memory and
 /v1/inbox without text, and freed by a reject on their id exactly as a rejected proposal frees its place."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -18,7 +19,9 @@ def _repeated(api: Any, agents: Any, user: str, session: str) -> str:
 
 def _stored_waiting(stores: Any, user: str) -> int:
     """The state item's `waiting`, read back from the table (not through the app's reader)."""
-    item = stores.client.get_item(TableName=stores.entries.table, Key={"user_id": {"S": user}, "sk": {"S": "#state"}}, ConsistentRead=True)["Item"]
+    item = stores.client.get_item(
+        TableName=stores.entries.table, Key={"user_id": {"S": user}, "sk": {"S": "#state"}}, ConsistentRead=True
+    )["Item"]
     return int(item["waiting"]["N"])
 
 
@@ -27,7 +30,9 @@ def _slot_stored(stores: Any, user: str, slot_id: str) -> bool:
     return "Item" in stores.client.get_item(TableName=stores.proposals.table, Key=key, ConsistentRead=True)
 
 
-def test_a_repeat_is_listed_without_text_and_its_reject_frees_its_waiting_place(api: Any, agents: Any, stores: Any) -> None:
+def test_a_repeat_is_listed_without_text_and_its_reject_frees_its_waiting_place(
+    api: Any, agents: Any, stores: Any
+) -> None:
     slot_id = _repeated(api, agents, "alice", "s-alice")
     assert _stored_waiting(stores, "alice") == 2
     status, view, etag = api.tagged_get("/v1/memory", "alice")
@@ -59,6 +64,11 @@ def test_another_users_repeat_is_a_404_like_a_missing_id_and_stays(api: Any, age
 def test_an_altered_slot_item_shows_nothing_and_never_fails_the_view(api: Any, agents: Any, stores: Any) -> None:
     slot_id = _repeated(api, agents, "alice", "s-alice")
     key = {"user_id": {"S": "alice"}, "sk": {"S": "p#" + slot_id}}
-    stores.client.update_item(TableName=stores.proposals.table, Key=key, UpdateExpression="SET created_at = :n", ExpressionAttributeValues={":n": {"N": "1"}})
+    stores.client.update_item(
+        TableName=stores.proposals.table,
+        Key=key,
+        UpdateExpression="SET created_at = :n",
+        ExpressionAttributeValues={":n": {"N": "1"}},
+    )
     status, view = api.call("GET", "/v1/memory", "alice")
     assert status == 200 and view["repeats"] == [] and len(view["proposals"]) == 1

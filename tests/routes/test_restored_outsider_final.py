@@ -1,6 +1,7 @@
 """An outsider's rerun of issue 37 #11 against the merged product: a duplicate's waiting slot (or a proposal) copied
 before a forget and put back after it. Such an item was never counted, yet forgetting it again was: the person's
 waiting counter went below zero, and the waiting cap above 50 (docs/agents.md, Words of a forgotten item put back)."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -16,7 +17,9 @@ def _items(stores: Any, table: str, user: str = "alice") -> list[dict[str, Any]]
     return [dynamo.dump(i) for i in dynamo.query_partition(stores.client, table, "user_id", user, consistent=True)]
 
 
-def _restore(stores: Any, table: str, backup: list[dict[str, Any]], keep: Any = lambda item: item["sk"]["S"] != "#state") -> None:
+def _restore(
+    stores: Any, table: str, backup: list[dict[str, Any]], keep: Any = lambda item: item["sk"]["S"] != "#state"
+) -> None:
     for item in backup:
         if keep(item):
             stores.client.put_item(TableName=table, Item=item)
@@ -36,7 +39,9 @@ def _slot_restored(api: Any, agents: Any, stores: Any) -> None:
     _restore(stores, stores.proposals.table, backup)
 
 
-def test_a_restored_waiting_slot_then_forget_all_never_500s_nor_leaves_the_count_wrong(api: Any, agents: Any, stores: Any) -> None:
+def test_a_restored_waiting_slot_then_forget_all_never_500s_nor_leaves_the_count_wrong(
+    api: Any, agents: Any, stores: Any
+) -> None:
     _slot_restored(api, agents, stores)
     status, body = api.call("DELETE", "/v1/memory", "alice")
     assert status == 200, body
@@ -60,9 +65,11 @@ def test_a_restored_waiting_slot_then_forgetting_its_agent_again_never_500s_nor_
     assert stores.entries.get_state("alice").waiting == 1 == len(stores.proposals.list("alice"))
 
 
-
-@pytest.mark.xfail(strict=True, reason="open finding: an agent's forget corrects `waiting` only once it is below zero "
-                   "(no read added to its bounded cost); restored items with others still waiting leave it too low")
+@pytest.mark.xfail(
+    strict=True,
+    reason="open finding: an agent's forget corrects `waiting` only once it is below zero "
+    "(no read added to its bounded cost); restored items with others still waiting leave it too low",
+)
 def test_a_restored_waiting_slot_then_forgetting_its_agent_while_another_waits_leaves_the_count_true(
     api: Any, agents: Any, stores: Any
 ) -> None:

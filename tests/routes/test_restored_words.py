@@ -5,6 +5,7 @@ a fingerprint whose holder's text key is gone is stale, and the next write with 
 its own transaction (the claim's condition also holds while the fingerprint names that dead holder). A live
 holder still wins: its words stay a `duplicate`.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -59,7 +60,9 @@ def test_an_edit_and_an_accept_may_take_the_words_of_restored_forgotten_entries(
     assert _fingerprint_owners(stores, stores.entries.table) == sorted([other["id"], accepted["id"]])
 
 
-def test_an_agent_suggesting_the_words_of_a_restored_forgotten_entry_is_not_told_duplicate(api: Any, agents: Any, stores: Any) -> None:
+def test_an_agent_suggesting_the_words_of_a_restored_forgotten_entry_is_not_told_duplicate(
+    api: Any, agents: Any, stores: Any
+) -> None:
     _forgotten_and_restored(api, stores, TEA)
     agents.register("s-1", "alice")
     agents.propose("s-1", {"id": "e1", "text": TEA})

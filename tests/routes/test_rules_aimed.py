@@ -3,6 +3,7 @@
 Through the real routes against moto; after each step the stored items and counters are read back.
 `make mutate` breaks each rule on purpose and expects a test in this file to fail.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -28,7 +29,9 @@ def kept(api: Any) -> dict[str, Any]:
 
 @pytest.mark.parametrize(("shape", "text"), _credential_samples())
 @pytest.mark.parametrize(
-    "others", [{"pinned": True}, {"pinned": False, "expires_in_days": None}, {"expires_in_days": 3, "pinned": True}], ids=str
+    "others",
+    [{"pinned": True}, {"pinned": False, "expires_in_days": None}, {"expires_in_days": 3, "pinned": True}],
+    ids=str,
 )
 def test_a_patch_changing_text_with_other_fields_still_refuses_a_credential(
     api: Any, stores: Any, kept: dict[str, Any], shape: str, text: str, others: dict[str, Any]
@@ -72,7 +75,9 @@ def test_counters_equal_the_stored_items_after_every_route(api: Any, agents: Any
     step("DELETE", f"/v1/memory/{second['id']}", expected=204)
     step("DELETE", f"/v1/memory/{second['id']}", expected=404)
     agents.register("s", "alice")
-    agents.propose("s", {"id": "e1", "text": "proposed one"}, {"id": "e2", "text": "proposed two"}, {"id": "e3", "text": "three"})
+    agents.propose(
+        "s", {"id": "e1", "text": "proposed one"}, {"id": "e2", "text": "proposed two"}, {"id": "e3", "text": "three"}
+    )
     assert_counters_match(stores, "alice")
     proposals = [p.id for p in stores.proposals.list("alice")]
     step("POST", f"/v1/memory/{proposals[0]}/accept", expected=201)
@@ -101,7 +106,9 @@ BOUNDARY = [
 
 
 @pytest.mark.parametrize(("name", "text"), BOUNDARY, ids=[n for n, _ in BOUNDARY])
-def test_exactly_2000_bytes_is_kept_and_2001_refused(api: Any, stores: Any, kept: dict[str, Any], name: str, text: str) -> None:
+def test_exactly_2000_bytes_is_kept_and_2001_refused(
+    api: Any, stores: Any, kept: dict[str, Any], name: str, text: str
+) -> None:
     assert len(text.strip().encode("utf-8")) == MAX_ENTRY_BYTES
     status, body = api.call("POST", "/v1/memory", "alice", {"text": text})
     assert status == 201, body
@@ -122,7 +129,9 @@ def test_exactly_2000_bytes_is_kept_and_2001_refused(api: Any, stores: Any, kept
 
 
 @pytest.mark.parametrize(("name", "text"), BOUNDARY[:4], ids=[n for n, _ in BOUNDARY[:4]])
-def test_a_proposal_of_exactly_2000_bytes_waits_and_2001_is_too_long(api: Any, agents: Any, stores: Any, name: str, text: str) -> None:
+def test_a_proposal_of_exactly_2000_bytes_waits_and_2001_is_too_long(
+    api: Any, agents: Any, stores: Any, name: str, text: str
+) -> None:
     api.turn_on("alice")
     agents.register("s", "alice")
     agents.propose("s", {"id": "fits", "text": text}, {"id": "over", "text": text + "x"})

@@ -4,6 +4,7 @@ The red team's stored-item edits (issue 21 #7 beyond the sealed items): an entry
 a date can say (it is the user's own setting, so not bound), the state item's counters, a session's
 attributes and an event's status, type, time and outcome of another type than the app writes.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -50,7 +51,11 @@ def test_an_entry_whose_expiry_no_date_can_say_is_absent_and_logged(
     patched = api.call("PATCH", f"/v1/memory/{other['id']}", "alice", {"pinned": True})
     logs = capsys.readouterr().out
     assert {name: status for name, (status, _) in reads.items()} == dict.fromkeys(reads, 200)
-    assert [i["id"] for i in reads["view"][1]["items"]] == [e["id"] for e in reads["export"][1]["entries"]] == [alice["id"]]
+    assert (
+        [i["id"] for i in reads["view"][1]["items"]]
+        == [e["id"] for e in reads["export"][1]["entries"]]
+        == [alice["id"]]
+    )
     assert patched[0] == 404 and patched[1]["code"] == "not_found"
     assert "stored item unreadable" in logs and "walks" not in logs
     stored = raw_item(dynamodb, table_names.entries, {"user_id": "alice", "sk": "e#" + other["id"]})
@@ -115,7 +120,12 @@ def test_an_event_with_an_attribute_of_another_type_is_listed_without_it(
     status, body = iam_call(agents.client, "GET", "/v1/sessions/ctx-alice/events", WORKER_ARN)
     assert status == 200, body
     [event] = body["events"]
-    shown = {"status": event["status"], "type": event["type"], "created_at": event["created_at"], "outcome": event["outcome"]}
+    shown = {
+        "status": event["status"],
+        "type": event["type"],
+        "created_at": event["created_at"],
+        "outcome": event["outcome"],
+    }
     assert shown[attribute] in ("", None)  # never the altered value, never a 500
 
 
@@ -166,4 +176,6 @@ def test_a_key_row_whose_creation_time_is_of_another_type_still_seals_and_opens(
     _alter(dynamodb, table_names.keys, {"user_id": "alice", "sk": "#key"}, created_at={"B": b"2026"})
     stores.keyring.cache = KeyCache()  # a cold container reads the row
     assert api.call("POST", "/v1/memory", "alice", {"text": "Alice walks home"})[0] == 201
-    assert sorted(i["text"] for i in api.call("GET", "/v1/memory", "alice")[1]["items"]) == sorted(["Alice walks home", NOTE])
+    assert sorted(i["text"] for i in api.call("GET", "/v1/memory", "alice")[1]["items"]) == sorted(
+        ["Alice walks home", NOTE]
+    )

@@ -5,6 +5,7 @@ would) and then looks through every route that reads them: the user's list, expo
 the host's context, forget-all. Issue 21 items 6 (provenance bound to the ciphertext) and 7 (unreadable
 items absent and logged, a broken key row a refusal).
 """
+
 from __future__ import annotations
 
 import os
@@ -55,7 +56,9 @@ def alice(api: Any, agents: Any) -> dict[str, Any]:
     return api.add("alice", NOTE)
 
 
-def test_an_entry_copied_whole_to_a_new_sort_key_is_listed_once(api: Any, agents: Any, dynamodb: Any, table_names: Any, alice: Any) -> None:
+def test_an_entry_copied_whole_to_a_new_sort_key_is_listed_once(
+    api: Any, agents: Any, dynamodb: Any, table_names: Any, alice: Any
+) -> None:
     original = raw_item(dynamodb, table_names.entries, _entry_key(alice["id"]))
     assert original
     copy_id = "f" * 32
@@ -67,7 +70,9 @@ def test_an_entry_copied_whole_to_a_new_sort_key_is_listed_once(api: Any, agents
     assert _everywhere(api, agents)["items"] == []  # the copy never stood in for the original
 
 
-def test_a_proposal_copied_into_the_entries_table_is_not_an_entry(api: Any, agents: Any, dynamodb: Any, table_names: Any, stores: Any, alice: Any) -> None:
+def test_a_proposal_copied_into_the_entries_table_is_not_an_entry(
+    api: Any, agents: Any, dynamodb: Any, table_names: Any, stores: Any, alice: Any
+) -> None:
     proposal = add_proposal(stores, "alice", "Alice likes trains")
     raw = raw_item(dynamodb, table_names.proposals, _proposal_key(proposal.id))
     assert raw
@@ -125,13 +130,23 @@ def test_accepting_carries_the_proposals_provenance_into_the_entry_and_binds_it_
     plain = add_proposal(stores, "alice", "Alice likes trains", tainted=True, agent="helper")
     corrected = add_proposal(stores, "alice", "Alice likes boats", tainted=True, agent="helper")
     assert api.call("POST", f"/v1/memory/{plain.id}/accept", "alice")[0] == 201
-    status, entry = api.call("POST", f"/v1/memory/{corrected.id}/accept", "alice", {"text": "Alice likes sailing", "kind": "fact"})
+    status, entry = api.call(
+        "POST", f"/v1/memory/{corrected.id}/accept", "alice", {"text": "Alice likes sailing", "kind": "fact"}
+    )
     assert status == 201 and entry["edited"] is True
     for proposal, kind, edited in ((plain, "note", None), (corrected, "fact", {"BOOL": True})):
         stored = raw_item(dynamodb, table_names.entries, _entry_key(proposal.id))
         assert stored is not None and stored.get("edited") == edited and stored["kind"] == {"S": kind}
-        assert (stored["tainted"], stored["origin"], stored["agent"]) == ({"BOOL": True}, {"S": "agent"}, {"S": "helper"})
-        assert (stored["src_session"], stored["src_thread"], stored["src_message"]) == ({"S": "s-1"}, {"S": "t-1"}, {"S": "m-1"})
+        assert (stored["tainted"], stored["origin"], stored["agent"]) == (
+            {"BOOL": True},
+            {"S": "agent"},
+            {"S": "helper"},
+        )
+        assert (stored["src_session"], stored["src_thread"], stored["src_message"]) == (
+            {"S": "s-1"},
+            {"S": "t-1"},
+            {"S": "m-1"},
+        )
     _, view = api.call("GET", "/v1/memory", "alice")
     accepted = {i["id"]: i for i in view["items"]}
     assert accepted[corrected.id]["tainted"] is True and accepted[corrected.id]["source"]["session_id"] == "s-1"
@@ -183,7 +198,10 @@ def test_the_id_attribute_is_not_believed_the_sort_key_is(
 ) -> None:
     """The `id` attribute is for people reading the table; the id is the sort key's, which the seal binds."""
     proposal = add_proposal(stores, "alice", "Alice likes trains")
-    for table, key in ((table_names.entries, _entry_key(alice["id"])), (table_names.proposals, _proposal_key(proposal.id))):
+    for table, key in (
+        (table_names.entries, _entry_key(alice["id"])),
+        (table_names.proposals, _proposal_key(proposal.id)),
+    ):
         stored = raw_item(dynamodb, table, key)
         assert stored
         altered = {k: v for k, v in {**stored, **change}.items() if v is not None}
@@ -227,8 +245,12 @@ def _break_key_row(dynamodb: Any, table_names: Any, how: str) -> None:
 
 
 BROKEN_ROWS = [
-    "garbage wrapped key", "another user's wrapped key", "no wrapped key", "key id as a string",
-    "key id of 15 bytes", "key id of 17 bytes",
+    "garbage wrapped key",
+    "another user's wrapped key",
+    "no wrapped key",
+    "key id as a string",
+    "key id of 15 bytes",
+    "key id of 17 bytes",
 ]
 
 
@@ -254,7 +276,10 @@ def test_a_broken_key_row_is_a_503_refusal_that_changes_nothing(
         assert status == 503 and body["code"] == "unavailable" and set(body) == {"code", "message"}, (status, body)
     assert "key row unusable" in logs and "notebook" not in logs and "diary" not in logs
     after = every_item(dynamodb)
-    assert after[table_names.entries] == before[table_names.entries] and after[table_names.keys] == before[table_names.keys]
+    assert (
+        after[table_names.entries] == before[table_names.entries]
+        and after[table_names.keys] == before[table_names.keys]
+    )
     _, bob = api.call("GET", "/v1/memory", "bob")
     assert [i["text"] for i in bob["items"]] == ["Bob prefers tea"]  # another user is untouched
     # Forgetting everything needs no unwrap: the way out for the user, and then a new key works.
@@ -262,7 +287,9 @@ def test_a_broken_key_row_is_a_503_refusal_that_changes_nothing(
     assert api.call("POST", "/v1/memory", "alice", {"text": "Alice starts a diary"})[0] == 201
 
 
-def test_a_broken_key_row_answers_retry_after_over_the_route(api: Any, dynamodb: Any, table_names: Any, stores: Any, alice: Any) -> None:
+def test_a_broken_key_row_answers_retry_after_over_the_route(
+    api: Any, dynamodb: Any, table_names: Any, stores: Any, alice: Any
+) -> None:
     _break_key_row(dynamodb, table_names, "garbage wrapped key")
     stores.keyring.cache = KeyCache()
     response = api.client.http.post("/v1/memory", headers=api.headers("alice"), body='{"text": "Alice again"}')
@@ -286,6 +313,8 @@ def test_a_broken_key_row_fails_the_stream_record_and_keeps_the_event_pending(
         return answers[-1]
 
     StreamPump(create_streams_client(), tables["events_stream"], deliver, max_attempts=1).drain(timeout=5)
-    assert any(answer and answer.get("batchItemFailures") for answer in answers)  # Lambda retries it, then the dead-letter queue
+    assert any(
+        answer and answer.get("batchItemFailures") for answer in answers
+    )  # Lambda retries it, then the dead-letter queue
     event = raw_item(dynamodb, table_names.events, {"session_id": "s1", "event_id": "e1"})
     assert event and event["status"] == {"S": "pending"} and "sealed_text" in event  # whole, for a redrive after repair

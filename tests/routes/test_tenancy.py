@@ -1,4 +1,5 @@
 """Another user's id is a 404 identical to a missing id, on every id-bearing route; `?user_id=` is ignored."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -26,7 +27,9 @@ def alices(api: Any, stores: Any) -> dict[str, str]:
 
 @pytest.mark.parametrize(("method", "path", "body"), ID_ROUTES)
 @pytest.mark.parametrize("kind", ["entry", "proposal"])
-def test_another_users_id_is_404_identical_to_a_missing_id(api: Any, alices: dict[str, str], method: str, path: str, body: Any, kind: str) -> None:
+def test_another_users_id_is_404_identical_to_a_missing_id(
+    api: Any, alices: dict[str, str], method: str, path: str, body: Any, kind: str
+) -> None:
     foreign = api.call(method, path.format(id=alices[kind]), "bob", body)
     missing = api.call(method, path.format(id="0" * 32), "bob", body)
     assert foreign == missing and foreign[0] == 404
@@ -53,7 +56,9 @@ def test_nothing_changed_after_the_refusals(api: Any, alices: dict[str, str]) ->
         ("POST", "/v1/memory?user_id=alice", {"text": "bob writes"}),
     ],
 )
-def test_user_id_query_is_ignored_for_user_tokens(api: Any, alices: dict[str, str], method: str, path: str, body: Any) -> None:
+def test_user_id_query_is_ignored_for_user_tokens(
+    api: Any, alices: dict[str, str], method: str, path: str, body: Any
+) -> None:
     status, answer = api.call(method, path, "bob", body)
     assert status in (200, 201)
     assert "alice's" not in repr(answer)

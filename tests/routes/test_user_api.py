@@ -1,4 +1,5 @@
 """The user's memory API through the real Chalice router against moto: shapes, order, rules, errors."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -20,8 +21,18 @@ def test_added_entry_has_the_contract_shape(api: Any) -> None:
     api.turn_on("alice")
     entry = api.add("alice", "  prefers window seats  ", kind="preference", pinned=True, expires_in_days=30)
     assert set(entry) == {
-        "id", "text", "kind", "pinned", "tainted", "origin", "source", "created_at", "updated_at", "expires_at",
-        "agent", "edited",
+        "id",
+        "text",
+        "kind",
+        "pinned",
+        "tainted",
+        "origin",
+        "source",
+        "created_at",
+        "updated_at",
+        "expires_at",
+        "agent",
+        "edited",
     }
     assert (entry["agent"], entry["edited"]) == (None, False)
     assert entry["text"] == "prefers window seats"

@@ -1,4 +1,5 @@
 """Bad input gets a clear 400/422 in the contract's shape, never echoes the text, and loses nothing."""
+
 from __future__ import annotations
 
 import random
@@ -99,7 +100,12 @@ def test_credentials_are_refused_on_post_and_patch_naming_the_shape(api: Any, on
 
 def test_ids_we_never_issue_are_404_without_a_lookup(api: Any, on: Any) -> None:
     for bad in ("x" * 3000, on["id"].upper(), on["id"] + "0"):
-        for method, path, body in (("PATCH", "/v1/memory/{}", {"pinned": True}), ("DELETE", "/v1/memory/{}", None), ("POST", "/v1/memory/{}/accept", None), ("POST", "/v1/memory/{}/reject", None)):
+        for method, path, body in (
+            ("PATCH", "/v1/memory/{}", {"pinned": True}),
+            ("DELETE", "/v1/memory/{}", None),
+            ("POST", "/v1/memory/{}/accept", None),
+            ("POST", "/v1/memory/{}/reject", None),
+        ):
             status, answer = api.call(method, path.format(bad), "alice", body)
             assert (status, answer["code"]) == (404, "not_found")
 

@@ -82,9 +82,7 @@ class RecordingServer:
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
-        )
+        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
 
     def reply(self, *replies: Reply) -> None:
         self.script.extend(replies)
@@ -98,9 +96,7 @@ class RecordingServer:
         self._server.server_close()
 
 
-def sigv4_verifies(
-    request: Recorded, access_key: str, secret_key: str, region: str = "us-east-1"
-) -> bool:
+def sigv4_verifies(request: Recorded, access_key: str, secret_key: str, region: str = "us-east-1") -> bool:
     """Recompute the request's SigV4 signature with botocore from what the server received."""
     from botocore.auth import SigV4Auth
     from botocore.awsrequest import AWSRequest

@@ -21,8 +21,17 @@ from mcp_stdio import SDK, local_args, server_command
 from sdk_http_support import RecordingServer, Reply
 
 SECRET = "AKIA" + "Z7QW2ERTY5UIOPAS"  # an AWS access key id's shape (not a real key)
-SESSION = {"session_id": "x", "user_id": "alice", "thread_id": None, "agent": "claude-desktop",
-           "manifest": {"memory": True}, "tainted": True, "accepted": 1, "received": 1, "events": []}
+SESSION = {
+    "session_id": "x",
+    "user_id": "alice",
+    "thread_id": None,
+    "agent": "claude-desktop",
+    "manifest": {"memory": True},
+    "tainted": True,
+    "accepted": 1,
+    "received": 1,
+    "events": [],
+}
 
 
 class RawStdio:
@@ -45,8 +54,10 @@ class RawStdio:
     def call(self, arguments_json: str) -> dict[str, Any] | None:
         """tools/call memory_propose with `arguments_json` written into the line as given (escapes kept)."""
         self.next_id += 1
-        self.send(f'{{"jsonrpc":"2.0","id":{self.next_id},"method":"tools/call",'
-                  f'"params":{{"name":"memory_propose","arguments":{arguments_json}}}}}')
+        self.send(
+            f'{{"jsonrpc":"2.0","id":{self.next_id},"method":"tools/call",'
+            f'"params":{{"name":"memory_propose","arguments":{arguments_json}}}}}'
+        )
         return self.answer()
 
 
@@ -63,12 +74,29 @@ def mcp(api: RecordingServer, tmp_path: Path) -> Iterator[RawStdio]:
     credentials = tmp_path / "credentials.json"
     credentials.write_text(json.dumps({role: keys for role in ("host", "worker", "operator")}))
     env = {**os.environ, "PYTHONPATH": str(SDK), "PERSONAL_MEMORY_OUTCOME_WAIT": "0"}
-    process = subprocess.Popen(server_command(local_args(api.url, "alice", credentials)), env=env,
-                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    process = subprocess.Popen(
+        server_command(local_args(api.url, "alice", credentials)),
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     raw = RawStdio(process)
     try:
-        raw.send(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "Claude Desktop", "version": "1"}}}))
+        raw.send(
+            json.dumps(
+                {
+                    "jsonrpc": "2.0",
+                    "id": 1,
+                    "method": "initialize",
+                    "params": {
+                        "protocolVersion": "2025-06-18",
+                        "capabilities": {},
+                        "clientInfo": {"name": "Claude Desktop", "version": "1"},
+                    },
+                }
+            )
+        )
         assert raw.answer() is not None
         raw.send(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}))
         yield raw
@@ -100,13 +128,18 @@ def test_a_lone_surrogate_in_the_text_is_answered_with_a_tool_error(mcp: RawStdi
     assert _tool_error(mcp.call('{"text":"x","kind":"mood"}')).endswith("`kind` must be one of preference, fact, note.")
 
 
-@pytest.mark.parametrize("arguments", [
-    {"text": {"secret": SECRET}},
-    {"text": [SECRET]},
-    {"text": "Likes tea", "kind": SECRET},
-    {"kind": SECRET},
-])
-def test_a_validation_error_names_the_field_never_the_value(mcp: RawStdio, api: RecordingServer, arguments: dict[str, Any]) -> None:
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        {"text": {"secret": SECRET}},
+        {"text": [SECRET]},
+        {"text": "Likes tea", "kind": SECRET},
+        {"kind": SECRET},
+    ],
+)
+def test_a_validation_error_names_the_field_never_the_value(
+    mcp: RawStdio, api: RecordingServer, arguments: dict[str, Any]
+) -> None:
     words = _tool_error(mcp.call(json.dumps(arguments)))
     assert SECRET not in words and "input_value" not in words and "AKIA" not in words
     assert "`text`" in words or "`kind`" in words

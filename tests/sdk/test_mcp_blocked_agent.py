@@ -19,12 +19,16 @@ def test_a_blocked_client_gets_nothing_and_its_suggestions_are_refused(live: Any
     token = live.token(user)
     assert live.request("PUT", "/v1/memory/settings", token=token, body={"enabled": True})[0] == 200
     assert live.request("POST", "/v1/memory", token=token, body={"text": "Plays the cello"})[0] == 201
-    status, row, _ = live.request("PUT", "/v1/agents/claude-desktop", token=token, body={"read": False, "propose": False})
+    status, row, _ = live.request(
+        "PUT", "/v1/agents/claude-desktop", token=token, body={"read": False, "propose": False}
+    )
     assert status == 200 and row["read"] is False and row["propose"] is False, row
 
     async def read_and_propose(client: Client) -> Any:
-        return (await client.call_tool("memory_context", {}),
-                await client.call_tool("memory_propose", {"text": "Practises daily"}))
+        return (
+            await client.call_tool("memory_context", {}),
+            await client.call_tool("memory_propose", {"text": "Practises daily"}),
+        )
 
     server = parameters(local_args(live.url, user, live.credentials_file))
     context, proposal = run_client(server, read_and_propose, client_name="Claude Desktop")

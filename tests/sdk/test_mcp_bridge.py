@@ -16,8 +16,14 @@ from local.fresh_loop import run_apart
 
 
 def _session(agent: str, tainted: bool = False) -> dict[str, Any]:
-    return {"session_id": "x", "user_id": "alice", "thread_id": None, "agent": agent,
-            "manifest": {"memory": True}, "tainted": tainted}
+    return {
+        "session_id": "x",
+        "user_id": "alice",
+        "thread_id": None,
+        "agent": agent,
+        "manifest": {"memory": True},
+        "tainted": tainted,
+    }
 
 
 def _bridge(server: RecordingServer, *trusted: str) -> MemoryBridge:
@@ -31,8 +37,12 @@ def _bridge(server: RecordingServer, *trusted: str) -> MemoryBridge:
 
 
 def test_the_session_is_registered_then_tainted_before_anything_is_read(server: RecordingServer) -> None:
-    server.reply(Reply(200, _session("claude-desktop")), Reply(200, _session("claude-desktop", True)),
-                 Reply(200, {"items": []}), Reply(200, {"items": []}))
+    server.reply(
+        Reply(200, _session("claude-desktop")),
+        Reply(200, _session("claude-desktop", True)),
+        Reply(200, {"items": []}),
+        Reply(200, {"items": []}),
+    )
     bridge = _bridge(server)
     run_apart(bridge.context("Claude Desktop"))
     run_apart(bridge.context("claude desktop"))  # the same agent: no second registration
@@ -40,8 +50,12 @@ def test_the_session_is_registered_then_tainted_before_anything_is_read(server: 
     session_id = server.requests[0].path.rsplit("/", 1)[-1]
     assert session_id.startswith("mcp-") and len(session_id) == 36
     assert methods == [("PUT", session_id), ("POST", "untrusted"), ("GET", "memory"), ("GET", "memory")]
-    assert server.requests[0].json() == {"user_id": "alice", "thread_id": None, "agent": "claude-desktop",
-                                         "manifest": {"memory": True}}
+    assert server.requests[0].json() == {
+        "user_id": "alice",
+        "thread_id": None,
+        "agent": "claude-desktop",
+        "manifest": {"memory": True},
+    }
 
 
 def test_a_trusted_client_is_never_marked_untrusted(server: RecordingServer) -> None:
@@ -52,9 +66,12 @@ def test_a_trusted_client_is_never_marked_untrusted(server: RecordingServer) -> 
 
 
 def test_a_client_name_the_api_refuses_is_registered_as_mcp_client(server: RecordingServer) -> None:
-    server.reply(Reply(422, {"code": "credential_refused", "message": "x", "shape": "github_token"}),
-                 Reply(200, _session("mcp-client")), Reply(200, _session("mcp-client", True)),
-                 Reply(200, {"items": []}))
+    server.reply(
+        Reply(422, {"code": "credential_refused", "message": "x", "shape": "github_token"}),
+        Reply(200, _session("mcp-client")),
+        Reply(200, _session("mcp-client", True)),
+        Reply(200, {"items": []}),
+    )
     answer = run_apart(_bridge(server).context("ghp_sometokenlikename"))
     first, second = server.requests[0], server.requests[1]
     assert first.json()["agent"] == "ghp_sometokenlikename" and second.json()["agent"] == "mcp-client"
@@ -64,9 +81,15 @@ def test_a_client_name_the_api_refuses_is_registered_as_mcp_client(server: Recor
 
 def test_an_expired_session_is_registered_anew_and_the_read_repeated(server: RecordingServer) -> None:
     items = {"items": [{"text": "Likes rain", "kind": "fact", "pinned": False, "tainted": False}]}
-    server.reply(Reply(200, _session("zed")), Reply(200, _session("zed", True)), Reply(200, {"items": []}),
-                 Reply(404, {"code": "not_found", "message": "No such session."}),
-                 Reply(200, _session("zed")), Reply(200, _session("zed", True)), Reply(200, items))
+    server.reply(
+        Reply(200, _session("zed")),
+        Reply(200, _session("zed", True)),
+        Reply(200, {"items": []}),
+        Reply(404, {"code": "not_found", "message": "No such session."}),
+        Reply(200, _session("zed")),
+        Reply(200, _session("zed", True)),
+        Reply(200, items),
+    )
     bridge = _bridge(server)
     first = run_apart(bridge.context("Zed"))
     second = run_apart(bridge.context("Zed"))
@@ -92,8 +115,10 @@ class FakeWorker:
 
 
 def test_a_proposal_refused_as_unknown_session_is_made_once_more_in_a_new_session(server: RecordingServer) -> None:
-    worker = FakeWorker(EventOutcome("memory.proposal_refused", reason="unknown_session"),
-                        EventOutcome("memory.proposed", proposal_id="p-1"))
+    worker = FakeWorker(
+        EventOutcome("memory.proposal_refused", reason="unknown_session"),
+        EventOutcome("memory.proposed", proposal_id="p-1"),
+    )
     bridge = _bridge(server, "zed")
     bridge._worker = worker  # type: ignore[assignment]
     server.reply(Reply(200, _session("zed")), Reply(200, _session("zed")))

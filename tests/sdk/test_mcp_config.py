@@ -23,8 +23,14 @@ def _start(args: list[str], env: dict[str, str] | None = None) -> subprocess.Com
     clean = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "PERSONAL_MEMORY_"))}
     clean.update({"PYTHONPATH": str(SDK), "AWS_CONFIG_FILE": os.devnull, "AWS_SHARED_CREDENTIALS_FILE": os.devnull})
     return subprocess.run(
-        server_command(args), cwd=ROOT, env={**clean, **(env or {})}, capture_output=True, text=True,
-        stdin=subprocess.DEVNULL, timeout=60, check=False,
+        server_command(args),
+        cwd=ROOT,
+        env={**clean, **(env or {})},
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=60,
+        check=False,
     )
 
 
@@ -56,7 +62,10 @@ def keys_file(tmp_path: Path) -> Path:
         (["--base-url", "http://[::1"], "--base-url must be an http(s) address"),  # urlsplit raises
         (["--base-url", "http://127.0.0.1:99999"], "--base-url must be an http(s) address"),
         (["--base-url", "http://me:hunter2@127.0.0.1:8000"], "--base-url must not hold a user name or password"),
-        (["--base-url", "http://127.0.0.1:8000", "--user", "a", "--region", "us east\n1"], "--region must be an AWS region"),
+        (
+            ["--base-url", "http://127.0.0.1:8000", "--user", "a", "--region", "us east\n1"],
+            "--region must be an AWS region",
+        ),
     ],
 )
 def test_each_missing_piece_is_one_clear_line_and_exit_2(args: list[str], says: str) -> None:
@@ -111,8 +120,16 @@ def test_named_aws_profiles_sign_as_host_and_worker(tmp_path: Path, monkeypatch:
     monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(shared))
     monkeypatch.setenv("AWS_CONFIG_FILE", os.devnull)
     config = load_config(
-        ["--base-url", "https://api.example.com", "--user", "alice",
-         "--host-profile", "memory-host", "--worker-profile", "memory-worker"],
+        [
+            "--base-url",
+            "https://api.example.com",
+            "--user",
+            "alice",
+            "--host-profile",
+            "memory-host",
+            "--worker-profile",
+            "memory-worker",
+        ],
         {},
     )
     assert config.host.access_key == "AKIDPROFILEHOST" and config.worker.access_key == "AKIDPROFILEWORK"

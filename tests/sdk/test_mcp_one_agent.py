@@ -30,8 +30,13 @@ class RawClient:
     def __init__(self, args: list[str]) -> None:
         params = parameters(args)
         self.process = subprocess.Popen(  # noqa: S603 - this interpreter, the SDK's console script
-            [params.command, *params.args], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-            env={**__import__("os").environ, **(params.env or {})}, cwd=params.cwd, text=True,
+            [params.command, *params.args],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env={**__import__("os").environ, **(params.env or {})},
+            cwd=params.cwd,
+            text=True,
         )
         self.lines: queue.Queue[str] = queue.Queue()
         threading.Thread(target=self._read, daemon=True).start()
@@ -153,7 +158,9 @@ def test_look_alike_client_names_of_every_script_are_the_latin_agent() -> None:
     assert agent_name("Клод") == "mcp-client"  # wholly Cyrillic, not all look-alikes: read as written
 
 
-def test_a_block_on_helper_holds_for_mcp_clients_spelling_it_with_other_scripts(api: Any, agents: Any, stores: Any) -> None:
+def test_a_block_on_helper_holds_for_mcp_clients_spelling_it_with_other_scripts(
+    api: Any, agents: Any, stores: Any
+) -> None:
     """The MCP server names its agent from the client's name (sdk mcp_words.agent_name); a client spelling
     `helper` with Armenian or Cherokee look-alikes or a trademark sign was another, unblocked agent."""
     api.turn_on("alice")
@@ -165,4 +172,8 @@ def test_a_block_on_helper_holds_for_mcp_clients_spelling_it_with_other_scripts(
         agents.propose(f"s{n}", {"id": "e1", "text": "Walks the dog at six"})
         assert agents.outcomes(f"s{n}")["e1"]["reason"] == "agent_blocked", client
     assert stores.proposals.list("alice") == []
-    assert [i["sk"] for i in dynamo.query_partition(stores.client, stores.entries.table, "user_id", "alice", consistent=True) if i["sk"].startswith("a#")] == ["a#helper"]
+    assert [
+        i["sk"]
+        for i in dynamo.query_partition(stores.client, stores.entries.table, "user_id", "alice", consistent=True)
+        if i["sk"].startswith("a#")
+    ] == ["a#helper"]

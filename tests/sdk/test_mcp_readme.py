@@ -79,7 +79,10 @@ def test_the_readme_snippet_starts_a_server_that_reads_the_gated_context(
         answer = _over_http(body, live, made["token"])
     else:
         command, args, env = _as_client_reads_it(tag, body)
-        assert command == "personal-memory-mcp" and console_script(command) == ("personal_memory_sdk.mcp_server", "main")
+        assert command == "personal-memory-mcp" and console_script(command) == (
+            "personal_memory_sdk.mcp_server",
+            "main",
+        )
         args = [_localize(arg, live, user, made["token"]) for arg in args]
         env = {name: _localize(value, live, user, made["token"]) for name, value in env.items()}
 

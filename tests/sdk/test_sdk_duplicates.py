@@ -47,8 +47,18 @@ def agent() -> ModuleType:
     return module
 
 
-SAME = ["Prefers tea", "  prefers   TEA ", "Pre\u200bfers\ttea", "Ｐｒｅｆｅｒｓ tea", "PREFERS TEA\n", "Prefers tea.", "Prefers\u2800tea…",
-        "Prefers\u3164tea", "Prefers tea,", "Prefers tea;"]
+SAME = [
+    "Prefers tea",
+    "  prefers   TEA ",
+    "Pre\u200bfers\ttea",
+    "Ｐｒｅｆｅｒｓ tea",
+    "PREFERS TEA\n",
+    "Prefers tea.",
+    "Prefers\u2800tea…",
+    "Prefers\u3164tea",
+    "Prefers tea,",
+    "Prefers tea;",
+]
 OTHER = ["Prefers tea?", "Prefers green tea", "Prefers coffee", "Preferstea"]
 
 
@@ -67,7 +77,12 @@ def test_the_example_agent_does_not_propose_what_its_context_already_holds(agent
 
 def test_an_outcome_refused_duplicate_says_so() -> None:
     record = EventRecord.from_json(
-        {"id": "e1", "type": "memory.propose", "status": "handled", "outcome": {"type": "memory.proposal_refused", "reason": "duplicate"}}
+        {
+            "id": "e1",
+            "type": "memory.propose",
+            "status": "handled",
+            "outcome": {"type": "memory.proposal_refused", "reason": "duplicate"},
+        }
     )
     assert record.outcome is not None and record.outcome.duplicate and record.outcome.refused
     assert not EventOutcome("memory.proposal_refused", reason="session_cap").duplicate
@@ -86,7 +101,9 @@ def test_a_worker_learns_nothing_from_a_duplicate_over_the_real_stack(live: Any)
     first = worker.propose(session, "Has a cat called Miso", "fact")
     second = worker.propose(session, "has a cat  called MISO", "fact")
     deadline = time.monotonic() + 60  # the stack's stream pump, on a shared machine
-    while time.monotonic() < deadline and not (len(events := worker.list_events(session)) == 2 and all(e.handled for e in events)):
+    while time.monotonic() < deadline and not (
+        len(events := worker.list_events(session)) == 2 and all(e.handled for e in events)
+    ):
         time.sleep(0.2)
     outcomes = {e.id: e.outcome for e in worker.list_events(session)}
     assert outcomes[first] is not None and outcomes[first].proposed

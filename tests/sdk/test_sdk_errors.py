@@ -66,9 +66,7 @@ def test_an_error_never_carries_the_text_sent_even_if_the_server_echoes_it(
 
 
 @pytest.mark.parametrize("code", [f"nope {PRIVATE}", "forbidden\n" + PRIVATE, "forbidden\n"])
-def test_a_code_that_is_not_a_contract_word_is_not_repeated(
-    server: RecordingServer, code: str
-) -> None:
+def test_a_code_that_is_not_a_contract_word_is_not_repeated(server: RecordingServer, code: str) -> None:
     server.reply(Reply(403, {"code": code, "message": "x"}))
     host = HostClient(server.url, ACCESS_KEY, SECRET_KEY, sleep=lambda _: None)
     with pytest.raises(ForbiddenError) as caught:
@@ -87,9 +85,7 @@ def test_an_error_without_a_json_body_maps_by_status(server: RecordingServer) ->
 def test_an_unexpected_success_shape_is_a_protocol_error_naming_the_field_only(
     server: RecordingServer,
 ) -> None:
-    server.reply(
-        Reply(200, {"items": [{"text": PRIVATE, "kind": "note", "pinned": 1, "tainted": False}]})
-    )
+    server.reply(Reply(200, {"items": [{"text": PRIVATE, "kind": "note", "pinned": 1, "tainted": False}]}))
     host = HostClient(server.url, ACCESS_KEY, SECRET_KEY, sleep=lambda _: None)
     with pytest.raises(ProtocolError) as caught:
         host.fetch_context("s-1")

@@ -108,8 +108,6 @@ def test_the_cli_reports_sdk_errors_without_text(
     credentials = tmp_path / "credentials.json"
     credentials.write_text(json.dumps({"host": HOST_KEYS, "worker": WORKER_KEYS}))
     server.reply(Reply(404, {"code": "not_found", "message": "no such session"}))
-    code = agent.main(
-        ["--session-id", "nope", "--base-url", server.url, "--credentials", str(credentials)]
-    )
+    code = agent.main(["--session-id", "nope", "--base-url", server.url, "--credentials", str(credentials)])
     assert code == 1
     assert "404 not_found" in capsys.readouterr().err

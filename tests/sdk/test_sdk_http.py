@@ -45,25 +45,19 @@ def test_propose_sends_one_signed_memory_propose_event(
     request = server.requests[0]
     assert (request.method, request.path) == ("POST", "/v1/sessions/s-1/events")
     assert request.json() == {
-        "events": [
-            {"id": event_id, "type": "memory.propose", "text": "Prefers tea", "kind": "preference"}
-        ]
+        "events": [{"id": event_id, "type": "memory.propose", "text": "Prefers tea", "kind": "preference"}]
     }
     assert uuid.UUID(event_id).version == 4
     assert request.headers["content-type"] == "application/json"
     assert verify_sigv4(request, ACCESS_KEY, SECRET_KEY)
 
 
-def test_authorization_is_sigv4_for_execute_api_in_us_east_1(
-    server: RecordingServer, no_sleep: list[float]
-) -> None:
+def test_authorization_is_sigv4_for_execute_api_in_us_east_1(server: RecordingServer, no_sleep: list[float]) -> None:
     server.reply(Reply(200, {"items": []}))
     _host(server, no_sleep).fetch_context("s-1")
     auth = server.requests[0].headers["authorization"]
     date = server.requests[0].headers["x-amz-date"][:8]
-    assert auth.startswith(
-        f"AWS4-HMAC-SHA256 Credential={ACCESS_KEY}/{date}/us-east-1/execute-api/aws4_request, "
-    )
+    assert auth.startswith(f"AWS4-HMAC-SHA256 Credential={ACCESS_KEY}/{date}/us-east-1/execute-api/aws4_request, ")
     assert "SignedHeaders=" in auth and "host" in auth.split("SignedHeaders=")[1]
 
 
@@ -82,9 +76,7 @@ def test_the_signature_checker_rejects_a_wrong_secret_or_a_changed_body(
 def test_a_retry_after_503_resends_the_same_event_id_and_body(
     server: RecordingServer, no_sleep: list[float], verify_sigv4: Callable[..., bool]
 ) -> None:
-    server.reply(
-        Reply(503, {"code": "unavailable", "message": "try again"}), Reply(202, {"accepted": 1})
-    )
+    server.reply(Reply(503, {"code": "unavailable", "message": "try again"}), Reply(202, {"accepted": 1}))
     memory = AgentMemory([], "s-1", _worker(server, no_sleep))
     event_id = memory.propose("Prefers tea", kind="preference")
     assert len(server.requests) == 2
@@ -159,9 +151,7 @@ def test_register_session_sends_the_contract_body_and_parses_the_session(
     assert verify_sigv4(request, ACCESS_KEY, SECRET_KEY)
 
 
-def test_mark_untrusted_posts_without_a_body(
-    server: RecordingServer, no_sleep: list[float]
-) -> None:
+def test_mark_untrusted_posts_without_a_body(server: RecordingServer, no_sleep: list[float]) -> None:
     server.reply(Reply(200, {**SESSION, "tainted": True}))
     session = _host(server, no_sleep).mark_untrusted("s-1")
     request = server.requests[0]
@@ -177,17 +167,11 @@ def test_fetch_context_returns_frozen_items(server: RecordingServer, no_sleep: l
     server.reply(
         Reply(
             200,
-            {
-                "items": [
-                    {"text": "Prefers tea", "kind": "preference", "pinned": True, "tainted": False}
-                ]
-            },
+            {"items": [{"text": "Prefers tea", "kind": "preference", "pinned": True, "tainted": False}]},
         )
     )
     items = _host(server, no_sleep).fetch_context("s-1")
-    assert (
-        server.requests[0].method == "GET" and server.requests[0].path == "/v1/sessions/s-1/memory"
-    )
+    assert server.requests[0].method == "GET" and server.requests[0].path == "/v1/sessions/s-1/memory"
     assert list(items) == [MemoryItem("Prefers tea", "preference", True, False)]
 
 
@@ -239,18 +223,14 @@ def test_session_token_is_sent_and_signed(
     server: RecordingServer, no_sleep: list[float], verify_sigv4: Callable[..., bool]
 ) -> None:
     server.reply(Reply(200, {"items": []}))
-    HostClient(server.url, ACCESS_KEY, SECRET_KEY, "tok-123", sleep=no_sleep.append).fetch_context(
-        "s-1"
-    )
+    HostClient(server.url, ACCESS_KEY, SECRET_KEY, "tok-123", sleep=no_sleep.append).fetch_context("s-1")
     request = server.requests[0]
     assert request.headers["x-amz-security-token"] == "tok-123"
     assert "x-amz-security-token" in request.headers["authorization"]
     assert verify_sigv4(request, ACCESS_KEY, SECRET_KEY)
 
 
-def test_session_ids_are_one_encoded_path_segment(
-    server: RecordingServer, no_sleep: list[float]
-) -> None:
+def test_session_ids_are_one_encoded_path_segment(server: RecordingServer, no_sleep: list[float]) -> None:
     server.reply(Reply(200, {"items": []}))
     _host(server, no_sleep).fetch_context("../operator/memory?user_id=bob")
     assert server.requests[0].path == "/v1/sessions/..%2Foperator%2Fmemory%3Fuser_id%3Dbob/memory"
@@ -275,9 +255,7 @@ def test_signatures_verify_with_the_local_stack_verifier(
     _worker(server, no_sleep, session_token=None).propose(session_id, "Prefers tea")
     request = server.requests[0]
     path, _, query = request.path.partition("?")
-    arn = sigv4.verify_request(
-        request.method, path, query, request.headers, request.body, {"host": principal}
-    )
+    arn = sigv4.verify_request(request.method, path, query, request.headers, request.body, {"host": principal})
     assert arn == principal.arn
 
 

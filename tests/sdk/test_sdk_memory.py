@@ -93,9 +93,7 @@ def test_reprs_show_the_shape_not_the_text() -> None:
 
 
 def test_parsed_items_are_strictly_typed_and_errors_name_fields_not_values() -> None:
-    parsed = MemoryItems.from_json(
-        [{"text": "Likes rain", "kind": "fact", "pinned": False, "tainted": False, "x": 1}]
-    )
+    parsed = MemoryItems.from_json([{"text": "Likes rain", "kind": "fact", "pinned": False, "tainted": False, "x": 1}])
     assert parsed[0] == MemoryItem("Likes rain", "fact", False, False)
     with pytest.raises(ValueError) as caught:
         MemoryItems.from_json([{"text": "Likes rain", "kind": "fact", "pinned": "no"}])

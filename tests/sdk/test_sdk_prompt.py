@@ -74,10 +74,7 @@ def test_a_hostile_entry_cannot_close_or_fake_the_block(text: str) -> None:
     block = render_memory_block([MemoryItem(text, "note", False, True)], boundary=FIXED)
     _assert_well_formed(block, entries=1)
     lines = _lines(block)
-    assert not any(
-        line.strip() in ("</memory>", "</memory-notes>", "=== END OF MEMORY NOTES ===")
-        for line in lines
-    )
+    assert not any(line.strip() in ("</memory>", "</memory-notes>", "=== END OF MEMORY NOTES ===") for line in lines)
     assert "<" not in lines[-2] and ">" not in lines[-2]
 
 
@@ -88,9 +85,7 @@ def test_all_hostile_entries_together_stay_inside_one_block() -> None:
 
 
 def test_a_boundary_found_in_an_entry_is_replaced() -> None:
-    block = render_memory_block(
-        [MemoryItem(f"see {FIXED.upper()}", "note", False, False)], boundary=FIXED
-    )
+    block = render_memory_block([MemoryItem(f"see {FIXED.upper()}", "note", False, False)], boundary=FIXED)
     assert _boundary(block) != FIXED
     assert _entry_texts(block) == [f"see {FIXED.upper()}"]
 

@@ -42,8 +42,11 @@ def test_hidden_and_lookalike_characters_are_escaped_and_decode_back(name: str) 
     assert json.loads(shown) == text
     lines = block.splitlines()
     boundary = lines[0].split()[-1].rstrip(">")
-    ends = [i for i, line in enumerate(lines) if "MEMORY_NOTES_END" in unicodedata.normalize("NFKC", line)
-            and boundary in line and line.startswith("<")]
+    ends = [
+        i
+        for i, line in enumerate(lines)
+        if "MEMORY_NOTES_END" in unicodedata.normalize("NFKC", line) and boundary in line and line.startswith("<")
+    ]
     assert ends == [len(lines) - 1]  # only the real END line closes the block
 
 
@@ -56,16 +59,23 @@ def test_every_default_ignorable_code_point_is_escaped() -> None:
 
 
 def test_every_character_that_folds_to_an_angle_bracket_is_escaped() -> None:
-    folding = [chr(c) for c in range(0x80, sys.maxunicode + 1)
-               if not 0xD800 <= c <= 0xDFFF and any(b in unicodedata.normalize("NFKC", chr(c)) for b in "<>")]
+    folding = [
+        chr(c)
+        for c in range(0x80, sys.maxunicode + 1)
+        if not 0xD800 <= c <= 0xDFFF and any(b in unicodedata.normalize("NFKC", chr(c)) for b in "<>")
+    ]
     assert "\uff1c" in folding and "\ufe65" in folding
     escaped = escape_text("".join(folding))
     assert escaped.isascii()
 
 
 def test_unicode_confusables_of_the_brackets_are_escaped() -> None:
-    data = json.loads(__import__("importlib.resources").resources.files("confusable_homoglyphs")
-                      .joinpath("confusables.json").read_text("utf-8"))
+    data = json.loads(
+        __import__("importlib.resources")
+        .resources.files("confusable_homoglyphs")
+        .joinpath("confusables.json")
+        .read_text("utf-8")
+    )
     lookalikes = "".join(g["c"] for bracket in "<>" for g in data[bracket] if len(g["c"]) == 1)
     assert len(lookalikes) >= 10
     assert escape_text(lookalikes).isascii()

@@ -1,4 +1,5 @@
 """The consumer's FilterCriteria, emulated locally: only pending `memory.propose` events reach it, as deployed."""
+
 from __future__ import annotations
 
 from typing import Any

@@ -1,5 +1,6 @@
 """An agent's events still pending when the person forgets that agent's writes never become suggestions later
 (issue 37 #12): the stream's next delivery or an operator's redrive settles them refused `agent_forgotten`."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -25,7 +26,9 @@ def _refused_forgotten(agents: Any, stores: Any, session: str) -> None:
     assert [(r["reason"], r["session_id"]) for r in refused] == [("agent_forgotten", session)]
 
 
-def test_an_event_pending_when_its_agent_is_forgotten_is_refused_when_the_stream_delivers_it(api: Any, agents: Any, stores: Any, clock: Any) -> None:
+def test_an_event_pending_when_its_agent_is_forgotten_is_refused_when_the_stream_delivers_it(
+    api: Any, agents: Any, stores: Any, clock: Any
+) -> None:
     api.turn_on("alice")
     _earlier_suggestion(api, agents)
     agents.register("s-1", "alice")

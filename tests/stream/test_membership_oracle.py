@@ -6,6 +6,7 @@ context, or another agent's waiting suggestion no agent can read), `other` does 
 script against both and must see the same thing, event by event, except the random ids. The person who keeps
 the words sees the refusal `duplicate` in her journal, and nothing is stored.
 """
+
 from __future__ import annotations
 
 import re
@@ -81,10 +82,16 @@ def test_a_guessed_text_tells_the_agent_nothing_through_any_outcome_or_later_cap
     assert [e.text for e in stores.entries.load("kept")[1]].count(ENTRY) == (1 if where == "entry" else 0)
     refused = [r.public() for r in stores.journal.all("kept") if r.action == "keep.memory.proposal_refused"]
     assert sorted((r["reason"], r["agent"]) for r in refused if r["reason"] == "duplicate") == [("duplicate", "spy")]
-    assert not any(r.public()["reason"] == "duplicate" for r in stores.journal.all("other") if r.action == "keep.memory.proposal_refused")
+    assert not any(
+        r.public()["reason"] == "duplicate"
+        for r in stores.journal.all("other")
+        if r.action == "keep.memory.proposal_refused"
+    )
 
 
-def test_the_slot_a_duplicate_holds_shows_only_as_a_textless_repeat_and_goes_with_its_agent(api: Any, agents: Any, stores: Any) -> None:
+def test_the_slot_a_duplicate_holds_shows_only_as_a_textless_repeat_and_goes_with_its_agent(
+    api: Any, agents: Any, stores: Any
+) -> None:
     _person(api, agents, "kept", "entry")
     agents.register("s-1", "kept", agent="spy")
     agents.propose("s-1", {"id": "e1", "text": GUESSES["entry"]})
@@ -97,7 +104,9 @@ def test_the_slot_a_duplicate_holds_shows_only_as_a_textless_repeat_and_goes_wit
     assert [(r["id"], r["agent"], r["session_id"]) for r in view["repeats"]] == [(slot_id, "spy", "s-1")]
     assert ENTRY.lower() not in repr(view["repeats"]).lower()
     assert api.call("POST", f"/v1/memory/{slot_id}/accept", "kept")[0] == 404  # nothing to accept (a reject frees it)
-    raw = stores.client.get_item(TableName=stores.proposals.table, Key={"user_id": {"S": "kept"}, "sk": {"S": "p#" + slot_id}})["Item"]
+    raw = stores.client.get_item(
+        TableName=stores.proposals.table, Key={"user_id": {"S": "kept"}, "sk": {"S": "p#" + slot_id}}
+    )["Item"]
     assert "sealed_text" not in raw and "fingerprint" not in raw  # no text, no fingerprint
     assert not any(ENTRY.lower() in repr(e).lower() for e in agents.events("s-1"))
     status, body = api.call("POST", "/v1/agents/spy/forget", "kept", {})
@@ -105,7 +114,9 @@ def test_the_slot_a_duplicate_holds_shows_only_as_a_textless_repeat_and_goes_wit
     assert stores.entries.get_state("kept").waiting == 0
 
 
-def test_the_waiting_cap_frees_the_slots_of_duplicates_once_their_time_is_up(api: Any, agents: Any, stores: Any, clock: Any) -> None:
+def test_the_waiting_cap_frees_the_slots_of_duplicates_once_their_time_is_up(
+    api: Any, agents: Any, stores: Any, clock: Any
+) -> None:
     _person(api, agents, "kept", "entry")
     agents.register("s-0", "kept", agent="spy")
     agents.propose("s-0", {"id": "dup", "text": GUESSES["entry"]})

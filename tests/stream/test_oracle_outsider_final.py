@@ -3,6 +3,7 @@
 `kept` keeps the guessed words (an entry beyond the agent's context), `other` does not; both people do the
 same thing with everything their page shows them. The agent runs one script against both.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -20,7 +21,9 @@ def _reject_all_she_sees(api: Any, user: str) -> None:
     assert after["proposals"] == after["repeats"] == []
 
 
-def test_after_the_person_rejects_every_suggestion_she_sees_the_agent_cannot_tell_a_kept_guess(api: Any, agents: Any) -> None:
+def test_after_the_person_rejects_every_suggestion_she_sees_the_agent_cannot_tell_a_kept_guess(
+    api: Any, agents: Any
+) -> None:
     traces = {}
     for user, keeps in (("kept", True), ("other", False)):
         person(api, user, keeps)
@@ -30,7 +33,9 @@ def test_after_the_person_rejects_every_suggestion_she_sees_the_agent_cannot_tel
     assert traces["kept"] == traces["other"]
 
 
-def test_the_person_can_always_make_room_for_suggestions_by_rejecting_what_she_sees(api: Any, agents: Any, stores: Any) -> None:
+def test_the_person_can_always_make_room_for_suggestions_by_rejecting_what_she_sees(
+    api: Any, agents: Any, stores: Any
+) -> None:
     person(api, "kept", True)
     fill(agents, "kept", "a", [GUESS] * MAX_WAITING_PROPOSALS)  # fifty duplicates of a kept entry
     _, view = api.call("GET", "/v1/memory", "kept")

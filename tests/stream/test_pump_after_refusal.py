@@ -1,4 +1,5 @@
 """moto copies a table, stream included, when a transaction on it is cancelled: the pump must keep reading."""
+
 from __future__ import annotations
 
 from typing import Any

@@ -2,6 +2,7 @@
 fifty new texts from the same agent. `kept` keeps the guessed words, `other` does not; the agent compares what it
 observes (every outcome and refusal reason). Also: a repeat's id in the agent's hands, hostile stored slots, leaks.
 """
+
 from __future__ import annotations
 
 import json
@@ -49,9 +50,15 @@ def test_after_forgetting_the_agent_cannot_tell_a_kept_guess(api: Any, agents: A
     assert traces["kept"] == traces["other"]
 
 
-@pytest.mark.xfail(strict=True, reason="open: a repeat she leaves on the page holds a waiting place a handled suggestion does not")
-@pytest.mark.parametrize("behaviour", [_rejects_suggestions_only, _accepts_all], ids=["rejects-suggestions-only", "accepts-all"])
-def test_a_person_who_handles_only_suggestions_leaves_the_guess_observable(api: Any, agents: Any, behaviour: Any) -> None:
+@pytest.mark.xfail(
+    strict=True, reason="open: a repeat she leaves on the page holds a waiting place a handled suggestion does not"
+)
+@pytest.mark.parametrize(
+    "behaviour", [_rejects_suggestions_only, _accepts_all], ids=["rejects-suggestions-only", "accepts-all"]
+)
+def test_a_person_who_handles_only_suggestions_leaves_the_guess_observable(
+    api: Any, agents: Any, behaviour: Any
+) -> None:
     traces = _traces(api, agents, behaviour)
     assert traces["kept"] == traces["other"]
 
@@ -74,12 +81,17 @@ def test_the_agent_cannot_use_the_repeat_id_it_was_told(api: Any, agents: Any, c
     assert api.call("GET", "/v1/memory", "other")[1]["repeats"] == []
 
 
-def test_a_repeat_leaks_no_text_to_journal_export_or_view(api: Any, agents: Any, stores: Any, caplog: Any, capsys: Any) -> None:
+def test_a_repeat_leaks_no_text_to_journal_export_or_view(
+    api: Any, agents: Any, stores: Any, caplog: Any, capsys: Any
+) -> None:
     person(api, "kept", True)
     agents.register("s", "kept", agent="spy")
     with caplog.at_level("DEBUG"):
         agents.propose("s", {"id": "g", "text": GUESS})
-    seen = [json.dumps(api.call("GET", p, "kept")[1]) for p in ("/v1/memory", "/v1/inbox", "/v1/memory/journal", "/v1/memory/export")]
+    seen = [
+        json.dumps(api.call("GET", p, "kept")[1])
+        for p in ("/v1/memory", "/v1/inbox", "/v1/memory/journal", "/v1/memory/export")
+    ]
     assert all("HAS DIABETES" not in s for s in seen)
     logged = capsys.readouterr().out + caplog.text
     assert logged and "diabetes" not in logged.lower()  # the stream record and requests were logged, without the text
@@ -89,18 +101,31 @@ def test_a_repeat_leaks_no_text_to_journal_export_or_view(api: Any, agents: Any,
     assert "diabetes" not in json.dumps(raw).lower()
 
 
-@pytest.mark.parametrize("field,value", [
-    ("agent", {"S": "sp\u202ey\u2066x"}), ("src_session", {"S": "s" * 100_000}), ("created_at", {"N": "1"}),
-    ("created_at", {"L": []}), ("agent", {"N": "7"}), ("id", {"S": "../x"}), ("src_session", {"NULL": True}),
-])
+@pytest.mark.parametrize(
+    "field,value",
+    [
+        ("agent", {"S": "sp\u202ey\u2066x"}),
+        ("src_session", {"S": "s" * 100_000}),
+        ("created_at", {"N": "1"}),
+        ("created_at", {"L": []}),
+        ("agent", {"N": "7"}),
+        ("id", {"S": "../x"}),
+        ("src_session", {"NULL": True}),
+    ],
+)
 def test_a_hostile_slot_never_fails_the_views(api: Any, agents: Any, stores: Any, field: str, value: Any) -> None:
     person(api, "kept", True)
     agents.register("s", "kept", agent="spy")
     agents.propose("s", {"id": "g", "text": GUESS})
     slot = agents.outcomes("s")["g"]["proposal_id"]
     key = {"user_id": {"S": "kept"}, "sk": {"S": "p#" + slot}}
-    stores.client.update_item(TableName=stores.proposals.table, Key=key, UpdateExpression="SET #f = :v",
-                              ExpressionAttributeNames={"#f": field}, ExpressionAttributeValues={":v": value})
+    stores.client.update_item(
+        TableName=stores.proposals.table,
+        Key=key,
+        UpdateExpression="SET #f = :v",
+        ExpressionAttributeNames={"#f": field},
+        ExpressionAttributeValues={":v": value},
+    )
     for path in ("/v1/memory", "/v1/inbox", "/v1/memory/export", "/v1/memory/journal", "/v1/agents"):
         status, body = api.call("GET", path, "kept")
         assert status == 200, (path, body)
@@ -141,7 +166,9 @@ def test_a_connected_agent_reads_the_same_outcome_before_and_after_the_person_ac
         assert api.call("POST", f"/v1/memory/{proposal_id}/reject", user)[0] == 204
         later = _as(client, token, "GET", f"/v1/agent/proposals/{event}")[1]
         hour = event.partition("-")[0]
-        by_id = [_as(client, token, "GET", f"/v1/agent/proposals/{p}")[:2] for p in (proposal_id, f"{hour}-{proposal_id}")]
+        by_id = [
+            _as(client, token, "GET", f"/v1/agent/proposals/{p}")[:2] for p in (proposal_id, f"{hour}-{proposal_id}")
+        ]
         missing = _as(client, token, "GET", f"/v1/agent/proposals/{hour}-{'0' * 32}")[:2]
         assert by_id == [missing, missing] and missing[0] == 404
         seen[user] = [sorted(first), first["status"], first["outcome"]["type"], later == first]
@@ -149,19 +176,28 @@ def test_a_connected_agent_reads_the_same_outcome_before_and_after_the_person_ac
 
 
 def _stored_waiting(stores: Any, user: str) -> int:
-    item = stores.client.get_item(TableName=stores.entries.table, Key={"user_id": {"S": user}, "sk": {"S": "#state"}}, ConsistentRead=True)["Item"]
+    item = stores.client.get_item(
+        TableName=stores.entries.table, Key={"user_id": {"S": user}, "sk": {"S": "#state"}}, ConsistentRead=True
+    )["Item"]
     return int(item["waiting"]["N"])
 
 
-@pytest.mark.xfail(strict=True, reason="open: a slot's agent, session and time are not sealed, so a copied or altered slot is believed")
+@pytest.mark.xfail(
+    strict=True, reason="open: a slot's agent, session and time are not sealed, so a copied or altered slot is believed"
+)
 def test_a_copied_or_renamed_slot_is_not_believed(api: Any, agents: Any, stores: Any) -> None:
     person(api, "kept", True)
     agents.register("s", "kept", agent="spy")
     agents.propose("s", {"id": "g", "text": GUESS})
     slot = agents.outcomes("s")["g"]["proposal_id"]
-    item = stores.client.get_item(TableName=stores.proposals.table, Key={"user_id": {"S": "kept"}, "sk": {"S": "p#" + slot}})["Item"]
+    item = stores.client.get_item(
+        TableName=stores.proposals.table, Key={"user_id": {"S": "kept"}, "sk": {"S": "p#" + slot}}
+    )["Item"]
     copy = "f" * 32
-    stores.client.put_item(TableName=stores.proposals.table, Item={**item, "sk": {"S": "p#" + copy}, "id": {"S": copy}, "agent": {"S": "trusted-helper"}})
+    stores.client.put_item(
+        TableName=stores.proposals.table,
+        Item={**item, "sk": {"S": "p#" + copy}, "id": {"S": copy}, "agent": {"S": "trusted-helper"}},
+    )
     repeats = api.call("GET", "/v1/memory", "kept")[1]["repeats"]
     seen_agents = [r["agent"] for r in repeats]  # the copy, renamed, is not shown as another agent's repeat
     for repeat in repeats:

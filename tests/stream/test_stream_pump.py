@@ -28,9 +28,7 @@ class Stream:
 
     def put(self, *event_ids: str) -> None:
         for event_id in event_ids:
-            self.table.put_item(
-                Item={"session_id": "s-1", "event_id": event_id, "type": "memory.propose"}
-            )
+            self.table.put_item(Item={"session_id": "s-1", "event_id": event_id, "type": "memory.propose"})
 
 
 @dataclass
@@ -217,9 +215,7 @@ def test_always_raising_handler_gives_records_up_one_at_a_time(stream: Stream) -
         {"batchItemFailures": [{"itemIdentifier": "999"}]},
     ],
 )
-def test_malformed_failure_report_fails_the_whole_batch(
-    stream: Stream, response: dict[str, Any]
-) -> None:
+def test_malformed_failure_report_fails_the_whole_batch(stream: Stream, response: dict[str, Any]) -> None:
     stream.put("e1", "e2")
     calls: list[int] = []
 

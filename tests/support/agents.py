@@ -1,4 +1,5 @@
 """A host and a worker driving the agent routes through the test client, plus the stream pump."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -13,7 +14,14 @@ class Agents:
     client: Any
     stream: Any
 
-    def register(self, session_id: str, user_id: str | None, memory: bool = True, thread_id: str | None = "t-1", agent: str = "helper") -> tuple[int, Any]:
+    def register(
+        self,
+        session_id: str,
+        user_id: str | None,
+        memory: bool = True,
+        thread_id: str | None = "t-1",
+        agent: str = "helper",
+    ) -> tuple[int, Any]:
         body = {"user_id": user_id, "thread_id": thread_id, "agent": agent, "manifest": {"memory": memory}}
         return iam_call(self.client, "PUT", f"/v1/sessions/{session_id}", HOST_ARN, body)
 

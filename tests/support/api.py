@@ -1,4 +1,5 @@
 """A thin driver over chalice.test.Client for user routes: JSON in, (status, body) out."""
+
 from __future__ import annotations
 
 import json
@@ -18,7 +19,9 @@ class Api:
             headers["Authorization"] = f"Bearer {self.issuer.mint(user)}"
         return headers
 
-    def call(self, method: str, path: str, user: str | None, body: Any = None, raw: str | None = None) -> tuple[int, Any]:
+    def call(
+        self, method: str, path: str, user: str | None, body: Any = None, raw: str | None = None
+    ) -> tuple[int, Any]:
         payload = raw if raw is not None else (json.dumps(body) if body is not None else None)
         response = getattr(self.client.http, method.lower())(path, headers=self.headers(user), body=payload)
         text = response.body.decode() if isinstance(response.body, bytes) else response.body

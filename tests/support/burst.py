@@ -1,4 +1,5 @@
 """Run calls at once, as concurrent requests: a barrier releases every thread together."""
+
 from __future__ import annotations
 
 import threading

@@ -1,4 +1,5 @@
 """Counts the DynamoDB API calls a block of code makes, by operation name (botocore's before-call event)."""
+
 from __future__ import annotations
 
 from collections import Counter

@@ -7,6 +7,7 @@ untrusted; workers propose; operators read and forget. Each worker thread owns i
 2xx confirmed is known exactly. Afterwards tests/support/chaos_checks.py reads the raw tables and
 the captured logs and checks the invariants. Prints one JSON report; exit 1 if anything failed.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -70,9 +71,21 @@ class Worker:
         for model in self.models:
             self._switch(model, True)
         actions = [
-            (self._add, 22), (self._edit, 8), (self._forget, 6), (self._view, 8), (self._accept, 8), (self._reject, 4),
-            (self._register, 6), (self._untrusted, 2), (self._propose, 14), (self._context, 5), (self._switch_random, 3),
-            (self._operator_read, 3), (self._operator_forget, 2), (self._forget_all, 1), (self._operator_forget_all, 1),
+            (self._add, 22),
+            (self._edit, 8),
+            (self._forget, 6),
+            (self._view, 8),
+            (self._accept, 8),
+            (self._reject, 4),
+            (self._register, 6),
+            (self._untrusted, 2),
+            (self._propose, 14),
+            (self._context, 5),
+            (self._switch_random, 3),
+            (self._operator_read, 3),
+            (self._operator_forget, 2),
+            (self._forget_all, 1),
+            (self._operator_forget_all, 1),
         ]
         choices, weights = zip(*actions, strict=True)
         for _ in range(steps):
@@ -182,7 +195,9 @@ class Worker:
                 event_id = f"e{len(posted) + len(events)}"
             text = self.text() if self.rng.random() < 0.9 else "   "
             events.append({"id": event_id, "type": "memory.propose", "text": text, "kind": "note"})
-        call = self.http.iam("POST", f"/v1/sessions/{session}/events", "/v1/sessions/{session_id}/events", "worker", {"events": events})
+        call = self.http.iam(
+            "POST", f"/v1/sessions/{session}/events", "/v1/sessions/{session_id}/events", "worker", {"events": events}
+        )
         if call.status == 202:
             posted.extend(dict.fromkeys(e["id"] for e in events if e["id"] not in posted))
         if self.pump is not None and self.rng.random() < 0.7:  # otherwise left pending for a while
@@ -209,7 +224,9 @@ class Worker:
         self._forget_everything(m, lambda: self.http.iam("DELETE", path, "/v1/operator/memory", "operator"))
 
 
-def run(seed: int, steps: int, rate: float = 0.05, workers: int = 1, users: int = 3, real_sleeps: bool = False) -> dict[str, Any]:
+def run(
+    seed: int, steps: int, rate: float = 0.05, workers: int = 1, users: int = 3, real_sleeps: bool = False
+) -> dict[str, Any]:
     import botocore.endpoint
 
     from chalicelib.storage import retries
@@ -245,6 +262,7 @@ def run(seed: int, steps: int, rate: float = 0.05, workers: int = 1, users: int 
                 for thread in threads:
                     thread.join()
                 workload_seconds = time.monotonic() - started
+
                 def logs() -> str:
                     return tee_out.buffer_text.getvalue() + tee_err.buffer_text.getvalue()
 
@@ -264,7 +282,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--n", type=int, default=300, help="workload steps (each one or a few requests)")
     parser.add_argument("--rate", type=float, default=0.05)
-    parser.add_argument("--workers", type=int, default=1, help="1: sequential and exactly reproducible; more: concurrent users")
+    parser.add_argument(
+        "--workers", type=int, default=1, help="1: sequential and exactly reproducible; more: concurrent users"
+    )
     parser.add_argument("--real-sleeps", action="store_true", help="wait out every retry backoff in full")
     args = parser.parse_args(argv)
     report = run(args.seed, args.n, args.rate, args.workers, real_sleeps=args.real_sleeps)

@@ -8,6 +8,7 @@
   a session's proposal count equals its proposed outcomes; handled events keep no text;
 - no text the workload sent appears in any log line, journal row or handled event.
 """
+
 from __future__ import annotations
 
 import time
@@ -37,7 +38,9 @@ def _stores(stack: Any) -> Any:
     return build_stores(get_settings(), raw)
 
 
-def _drain(stack: Any, stores: Any, sessions: list[str], dead: list[dict[str, Any]] | None = None, timeout: float = 120.0) -> bool:
+def _drain(
+    stack: Any, stores: Any, sessions: list[str], dead: list[dict[str, Any]] | None = None, timeout: float = 120.0
+) -> bool:
     """Wait until the stream pump has handled every posted event (faults still on, as in production)
     or given it up to the dead-letter list."""
     deadline = time.monotonic() + timeout
@@ -46,7 +49,9 @@ def _drain(stack: Any, stores: Any, sessions: list[str], dead: list[dict[str, An
             stack.pump.drain(timeout=30)
         except TimeoutError:
             pass
-        given_up = {(r["dynamodb"]["Keys"]["session_id"]["S"], r["dynamodb"]["Keys"]["event_id"]["S"]) for r in dead or []}
+        given_up = {
+            (r["dynamodb"]["Keys"]["session_id"]["S"], r["dynamodb"]["Keys"]["event_id"]["S"]) for r in dead or []
+        }
         if all(e.status != "pending" or (s, e.event_id) in given_up for s in sessions for e in stores.events.list(s)):
             return True
         time.sleep(0.3)
@@ -59,7 +64,10 @@ def check_contract(calls: list[Any], checks: Checks) -> None:
     for call in calls:
         checks.that(call.status != 500, f"500 from {call.method} {call.template}")
         if call.status == 503:
-            checks.that(bool(call.retry_after) and call.body.get("code") == "unavailable", f"503 without Retry-After: {call.template}")
+            checks.that(
+                bool(call.retry_after) and call.body.get("code") == "unavailable",
+                f"503 without Retry-After: {call.template}",
+            )
         try:
             check(call.method, call.template, call.status, call.body)
             checks.that(True, "")
@@ -73,39 +81,59 @@ def check_user(stores: Any, model: Any, texts: list[str], checks: Checks, calls:
     proposals = stores.proposals.list(model.user)
     waiting_refs = stores.proposals.stored(model.user)  # unopened, like the entries
     checks.that(state.active == len(refs), f"{model.user}: active={state.active} but {len(refs)} entries stored")
-    checks.that(state.waiting == len(waiting_refs), f"{model.user}: waiting={state.waiting} but {len(waiting_refs)} stored")
+    checks.that(
+        state.waiting == len(waiting_refs), f"{model.user}: waiting={state.waiting} but {len(waiting_refs)} stored"
+    )
     stored = {e.id: e.text for e in entries}
     allowed = set(model.entries) | model.maybe_forgotten
     checks.that(set(stored) <= allowed, f"{model.user}: stored without a 2xx: {sorted(set(stored) - allowed)}")
-    checks.that(set(model.entries) <= set(stored), f"{model.user}: confirmed but lost: {sorted(set(model.entries) - set(stored))}")
+    checks.that(
+        set(model.entries) <= set(stored),
+        f"{model.user}: confirmed but lost: {sorted(set(model.entries) - set(stored))}",
+    )
     for entry_id, text in model.entries.items():
         if entry_id in stored:
             history = [f"{c.method} {c.status}" for c in calls if entry_id in c.path]
-            checks.that(stored[entry_id] == text, f"{model.user}: entry {entry_id} holds other text than the last 2xx confirmed {history}")
+            checks.that(
+                stored[entry_id] == text,
+                f"{model.user}: entry {entry_id} holds other text than the last 2xx confirmed {history}",
+            )
     proposed: set[str] = set()
     for session in model.sessions:
         events = stores.events.list(session)
         posted = set(model.events.get(session, []))
         stored_ids = {e.event_id for e in events}
-        checks.that(stored_ids == posted, f"{session}: stored events differ from the 202s: {sorted(stored_ids ^ posted)}")
+        checks.that(
+            stored_ids == posted, f"{session}: stored events differ from the 202s: {sorted(stored_ids ^ posted)}"
+        )
         outcomes = [e.outcome or {} for e in events]
         checks.that(all(e.status == "handled" and e.outcome for e in events), f"{session}: an event has no outcome")
-        checks.that(all(e.text is None for e in events if e.status == "handled"), f"{session}: a handled event keeps text")
+        checks.that(
+            all(e.text is None for e in events if e.status == "handled"), f"{session}: a handled event keeps text"
+        )
         ids = [o["proposal_id"] for o in outcomes if o.get("type") == "memory.proposed"]
         checks.that(len(ids) == len(set(ids)), f"{session}: one proposal id twice")
-        checks.that(stores.sessions.get(session).proposals == len(ids), f"{session}: proposal count differs from outcomes")
+        checks.that(
+            stores.sessions.get(session).proposals == len(ids), f"{session}: proposal count differs from outcomes"
+        )
         proposed.update(ids)
     waiting = {p.id for p in proposals}
     counted = Counter((p.source.session_id, p.id) for p in proposals)
     checks.that(all(n == 1 for n in counted.values()), f"{model.user}: duplicate proposals")
-    checks.that(waiting <= proposed - model.decided, f"{model.user}: a proposal without an event, or back after a decision")
+    checks.that(
+        waiting <= proposed - model.decided, f"{model.user}: a proposal without an event, or back after a decision"
+    )
     if not model.forgot_all:
-        checks.that(waiting == proposed - model.decided, f"{model.user}: a proposed outcome without its waiting proposal")
+        checks.that(
+            waiting == proposed - model.decided, f"{model.user}: a proposed outcome without its waiting proposal"
+        )
     journal = repr([r.public() for r in stores.journal.all(model.user)])
     checks.that(not any(t in journal for t in texts), f"{model.user}: text in the journal")
 
 
-def check_all(stack: Any, http: Any, crew: list[Any], read_logs: Callable[[], str], dead_letters: list[dict[str, Any]]) -> dict[str, Any]:
+def check_all(
+    stack: Any, http: Any, crew: list[Any], read_logs: Callable[[], str], dead_letters: list[dict[str, Any]]
+) -> dict[str, Any]:
     from chalicelib.storage import retries
 
     checks = Checks()
@@ -122,7 +150,10 @@ def check_all(stack: Any, http: Any, crew: list[Any], read_logs: Callable[[], st
     for record in dead:
         keys = record["dynamodb"]["Keys"]
         event = stores.events.get(keys["session_id"]["S"], keys["event_id"]["S"])
-        checks.that(event is not None and (event.status == "pending" or event.outcome is not None), "a dead letter's event is half-handled")
+        checks.that(
+            event is not None and (event.status == "pending" or event.outcome is not None),
+            "a dead letter's event is half-handled",
+        )
     if stack.faults is not None:
         stack.faults.clear()
     if dead:
@@ -154,5 +185,7 @@ def check_all(stack: Any, http: Any, crew: list[Any], read_logs: Callable[[], st
         "dead_letters_redriven": len(dead),
         "violations": checks.violations,
         "log_bytes_scanned": len(logs),
-        "error_types_logged": sorted({line.split('"error_type": "')[1].split('"')[0] for line in logs.splitlines() if '"error_type": "' in line}),
+        "error_types_logged": sorted(
+            {line.split('"error_type": "')[1].split('"')[0] for line in logs.splitlines() if '"error_type": "' in line}
+        ),
     }

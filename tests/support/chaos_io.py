@@ -1,4 +1,5 @@
 """The chaos run's plumbing: JSON over HTTP (bearer tokens, SigV4), captured output, recorded backoffs."""
+
 from __future__ import annotations
 
 import io
@@ -21,7 +22,6 @@ class Call:
     retry_after: str | None
 
 
-
 class Http:
     """JSON over HTTP to the local server: bearer tokens for users, SigV4 for IAM callers."""
 
@@ -39,14 +39,23 @@ class Http:
         from botocore.credentials import Credentials
 
         data = json.dumps(body).encode() if body is not None else b""
-        request = AWSRequest(method=method, url=self.url + path, data=data, headers={"Content-Type": "application/json"})
+        request = AWSRequest(
+            method=method, url=self.url + path, data=data, headers={"Content-Type": "application/json"}
+        )
         keys = self.principals[caller]
         SigV4Auth(Credentials(keys.access_key_id, keys.secret_access_key), "execute-api", "us-east-1").add_auth(request)
         return self._send(method, path, template, body, dict(request.headers.items()), data=data)
 
-    def _send(self, method: str, path: str, template: str, body: Any, headers: dict[str, str], data: bytes | None = None) -> Call:
+    def _send(
+        self, method: str, path: str, template: str, body: Any, headers: dict[str, str], data: bytes | None = None
+    ) -> Call:
         payload = data if data is not None else (json.dumps(body).encode() if body is not None else None)
-        request = urllib.request.Request(self.url + path, data=payload or None, method=method, headers={"Content-Type": "application/json", **headers})
+        request = urllib.request.Request(
+            self.url + path,
+            data=payload or None,
+            method=method,
+            headers={"Content-Type": "application/json", **headers},
+        )
         try:
             with urllib.request.urlopen(request, timeout=60) as response:
                 status, raw, got = response.status, response.read(), response.headers

@@ -3,6 +3,7 @@
 API Gateway puts the verified principal in `requestContext.identity.userArn`; here the event
 converter is wrapped to do the same for the ARN the test names.
 """
+
 from __future__ import annotations
 
 import json
@@ -30,7 +31,9 @@ def calling_as(arn: str | None) -> Iterator[None]:
         LambdaEventConverter.create_lambda_event = original  # type: ignore[method-assign]
 
 
-def iam_call(client: Any, method: str, path: str, arn: str | None, body: Any = None, headers: dict[str, str] | None = None) -> tuple[int, Any]:
+def iam_call(
+    client: Any, method: str, path: str, arn: str | None, body: Any = None, headers: dict[str, str] | None = None
+) -> tuple[int, Any]:
     with calling_as(arn):
         response = getattr(client.http, method.lower())(
             path,

@@ -1,4 +1,5 @@
 """What must hold in storage after any request, fault or refusal: the state item's counters equal the stored items."""
+
 from __future__ import annotations
 
 from typing import Any

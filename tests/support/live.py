@@ -1,4 +1,5 @@
 """The real local stack (`make run`'s launcher) in a subprocess, for tests about HTTP: one per test session."""
+
 from __future__ import annotations
 
 import json
@@ -30,7 +31,16 @@ class LiveStack:
     def credentials_file(self) -> Path:
         return self.process.credentials_file
 
-    def request(self, method: str, path: str, *, token: str | None = None, body: Any = None, raw: bytes | None = None, headers: dict[str, str] | None = None) -> tuple[int, Any, dict[str, str]]:
+    def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        token: str | None = None,
+        body: Any = None,
+        raw: bytes | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> tuple[int, Any, dict[str, str]]:
         data = raw if raw is not None else (json.dumps(body).encode() if body is not None else None)
         request = urllib.request.Request(self.url + path, data=data, method=method)
         request.add_header("Content-Type", "application/json")

@@ -1,5 +1,6 @@
 """In-process moto for the tests: fresh per test, cheap to start (one boto3 session, one shared unused RSA key,
 URL matchers built once, the local KMS key copied in rather than created through the API, clients lent)."""
+
 from __future__ import annotations
 
 import contextlib

@@ -2,6 +2,7 @@
 
 JSON Schema Draft 2020-12 (the OpenAPI 3.1 dialect); shared by the route, fault, browser and chaos tests.
 """
+
 from __future__ import annotations
 
 import functools
@@ -54,7 +55,16 @@ def check(method: str, path: str, status: int, body: Any, media: str = "applicat
     )
 
 
-def user(api: Any, method: str, path: str, who: str | None, body: Any = None, *, template: str | None = None, raw: str | None = None) -> Any:
+def user(
+    api: Any,
+    method: str,
+    path: str,
+    who: str | None,
+    body: Any = None,
+    *,
+    template: str | None = None,
+    raw: str | None = None,
+) -> Any:
     status, payload = api.call(method, path, who, body, raw=raw)
     check(method, template or path.split("?")[0], status, payload)
     return status, payload

@@ -3,6 +3,7 @@
 `kept` keeps the guessed words (an entry beyond the agent's 20-entry context), `other` does not; the agent
 `spy` runs one script against both and compares every outcome it observes.
 """
+
 from __future__ import annotations
 
 from typing import Any

@@ -1,4 +1,5 @@
 """One run of `make package` per test session (it takes a while), shared by every test that reads its output."""
+
 from __future__ import annotations
 
 import json

@@ -1,4 +1,5 @@
 """Writes waiting proposals through the repositories, as the stream consumer does, for user-route tests."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -8,7 +9,9 @@ from chalicelib.models import Entry, Source, new_id
 from chalicelib.storage.dynamo import transact
 
 
-def add_proposal(stores: Any, user_id: str, text: str, *, tainted: bool = False, kind: str = "note", agent: str | None = None) -> Entry:
+def add_proposal(
+    stores: Any, user_id: str, text: str, *, tainted: bool = False, kind: str = "note", agent: str | None = None
+) -> Entry:
     now = instant(stores.clock)
     proposal = Entry(
         id=new_id(),
@@ -23,5 +26,8 @@ def add_proposal(stores: Any, user_id: str, text: str, *, tainted: bool = False,
         updated_at=now.iso,
         agent=agent,
     )
-    transact(stores.client, stores.keyring.guard([stores.proposals.put_new(proposal), stores.entries.take_waiting_slot(user_id)]))
+    transact(
+        stores.client,
+        stores.keyring.guard([stores.proposals.put_new(proposal), stores.entries.take_waiting_slot(user_id)]),
+    )
     return proposal

@@ -1,4 +1,5 @@
 """What the embedded DynamoDB holds, read raw (as a backup, a stream reader or an operator with table access would)."""
+
 from __future__ import annotations
 
 from collections.abc import Iterator

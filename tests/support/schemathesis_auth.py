@@ -7,6 +7,7 @@ request sent, so the auth provider only marks the case (a placeholder `Authoriza
 `ignored_auth` check can still remove or replace) and `before_call` signs the prepared request with
 botocore, as a real AWS client would.
 """
+
 from __future__ import annotations
 
 import json

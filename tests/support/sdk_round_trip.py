@@ -6,6 +6,7 @@ chalicelib/storage/retries.py active), it creates the tables and the key the way
 adds an entry through the memory service, reads it back, and checks what DynamoDB holds is sealed.
 It prints one JSON line: the SDK versions and what it found. Text of the entry never leaves it.
 """
+
 from __future__ import annotations
 
 import json
@@ -27,19 +28,29 @@ def main(moto_url: str) -> int:
     from local.kms import create_key
     from local.tables import create_tables
 
-    session = boto3.session.Session(aws_access_key_id="offline", aws_secret_access_key="offline", region_name="us-east-1")
+    session = boto3.session.Session(
+        aws_access_key_id="offline", aws_secret_access_key="offline", region_name="us-east-1"
+    )
     dynamodb = session.client("dynamodb", endpoint_url=moto_url, config=retries.client_config())
     kms = session.client("kms", endpoint_url=moto_url, config=retries.client_config())
     names = TableNames(*(f"sdk-{field}" for field in ("entries", "proposals", "journal", "sessions", "events", "keys")))
     create_tables(dynamodb, names)
     key_arn = create_key(kms)
-    settings = load_settings({
-        "ENTRIES_TABLE": names.entries, "PROPOSALS_TABLE": names.proposals, "JOURNAL_TABLE": names.journal,
-        "SESSIONS_TABLE": names.sessions, "EVENTS_TABLE": names.events, "KEYS_TABLE": names.keys,
-        "LOG_PSEUDONYM_KEY": "sdk-round-trip-" + "k" * 32,
-        "KMS_KEY_ID": key_arn, "JWT_ISSUER": "https://issuer.invalid", "JWT_AUDIENCE": "a",
-        "JWT_JWKS_URL": "https://issuer.invalid/jwks",
-    })
+    settings = load_settings(
+        {
+            "ENTRIES_TABLE": names.entries,
+            "PROPOSALS_TABLE": names.proposals,
+            "JOURNAL_TABLE": names.journal,
+            "SESSIONS_TABLE": names.sessions,
+            "EVENTS_TABLE": names.events,
+            "KEYS_TABLE": names.keys,
+            "LOG_PSEUDONYM_KEY": "sdk-round-trip-" + "k" * 32,
+            "KMS_KEY_ID": key_arn,
+            "JWT_ISSUER": "https://issuer.invalid",
+            "JWT_AUDIENCE": "a",
+            "JWT_JWKS_URL": "https://issuer.invalid/jwks",
+        }
+    )
     context = SimpleNamespace(get_remaining_time_in_millis=lambda: 28_000)  # the API function's timeout
     with retries.invocation_deadline(context):
         stores = build_stores(settings, dynamodb, kms_client=kms)
@@ -48,15 +59,19 @@ def main(moto_url: str) -> int:
         shown = memory.view(stores, "alice")
     stored = dynamodb.scan(TableName=names.entries)["Items"]
     wrapped = dynamodb.scan(TableName=names.keys)["Items"]
-    print(json.dumps({
-        "boto3": boto3.__version__,
-        "botocore": botocore.__version__,
-        "botocore_file": botocore.__file__,
-        "read_back": [e.get("text") for e in shown["items"]] == [TEXT] and entry.text == TEXT,
-        "stored_items": len(stored),
-        "plaintext_stored": "dentist" in repr(stored) + repr(wrapped),
-        "wrapped_keys": len(wrapped),
-    }))
+    print(
+        json.dumps(
+            {
+                "boto3": boto3.__version__,
+                "botocore": botocore.__version__,
+                "botocore_file": botocore.__file__,
+                "read_back": [e.get("text") for e in shown["items"]] == [TEXT] and entry.text == TEXT,
+                "stored_items": len(stored),
+                "plaintext_stored": "dentist" in repr(stored) + repr(wrapped),
+                "wrapped_keys": len(wrapped),
+            }
+        )
+    )
     return 0
 
 

@@ -1,4 +1,5 @@
 """SigV4-signed requests to the local server, made the way a real AWS client makes them (botocore)."""
+
 from __future__ import annotations
 
 import json
@@ -11,10 +12,14 @@ from botocore.awsrequest import AWSRequest
 from botocore.credentials import Credentials
 
 
-def signed_request(url: str, method: str, path: str, creds: dict[str, str], body: Any = None, *, tamper: bool = False) -> tuple[int, Any]:
+def signed_request(
+    url: str, method: str, path: str, creds: dict[str, str], body: Any = None, *, tamper: bool = False
+) -> tuple[int, Any]:
     data = json.dumps(body).encode() if body is not None else b""
     aws_request = AWSRequest(method=method, url=url + path, data=data, headers={"Content-Type": "application/json"})
-    SigV4Auth(Credentials(creds["access_key_id"], creds["secret_access_key"]), "execute-api", "us-east-1").add_auth(aws_request)
+    SigV4Auth(Credentials(creds["access_key_id"], creds["secret_access_key"]), "execute-api", "us-east-1").add_auth(
+        aws_request
+    )
     headers = dict(aws_request.headers.items())
     if tamper:
         data = data + b" "

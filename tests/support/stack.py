@@ -1,4 +1,5 @@
 """Settings for a test stack and a clock tests can move forward (expiry) without sleeping."""
+
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta

@@ -3,6 +3,7 @@
 The HTTP tests compare this with what the API answered: a test checks what is stored, not only
 what was said.
 """
+
 from __future__ import annotations
 
 import json
@@ -71,7 +72,9 @@ class StoredState:
     def user(self, user_id: str) -> UserState:
         entries = self.partition("entries", user_id)
         state = next((item for item in entries if item["sk"] == "#state"), {})
-        stored = tuple(item for item in entries if str(item["sk"]).startswith("e#"))  # not the state, grants, fingerprints
+        stored = tuple(
+            item for item in entries if str(item["sk"]).startswith("e#")
+        )  # not the state, grants, fingerprints
         everything = self.partition("proposals", user_id)
         proposals = [item for item in everything if str(item["sk"]).startswith("p#")]
         journal = self.partition("journal", user_id)

@@ -2,6 +2,7 @@
 
 Counts are deterministic, so they are asserted; the bench's timings never are.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterator
@@ -64,7 +65,9 @@ def test_each_propose_through_the_consumer_is_at_most_three_calls(counts: dict[s
     assert batch.per == BATCH and 1 <= batch.calls <= 3
 
 
-def test_a_connection_costs_one_get_item_at_most_and_mcp_stays_within_issue_38s_counts(counts: dict[str, run.OpCount]) -> None:
+def test_a_connection_costs_one_get_item_at_most_and_mcp_stays_within_issue_38s_counts(
+    counts: dict[str, run.OpCount],
+) -> None:
     context, cold = counts[run.MCP_CONTEXT], counts[run.MCP_CONTEXT_COLD]
     propose, propose_cold = counts[run.MCP_PROPOSE], counts[run.MCP_PROPOSE_COLD]
     assert context.calls <= 4 and propose.calls <= 2
@@ -85,7 +88,9 @@ def test_a_count_over_its_target_is_reported_missed() -> None:
     assert figure.line().endswith("(target: <= 2, MISSED)")
 
 
-def test_the_cap_path_refused_is_the_key_read_the_transaction_one_query_and_the_key_again_and_repairs_a_counter_ttl_left_high(bench_stack: run.Stack) -> None:
+def test_the_cap_path_refused_is_the_key_read_the_transaction_one_query_and_the_key_again_and_repairs_a_counter_ttl_left_high(
+    bench_stack: run.Stack,
+) -> None:
     from bench import local_stack_bench
 
     full, after_ttl = local_stack_bench.cap_path_counts(bench_stack, run.seed_user)
@@ -98,7 +103,9 @@ def test_the_cap_path_refused_is_the_key_read_the_transaction_one_query_and_the_
     assert state.active == 1  # the counter TTL had left at 200 was corrected, then the new entry counted
 
 
-def test_kms_calls_per_route_meet_issue_12s_targets_cold_and_warm(measured: tuple[dict[str, run.OpCount], list[run.Figure]]) -> None:
+def test_kms_calls_per_route_meet_issue_12s_targets_cold_and_warm(
+    measured: tuple[dict[str, run.OpCount], list[run.Figure]],
+) -> None:
     figures = {f.name: f for f in measured[1]}
     assert figures["kms calls: POST /v1/memory, the user's first text"].value == 1  # GenerateDataKey
     for route in ("GET /v1/memory", "POST /v1/memory"):
@@ -111,10 +118,15 @@ def test_the_users_first_text_costs_one_more_write_for_their_key(counts: dict[st
     assert counts[run.FIRST_POST].writes == 2 and counts["POST /v1/memory"].writes == 1
 
 
-def test_the_agents_grants_add_no_call_and_forgetting_an_agents_200_entries_with_their_fingerprints_is_16_calls(bench_stack: run.Stack) -> None:
+def test_the_agents_grants_add_no_call_and_forgetting_an_agents_200_entries_with_their_fingerprints_is_16_calls(
+    bench_stack: run.Stack,
+) -> None:
     from bench import agents_bench
 
-    results = {name: (value, limit) for name, value, limit, _ in agents_bench.agent_counts(bench_stack, run.seed_user, run.seed_journal, 300)}
+    results = {
+        name: (value, limit)
+        for name, value, limit, _ in agents_bench.agent_counts(bench_stack, run.seed_user, run.seed_journal, 300)
+    }
     assert results["dynamodb calls: context fetch, agent with a grant set"][0] <= 3
     assert results["dynamodb calls: context fetch, agent stopped reading"][0] <= 3
     assert results["dynamodb calls: consumer: one memory.propose, agent allowed"][0] <= 3
@@ -124,7 +136,9 @@ def test_the_agents_grants_add_no_call_and_forgetting_an_agents_200_entries_with
     # plus what only an agent's forget makes (its spellings, its row, the pending cut-off, the keys' receipt): 21.
     assert agents_bench.forget_call_bound(200) == 16 and agents_bench.AGENT_FORGET_EXTRA == 5
     assert results["dynamodb calls: POST /v1/agents/{id}/forget, 200 entries"][0] <= 21
-    assert results["  Query calls of that forget"][0] <= 6 and results["  TransactWriteItems calls of that forget"][0] <= 6
+    assert (
+        results["  Query calls of that forget"][0] <= 6 and results["  TransactWriteItems calls of that forget"][0] <= 6
+    )
 
 
 def test_the_cost_block_in_docs_deploy_md_is_what_the_bench_measures(counts: dict[str, run.OpCount]) -> None:

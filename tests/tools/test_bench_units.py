@@ -1,4 +1,5 @@
 """bench/units.py computes request units as AWS's documentation says (quoted there), from what each call touches."""
+
 from __future__ import annotations
 
 from collections.abc import Iterator
@@ -25,14 +26,24 @@ def meter(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Any, UnitMeter]]:
     import boto3
     from moto import mock_aws
 
-    for key, value in {"AWS_ACCESS_KEY_ID": "x", "AWS_SECRET_ACCESS_KEY": "x", "AWS_DEFAULT_REGION": "us-east-1"}.items():
+    for key, value in {
+        "AWS_ACCESS_KEY_ID": "x",
+        "AWS_SECRET_ACCESS_KEY": "x",
+        "AWS_DEFAULT_REGION": "us-east-1",
+    }.items():
         monkeypatch.setenv(key, value)
     monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
     with mock_aws():
         client, peek = boto3.client("dynamodb"), boto3.client("dynamodb")
-        client.create_table(TableName="units", BillingMode="PAY_PER_REQUEST",
-                            KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
-                            AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}, {"AttributeName": "sk", "AttributeType": "S"}])
+        client.create_table(
+            TableName="units",
+            BillingMode="PAY_PER_REQUEST",
+            KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
+            AttributeDefinitions=[
+                {"AttributeName": "pk", "AttributeType": "S"},
+                {"AttributeName": "sk", "AttributeType": "S"},
+            ],
+        )
         yield client, UnitMeter(client, peek)
 
 
@@ -46,12 +57,20 @@ def test_writes_cost_1_kb_blocks_of_the_larger_side_and_twice_in_a_transaction(m
         client.put_item(TableName="units", Item=_item("a", 1500))  # 1.5 KB: 2 WRU
     assert (used.rru, used.wru) == (0, 2)
     with units.metering() as used:  # shrinking it: the larger (before) counts
-        client.update_item(TableName="units", Key={"pk": {"S": "p"}, "sk": {"S": "a"}}, UpdateExpression="SET v = :v",
-                           ExpressionAttributeValues={":v": {"S": "y"}})
+        client.update_item(
+            TableName="units",
+            Key={"pk": {"S": "p"}, "sk": {"S": "a"}},
+            UpdateExpression="SET v = :v",
+            ExpressionAttributeValues={":v": {"S": "y"}},
+        )
     assert used.wru == 2
     with units.metering() as used:
-        client.transact_write_items(TransactItems=[{"Put": {"TableName": "units", "Item": _item("b", 3000)}},
-                                                   {"Delete": {"TableName": "units", "Key": {"pk": {"S": "p"}, "sk": {"S": "a"}}}}])
+        client.transact_write_items(
+            TransactItems=[
+                {"Put": {"TableName": "units", "Item": _item("b", 3000)}},
+                {"Delete": {"TableName": "units", "Key": {"pk": {"S": "p"}, "sk": {"S": "a"}}}},
+            ]
+        )
     assert used.wru == 2 * 3 + 2 * 1  # 3 KB put, and the deleted item (now 1 block), each twice
 
 
@@ -69,25 +88,46 @@ def test_a_query_costs_its_items_together_in_4_kb_blocks_whatever_it_projects(me
     assert used.rru == 1.5 + 0.5  # eventually consistent: half; a missing item still reads one block
 
 
-def test_a_sparse_keys_only_index_costs_a_write_when_an_item_enters_or_leaves_it_and_none_otherwise(meter: tuple[Any, UnitMeter]) -> None:
+def test_a_sparse_keys_only_index_costs_a_write_when_an_item_enters_or_leaves_it_and_none_otherwise(
+    meter: tuple[Any, UnitMeter],
+) -> None:
     """GSI.html: putting an item into an index, or removing it, is one more write; an item never in it costs nothing."""
     client, units = meter
-    client.create_table(TableName="indexed", BillingMode="PAY_PER_REQUEST",
-                        KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
-                        AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}, {"AttributeName": "u", "AttributeType": "S"}],
-                        GlobalSecondaryIndexes=[{"IndexName": "by_u", "KeySchema": [{"AttributeName": "u", "KeyType": "HASH"}],
-                                                 "Projection": {"ProjectionType": "KEYS_ONLY"}}])
+    client.create_table(
+        TableName="indexed",
+        BillingMode="PAY_PER_REQUEST",
+        KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
+        AttributeDefinitions=[
+            {"AttributeName": "id", "AttributeType": "S"},
+            {"AttributeName": "u", "AttributeType": "S"},
+        ],
+        GlobalSecondaryIndexes=[
+            {
+                "IndexName": "by_u",
+                "KeySchema": [{"AttributeName": "u", "KeyType": "HASH"}],
+                "Projection": {"ProjectionType": "KEYS_ONLY"},
+            }
+        ],
+    )
     key = {"id": {"S": "s1"}}
     with units.metering() as used:
         client.put_item(TableName="indexed", Item={**key, "u": {"S": "alice"}, "n": {"N": "0"}})
     assert used.wru == 1 + 1
     with units.metering() as used:  # a non-key attribute: the keys-only entry is unchanged
-        client.update_item(TableName="indexed", Key=key, UpdateExpression="SET n = :n", ExpressionAttributeValues={":n": {"N": "1"}})
+        client.update_item(
+            TableName="indexed", Key=key, UpdateExpression="SET n = :n", ExpressionAttributeValues={":n": {"N": "1"}}
+        )
     assert used.wru == 1
     with units.metering() as used:  # the index key changes: out of one entry, into another
-        client.update_item(TableName="indexed", Key=key, UpdateExpression="SET u = :u", ExpressionAttributeValues={":u": {"S": "bob"}})
+        client.update_item(
+            TableName="indexed", Key=key, UpdateExpression="SET u = :u", ExpressionAttributeValues={":u": {"S": "bob"}}
+        )
     assert used.wru == 1 + 2
     with units.metering() as used:
-        client.transact_write_items(TransactItems=[{"Put": {"TableName": "indexed", "Item": {"id": {"S": "s2"}}}},  # no user: not indexed
-                                                   {"Delete": {"TableName": "indexed", "Key": key}}])
+        client.transact_write_items(
+            TransactItems=[
+                {"Put": {"TableName": "indexed", "Item": {"id": {"S": "s2"}}}},  # no user: not indexed
+                {"Delete": {"TableName": "indexed", "Key": key}},
+            ]
+        )
     assert used.wru == 2 * 1 + 2 * 1 + 1

@@ -1,5 +1,6 @@
 """`make demo`'s MCP session (local/demo_mcp.py): a call never outwaits the session it was queued on, and
 a call the session could not take says why the session ended."""
+
 from __future__ import annotations
 
 import asyncio

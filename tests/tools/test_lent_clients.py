@@ -3,6 +3,7 @@
 Each test here lends the same named client twice, in two fresh mocks, with something done to it in between, and
 asks whether the second lend got the same object. A reused client must also see only its own test's moto.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -26,7 +27,8 @@ def two_lends(aws_credentials: None) -> Any:
 
         with pytest.MonkeyPatch.context() as patch, fresh_moto(patch), lent_client(name, make) as first:
             first.create_table(
-                TableName="left-behind", BillingMode="PAY_PER_REQUEST",
+                TableName="left-behind",
+                BillingMode="PAY_PER_REQUEST",
                 KeySchema=[{"AttributeName": "k", "KeyType": "HASH"}],
                 AttributeDefinitions=[{"AttributeName": "k", "AttributeType": "S"}],
             )
@@ -53,12 +55,16 @@ def test_a_handler_registered_and_unregistered_again_leaves_it_lendable(two_lend
 
 
 def test_a_handler_left_registered_retires_the_client(two_lends: Any) -> None:
-    first, second = two_lends("handler-left", lambda c: c.meta.events.register("before-call.dynamodb", lambda **_: None))
+    first, second = two_lends(
+        "handler-left", lambda c: c.meta.events.register("before-call.dynamodb", lambda **_: None)
+    )
     assert second is not first
 
 
 def test_a_handler_left_unregistered_retires_the_client(two_lends: Any) -> None:
-    first, second = two_lends("handler-removed", lambda c: c.meta.events.unregister("before-send", unique_id="personal-memory-deadline-send"))
+    first, second = two_lends(
+        "handler-removed", lambda c: c.meta.events.unregister("before-send", unique_id="personal-memory-deadline-send")
+    )
     assert second is not first
 
 

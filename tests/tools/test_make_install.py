@@ -1,4 +1,5 @@
 """How `make` fills .venv: the interpreter it builds it on, the install from uv's cache first, and the checks venv apart."""
+
 from __future__ import annotations
 
 import os
@@ -13,8 +14,12 @@ def _make_value(name: str, **env: str) -> str:
     """The value `make` gives a variable of the Makefile, as a recipe would see it."""
     run = subprocess.run(
         ["make", "-s", "--no-print-directory", "--eval", f"print-value: ; @echo $({name})", "print-value"],
-        cwd=ROOT, env={**{k: v for k, v in os.environ.items() if k != "PYTHON"}, **env},
-        capture_output=True, text=True, timeout=30, check=True,
+        cwd=ROOT,
+        env={**{k: v for k, v in os.environ.items() if k != "PYTHON"}, **env},
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=True,
     )
     return run.stdout.strip()
 
@@ -40,7 +45,12 @@ def test_the_install_asks_uvs_cache_first_and_pypi_only_when_it_lacks_a_pin() ->
     """The offline attempt comes first; its failure (a new machine's empty cache) falls to the same install online."""
     run = subprocess.run(
         ["make", "-n", "-B", "--no-print-directory", ".venv/.installed"],
-        cwd=ROOT, env={k: v for k, v in os.environ.items() if k != "PYTHON"}, capture_output=True, text=True, timeout=30, check=True,
+        cwd=ROOT,
+        env={k: v for k, v in os.environ.items() if k != "PYTHON"},
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=True,
     )
     install = " ".join(run.stdout.replace("\\\n", " ").split())
     offline = install.index("uv pip install -q --python .venv/bin/python --offline -r requirements-dev.txt")

@@ -3,6 +3,7 @@
 The full mutation run takes minutes and is not part of `make test`; this file is, so a refactor that
 moves a mutation's original text fails here ("mutation no longer applies") instead of rotting quietly.
 """
+
 from __future__ import annotations
 
 import importlib.util
@@ -27,9 +28,16 @@ def _load_tool() -> ModuleType:
 
 tool = _load_tool()
 REQUIRED = {
-    "user_token_honors_user_id_query", "drop_manifest_gate", "drop_context_freezing", "drop_session_user_gate",
-    "drop_memory_on_gate", "untainted_proposals", "no_credential_check_on_patch", "journal_text_in_context",
-    "skip_operator_journal", "session_cap_six",
+    "user_token_honors_user_id_query",
+    "drop_manifest_gate",
+    "drop_context_freezing",
+    "drop_session_user_gate",
+    "drop_memory_on_gate",
+    "untainted_proposals",
+    "no_credential_check_on_patch",
+    "journal_text_in_context",
+    "skip_operator_journal",
+    "session_cap_six",
 }
 
 
@@ -69,8 +77,12 @@ def test_apply_replaces_exactly_the_named_text(tmp_path: Path) -> None:
     assert (tmp_path / "code.py").read_text() == "a = 1\ngate = 0\nb = 2\n"
 
 
-def test_main_stops_before_running_anything_when_a_mutation_rotted(monkeypatch: pytest.MonkeyPatch, capsys: Any) -> None:
-    rotted = tool.Mutation("rotted", "gone", ("tests/routes/test_agents.py",), (tool.Edit("app.py", "no such text anywhere\n", "x"),))
+def test_main_stops_before_running_anything_when_a_mutation_rotted(
+    monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    rotted = tool.Mutation(
+        "rotted", "gone", ("tests/routes/test_agents.py",), (tool.Edit("app.py", "no such text anywhere\n", "x"),)
+    )
     monkeypatch.setattr(tool, "MUTATIONS", (rotted,))
     monkeypatch.setattr(tool, "run_in_scratch", lambda *a, **k: pytest.fail("must not run"))
     assert tool.main(["rotted"]) == 2
@@ -113,7 +125,10 @@ def test_the_pytest_summary_gives_counts_and_failed_ids_with_spaces_in_parameter
     )
     summary = tool.parse_summary(output)
     assert (summary.failed, summary.errors) == (2, 1)
-    assert summary.failed_ids == ("tests/test_v.py::test_refused[aws_key-aws key AKIA123]", "tests/test_a.py::test_gate")
+    assert summary.failed_ids == (
+        "tests/test_v.py::test_refused[aws_key-aws key AKIA123]",
+        "tests/test_a.py::test_gate",
+    )
     assert summary.errored_ids == ("tests/test_b.py::test_setup",)
     assert summary.evidence == ("E       AssertionError: [] != ['x']",)
 
@@ -142,7 +157,10 @@ def test_the_scratch_copy_holds_the_source_but_not_the_venv_or_git() -> None:
 
 def test_outcome_lines_name_the_verdict_and_the_first_failing_test() -> None:
     summary = tool.Summary(failed=1, errors=0, failed_ids=("tests/test_a.py::test_gate",), last_line="1 failed")
-    assert tool.Outcome("gate", "CAUGHT", summary, 1, 4.2).line() == "CAUGHT   gate  (1 failed: tests/test_a.py::test_gate)  [4s]"
+    assert (
+        tool.Outcome("gate", "CAUGHT", summary, 1, 4.2).line()
+        == "CAUGHT   gate  (1 failed: tests/test_a.py::test_gate)  [4s]"
+    )
     assert tool.Outcome("gate", "SURVIVED", _summary(), 0, 9.6).line() == "SURVIVED gate  [10s]"
     assert tool.Outcome("gate", "ERROR", _summary(), 4, 1).line().startswith("ERROR    gate  (pytest exit 4:")
 
@@ -156,12 +174,19 @@ def _fake_runs(monkeypatch: pytest.MonkeyPatch, by_file: dict[str, tuple[int, An
     monkeypatch.setattr(tool, "run_in_scratch", fake)
 
 
-def test_the_baseline_collects_already_failing_tests_to_deselect(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    red = tool.Summary(failed=1, errors=1, failed_ids=("tests/a.py::test_red",), last_line="", errored_ids=("tests/a.py::test_setup",))
+def test_the_baseline_collects_already_failing_tests_to_deselect(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    red = tool.Summary(
+        failed=1, errors=1, failed_ids=("tests/a.py::test_red",), last_line="", errored_ids=("tests/a.py::test_setup",)
+    )
     _fake_runs(monkeypatch, {"tests/a.py": (1, red), "tests/b.py": (0, _summary())})
     base = tool.baseline(tmp_path, ["tests/a.py", "tests/b.py"], 2)
     assert base.verdict != "ERROR"
-    assert (base.summary.failed_ids, base.summary.errored_ids) == (("tests/a.py::test_red",), ("tests/a.py::test_setup",))
+    assert (base.summary.failed_ids, base.summary.errored_ids) == (
+        ("tests/a.py::test_red",),
+        ("tests/a.py::test_setup",),
+    )
 
 
 def test_a_baseline_that_cannot_run_its_tests_is_an_error(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -169,7 +194,9 @@ def test_a_baseline_that_cannot_run_its_tests_is_an_error(monkeypatch: pytest.Mo
     assert tool.baseline(tmp_path, ["tests/a.py", "tests/b.py"], 2).verdict == "ERROR"
 
 
-def test_a_catch_by_a_test_that_fails_unmutated_is_run_again_without_it(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: Any) -> None:
+def test_a_catch_by_a_test_that_fails_unmutated_is_run_again_without_it(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: Any
+) -> None:
     """The baseline runs the catching tests unmutated; a red one is deselected and its mutations run again."""
     red, green = "tests/a.py::test_red", "tests/a.py::test_green"
     seen: list[tuple[str, frozenset[str]]] = []
@@ -180,8 +207,14 @@ def test_a_catch_by_a_test_that_fails_unmutated_is_run_again_without_it(monkeypa
             ran = [t for t in tests if t == red]
             summary = tool.Summary(failed=len(ran), errors=0, failed_ids=tuple(ran), last_line="")
             return tool.Outcome(name, tool.classify(1 if ran else 0, summary), summary, 1 if ran else 0, 1.0)
-        caught_by = {"noticed": green if red in deselect else red, "unnoticed": None if red in deselect else red, "plain": green}[name]
-        summary = tool.Summary(failed=1 if caught_by else 0, errors=0, failed_ids=(caught_by,) if caught_by else (), last_line="")
+        caught_by = {
+            "noticed": green if red in deselect else red,
+            "unnoticed": None if red in deselect else red,
+            "plain": green,
+        }[name]
+        summary = tool.Summary(
+            failed=1 if caught_by else 0, errors=0, failed_ids=(caught_by,) if caught_by else (), last_line=""
+        )
         return tool.Outcome(name, tool.classify(1 if caught_by else 0, summary), summary, 1 if caught_by else 0, 1.0)
 
     monkeypatch.setattr(tool, "run_in_scratch", fake)
@@ -189,7 +222,9 @@ def test_a_catch_by_a_test_that_fails_unmutated_is_run_again_without_it(monkeypa
     outcomes = tool.run_all(chosen, tmp_path, jobs=2, use_baseline=True, show=False)
     assert outcomes is not None
     assert {o.name: (o.verdict, o.summary.failed_ids) for o in outcomes} == {
-        "noticed": ("CAUGHT", (green,)), "unnoticed": ("SURVIVED", ()), "plain": ("CAUGHT", (green,)),
+        "noticed": ("CAUGHT", (green,)),
+        "unnoticed": ("SURVIVED", ()),
+        "plain": ("CAUGHT", (green,)),
     }
     reruns = [(name, deselect) for name, deselect in seen if name in ("noticed", "unnoticed") and deselect]
     assert sorted(reruns) == [("noticed", frozenset({red})), ("unnoticed", frozenset({red}))]  # "plain" ran once
@@ -198,8 +233,12 @@ def test_a_catch_by_a_test_that_fails_unmutated_is_run_again_without_it(monkeypa
 
 
 def test_with_no_baseline_the_catches_are_taken_as_they_are(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    _fake_runs(monkeypatch, {"tests/a.py": (1, tool.Summary(failed=1, errors=0, failed_ids=("tests/a.py::t",), last_line=""))})
-    outcomes = tool.run_all([tool.Mutation("m", "why", ("tests/a.py",), ())], tmp_path, jobs=1, use_baseline=False, show=False)
+    _fake_runs(
+        monkeypatch, {"tests/a.py": (1, tool.Summary(failed=1, errors=0, failed_ids=("tests/a.py::t",), last_line=""))}
+    )
+    outcomes = tool.run_all(
+        [tool.Mutation("m", "why", ("tests/a.py",), ())], tmp_path, jobs=1, use_baseline=False, show=False
+    )
     assert outcomes is not None and [o.verdict for o in outcomes] == ["CAUGHT"]
 
 
@@ -210,7 +249,9 @@ def test_every_catcher_hint_names_a_mutation_and_a_test_in_its_files() -> None:
         assert nodeid.split("::")[0] in by_name[name].tests, f"{name}: {nodeid} is not in its test files"
 
 
-def test_a_catcher_hint_runs_alone_first_and_the_files_decide_when_it_no_longer_catches(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def test_a_catcher_hint_runs_alone_first_and_the_files_decide_when_it_no_longer_catches(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     pristine = tmp_path / "tree"
     pristine.mkdir()
     runs: list[list[str]] = []
@@ -218,18 +259,28 @@ def test_a_catcher_hint_runs_alone_first_and_the_files_decide_when_it_no_longer_
 
     def fake_pytest(root: Path, tests: Any, *, stop_first: bool, deselect: Any = ()) -> tuple[int, str]:
         runs.append(list(tests))
-        hit = [t for t in tests if t in catching] or (["tests/a.py::test_other"] if list(tests) == ["tests/a.py"] else [])
+        hit = [t for t in tests if t in catching] or (
+            ["tests/a.py::test_other"] if list(tests) == ["tests/a.py"] else []
+        )
         return (1, f"FAILED {hit[0]}\n1 failed") if hit else (0, "1 passed")
 
     monkeypatch.setattr(tool, "run_pytest", fake_pytest)
     monkeypatch.setattr(tool, "CATCHERS", {"m": "tests/a.py::test_hint"})
     mutation = tool.Mutation("m", "why", ("tests/a.py",), ())
     outcome = tool.run_in_scratch("m", pristine, mutation.tests, mutation, frozenset())
-    assert (outcome.verdict, outcome.summary.failed_ids, runs) == ("CAUGHT", ("tests/a.py::test_hint",), [["tests/a.py::test_hint"]])
+    assert (outcome.verdict, outcome.summary.failed_ids, runs) == (
+        "CAUGHT",
+        ("tests/a.py::test_hint",),
+        [["tests/a.py::test_hint"]],
+    )
     runs.clear()
     catching.clear()  # the hint went stale: its files still judge the mutation
     outcome = tool.run_in_scratch("m", pristine, mutation.tests, mutation, frozenset())
-    assert (outcome.verdict, outcome.summary.failed_ids, runs) == ("CAUGHT", ("tests/a.py::test_other",), [["tests/a.py::test_hint"], ["tests/a.py"]])
+    assert (outcome.verdict, outcome.summary.failed_ids, runs) == (
+        "CAUGHT",
+        ("tests/a.py::test_other",),
+        [["tests/a.py::test_hint"], ["tests/a.py"]],
+    )
     runs.clear()
     outcome = tool.run_in_scratch("m", pristine, mutation.tests, mutation, frozenset({"tests/a.py::test_hint"}))
     assert runs == [["tests/a.py"]]  # a hint that fails unmutated (deselected) is not tried

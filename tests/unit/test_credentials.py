@@ -35,6 +35,7 @@ NEGATIVE_CATEGORIES = sorted({case.label for case in negative_cases()})
 
 # --- recall -------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize(("shape", "context"), sorted(POSITIVE_GROUPS), ids=lambda v: str(v))
 def test_credential_is_refused_and_named_in_context(shape: str, context: str) -> None:
     cases = POSITIVE_GROUPS[(shape, context)]
@@ -58,6 +59,7 @@ def test_overall_recall_is_at_least_97_percent() -> None:
 
 
 # --- false alarms -------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("category", NEGATIVE_CATEGORIES)
 def test_benign_category_passes(category: str) -> None:
@@ -112,6 +114,7 @@ def test_hard_negative_passes(name: str) -> None:
 
 # --- what the refusal says ----------------------------------------------------------------
 
+
 def test_refusal_is_only_a_fixed_shape_name_never_part_of_the_text() -> None:
     names = {v for v in _verdicts().values() if v is not None}
     assert names <= set(SHAPES)
@@ -123,8 +126,12 @@ def test_corpus_is_reproducible() -> None:
 
 
 # Tails of secrets published in documentation (AWS, jwt.io, Stripe, Azurite): the corpus is random, never these.
-PUBLISHED_EXAMPLES = ("EXAMPLE", "SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c", "4eC39HqLyjWDarjtT1zdp7dc",
-                      "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq")
+PUBLISHED_EXAMPLES = (
+    "EXAMPLE",
+    "SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c",
+    "4eC39HqLyjWDarjtT1zdp7dc",
+    "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq",
+)
 
 
 def test_corpus_holds_no_published_example_secret() -> None:
@@ -134,25 +141,53 @@ def test_corpus_holds_no_published_example_secret() -> None:
 
 # --- adversarial inputs: they must return (correctness only; timings live in the bench) ----
 
+
 def _noise(seed: int, alphabet: str, n: int = 2000) -> str:
     rng = random.Random(seed)
     return "".join(rng.choice(alphabet) for _ in range(n))
 
 
 NOTHING_TO_FIND = {
-    "a_run": "a" * 2000, "upper_run": "A" * 2000, "zero_run": "0" * 2000, "equals_run": "=" * 2000,
-    "colon_run": ":" * 2000, "at_run": "@" * 2000, "slash_run": "/" * 2000, "dash_run": "-" * 2000,
-    "dot_run": "." * 2000, "space_run": " " * 2000, "newline_run": "\n" * 2000, "escaped_newlines": "\\n" * 1000,
-    "brackets": "[" * 1000 + "{" * 1000, "ghp_repeated": "ghp_" * 500, "akia_repeated": "AKIA" * 500,
-    "sk_repeated": "sk-" * 666, "eyj_repeated": "eyJ" * 666, "xoxb_repeated": "xoxb-" * 400,
-    "pem_headers": "-----BEGIN PRIVATE KEY-----" * 74, "password_equals": "password=" * 222,
-    "password_long_value": "password: " + "a" * 1990, "scheme_runs": "://" * 666, "colon_pairs": "a:" * 1000,
-    "at_pairs": "a@" * 1000, "half_urls": "http://a:" * 222, "db_url_no_host": "postgres://u:" + "p" * 1987,
-    "telegram_like": "1234567890:" + "A" * 1989, "discord_like": ("M" * 24 + ".") * 80, "bearer_words": "Bearer " * 285,
-    "anthropic_filler": "sk-ant-api03-" + "A" * 1987, "accents": "é" * 1000, "emoji": "😀" * 500,
-    "password_is": "password is " * 166, "api_key_filler": "api_key=" + "x" * 1992, "aws_words": "aws " * 500,
-    "long_scheme": "a" * 1000 + "://" + "b" * 997, "begin_dashes": "-" * 1000 + "BEGIN" * 200,
-    "hex_run": "0123456789abcdef" * 125, "digits_colons": "12345:" * 333, "bytes_of_words": "the token is " * 154,
+    "a_run": "a" * 2000,
+    "upper_run": "A" * 2000,
+    "zero_run": "0" * 2000,
+    "equals_run": "=" * 2000,
+    "colon_run": ":" * 2000,
+    "at_run": "@" * 2000,
+    "slash_run": "/" * 2000,
+    "dash_run": "-" * 2000,
+    "dot_run": "." * 2000,
+    "space_run": " " * 2000,
+    "newline_run": "\n" * 2000,
+    "escaped_newlines": "\\n" * 1000,
+    "brackets": "[" * 1000 + "{" * 1000,
+    "ghp_repeated": "ghp_" * 500,
+    "akia_repeated": "AKIA" * 500,
+    "sk_repeated": "sk-" * 666,
+    "eyj_repeated": "eyJ" * 666,
+    "xoxb_repeated": "xoxb-" * 400,
+    "pem_headers": "-----BEGIN PRIVATE KEY-----" * 74,
+    "password_equals": "password=" * 222,
+    "password_long_value": "password: " + "a" * 1990,
+    "scheme_runs": "://" * 666,
+    "colon_pairs": "a:" * 1000,
+    "at_pairs": "a@" * 1000,
+    "half_urls": "http://a:" * 222,
+    "db_url_no_host": "postgres://u:" + "p" * 1987,
+    "telegram_like": "1234567890:" + "A" * 1989,
+    "discord_like": ("M" * 24 + ".") * 80,
+    "bearer_words": "Bearer " * 285,
+    "anthropic_filler": "sk-ant-api03-" + "A" * 1987,
+    "accents": "é" * 1000,
+    "emoji": "😀" * 500,
+    "password_is": "password is " * 166,
+    "api_key_filler": "api_key=" + "x" * 1992,
+    "aws_words": "aws " * 500,
+    "long_scheme": "a" * 1000 + "://" + "b" * 997,
+    "begin_dashes": "-" * 1000 + "BEGIN" * 200,
+    "hex_run": "0123456789abcdef" * 125,
+    "digits_colons": "12345:" * 333,
+    "bytes_of_words": "the token is " * 154,
 }
 
 
@@ -186,7 +221,12 @@ def test_near_miss_prefix_is_not_refused(name: str) -> None:
 
 @pytest.mark.parametrize("seed", range(8))
 def test_random_2000_byte_noise_returns(seed: int) -> None:
-    alphabets = [string.printable, string.ascii_letters + string.digits + "+/=", "aA0_-.:/@=\"' \n",
-                 "ghp_sk-AKIAeyJxoxb:/@=.", "пароль密码🔑é" + string.ascii_letters]
+    alphabets = [
+        string.printable,
+        string.ascii_letters + string.digits + "+/=",
+        "aA0_-.:/@=\"' \n",
+        "ghp_sk-AKIAeyJxoxb:/@=.",
+        "пароль密码🔑é" + string.ascii_letters,
+    ]
     for alphabet in alphabets:
         assert find_credential(_noise(seed, alphabet)) in (None, *SHAPES)

@@ -46,11 +46,20 @@ def _worded() -> dict[str, list[tuple[str, str]]]:
 
 # --- 1. a short word before a split token --------------------------------------------------------
 
-@pytest.mark.parametrize("text", [
-    "aws key AKIA QW3R T5YU 7IOP AS2D", f"my key {GH[:24]}\n{GH[24:]}", "bot AKIA QW3R T5YU 7IOP AS2D",
-    f"key {GH[:20]} {GH[20:]}", f"pass {' '.join(GH[i:i + 4] for i in range(0, 40, 4))}",
-    f"aws key {GH[:3]}\n{GH[3:]}", "AKIA QW3R T5YU 7IOP AS2D bot", f"the new one: pass {AKIA[:4]} {AKIA[4:]}",
-])
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "aws key AKIA QW3R T5YU 7IOP AS2D",
+        f"my key {GH[:24]}\n{GH[24:]}",
+        "bot AKIA QW3R T5YU 7IOP AS2D",
+        f"key {GH[:20]} {GH[20:]}",
+        f"pass {' '.join(GH[i : i + 4] for i in range(0, 40, 4))}",
+        f"aws key {GH[:3]}\n{GH[3:]}",
+        "AKIA QW3R T5YU 7IOP AS2D bot",
+        f"the new one: pass {AKIA[:4]} {AKIA[4:]}",
+    ],
+)
 def test_a_short_word_before_or_after_a_split_token_does_not_hide_it(text: str) -> None:
     assert find_credential(text) in ("aws_access_key_id", "github_token")
 
@@ -74,16 +83,22 @@ def test_the_greedy_reading_comes_first_and_the_others_unglue_the_word() -> None
 # --- 2. encodings people paste --------------------------------------------------------------------
 
 ENCODED = {
-    "percent": "AKIA%51W3RT5YU7IOPAS2D", "percent_all": "".join(f"%{ord(c):02X}" for c in AKIA),
-    "percent_twice": AKIA[:4] + "%2551" + AKIA[5:], "json_escape": "\\u0041KIAQW3RT5YU7IOPAS2D",
-    "json_escape_all": "".join(f"\\u{ord(c):04x}" for c in GH), "js_hex": "\\x41KIAQW3RT5YU7IOPAS2D",
-    "html_decimal": "&#65;KIAQW3RT5YU7IOPAS2D", "html_hex": "&#x41;KIAQW3RT5YU7IOPAS2D",
-    "html_named": GH.replace("_", "&lowbar;"), "html_amp_nested": "&amp;#65;KIAQW3RT5YU7IOPAS2D",
-    "dash_groups": "aws key AKIA-QW3R-T5YU-7IOP-AS2D", "dot_groups": f"token {GH[:4]}" + ".".join(
-        GH[i:i + 4] for i in range(4, 40, 4)), "bar_groups": "token " + "|".join(GH[i:i + 4] for i in range(0, 40, 4)),
-    "middle_dot_groups": "key: " + "\u00b7".join(AKIA[i:i + 4] for i in range(0, 20, 4)),
-    "slash_groups": "my aws key is " + "/".join(AKIA[i:i + 4] for i in range(0, 20, 4)),
-    "underscore_groups": "token " + GH[:4] + "_".join(GH[i:i + 4] for i in range(4, 40, 4)),
+    "percent": "AKIA%51W3RT5YU7IOPAS2D",
+    "percent_all": "".join(f"%{ord(c):02X}" for c in AKIA),
+    "percent_twice": AKIA[:4] + "%2551" + AKIA[5:],
+    "json_escape": "\\u0041KIAQW3RT5YU7IOPAS2D",
+    "json_escape_all": "".join(f"\\u{ord(c):04x}" for c in GH),
+    "js_hex": "\\x41KIAQW3RT5YU7IOPAS2D",
+    "html_decimal": "&#65;KIAQW3RT5YU7IOPAS2D",
+    "html_hex": "&#x41;KIAQW3RT5YU7IOPAS2D",
+    "html_named": GH.replace("_", "&lowbar;"),
+    "html_amp_nested": "&amp;#65;KIAQW3RT5YU7IOPAS2D",
+    "dash_groups": "aws key AKIA-QW3R-T5YU-7IOP-AS2D",
+    "dot_groups": f"token {GH[:4]}" + ".".join(GH[i : i + 4] for i in range(4, 40, 4)),
+    "bar_groups": "token " + "|".join(GH[i : i + 4] for i in range(0, 40, 4)),
+    "middle_dot_groups": "key: " + "\u00b7".join(AKIA[i : i + 4] for i in range(0, 20, 4)),
+    "slash_groups": "my aws key is " + "/".join(AKIA[i : i + 4] for i in range(0, 20, 4)),
+    "underscore_groups": "token " + GH[:4] + "_".join(GH[i : i + 4] for i in range(4, 40, 4)),
 }
 
 
@@ -107,12 +122,23 @@ def test_every_corpus_token_in_groups_after_a_key_word_is_caught(separator: str)
     assert len(cases) >= 150 and missed == []
 
 
-@pytest.mark.parametrize("text", [
-    "café: caf%C3%A9 is 100% good", "%E2%82%AC 5 budget", "Tom &amp; Jerry &lt;3", "na\\u00efve \\u00e9t\\u00e9",
-    "key dates: 2024-05-01 and 2025-06-30", "api key id 123e4567-e89b-12d3-a456-426614174000",
-    "token server at 10.0.0.12, version 1.2.3.4", "key file in /usr/local/etc/app.conf", "call +1-415-555-1098",
-    "the key is under the mat.the door.the hall.the stairs", "token%20count%3A%2012", "&#x1F600; &#128512; &hearts;",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "café: caf%C3%A9 is 100% good",
+        "%E2%82%AC 5 budget",
+        "Tom &amp; Jerry &lt;3",
+        "na\\u00efve \\u00e9t\\u00e9",
+        "key dates: 2024-05-01 and 2025-06-30",
+        "api key id 123e4567-e89b-12d3-a456-426614174000",
+        "token server at 10.0.0.12, version 1.2.3.4",
+        "key file in /usr/local/etc/app.conf",
+        "call +1-415-555-1098",
+        "the key is under the mat.the door.the hall.the stairs",
+        "token%20count%3A%2012",
+        "&#x1F600; &#128512; &hearts;",
+    ],
+)
 def test_benign_encodings_and_separators_are_not_refused(text: str) -> None:
     assert find_credential(text) is None
 
@@ -127,9 +153,15 @@ def test_decoded_views_undo_each_layer_and_each_encoding_alone() -> None:
 
 # --- 4. recall 1.0 on every corpus, no false alarm in any benign category -----------------------
 
-@pytest.mark.parametrize(("corpus", "cases"), [
-    ("credential_corpus", positive_cases), ("evasion", evasion_cases), ("new_shapes", new_shape_cases),
-])
+
+@pytest.mark.parametrize(
+    ("corpus", "cases"),
+    [
+        ("credential_corpus", positive_cases),
+        ("evasion", evasion_cases),
+        ("new_shapes", new_shape_cases),
+    ],
+)
 def test_recall_is_one_on_every_corpus(corpus: str, cases: object) -> None:
     missed = [(c.label, c.context, c.text[:80]) for c in cases() if find_credential(c.text) is None]  # type: ignore[operator]
     assert missed == [], corpus

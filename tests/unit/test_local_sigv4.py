@@ -72,9 +72,7 @@ def sign(
 
 
 def check(wire: Wire, principals: Mapping[str, LocalPrincipal], **kwargs: Any) -> str:
-    return verify_request(
-        wire.method, wire.path, wire.query, wire.headers, wire.body, principals, **kwargs
-    )
+    return verify_request(wire.method, wire.path, wire.query, wire.headers, wire.body, principals, **kwargs)
 
 
 def reason_for(wire: Wire, principals: Mapping[str, LocalPrincipal], **kwargs: Any) -> str:
@@ -217,16 +215,12 @@ def test_scope_date_other_than_the_request_date_is_refused(
     wire = sign(principals["host"], "GET", f"{BASE}/v1/sessions/s1/memory")
     amz_date = wire.headers["X-Amz-Date"]
     other_day = (datetime.strptime(amz_date[:8], "%Y%m%d") - timedelta(days=1)).strftime("%Y%m%d")
-    wire.headers["Authorization"] = wire.headers["Authorization"].replace(
-        f"/{amz_date[:8]}/", f"/{other_day}/"
-    )
+    wire.headers["Authorization"] = wire.headers["Authorization"].replace(f"/{amz_date[:8]}/", f"/{other_day}/")
     assert reason_for(wire, principals) == "wrong_scope"
 
 
 def _signed_at(wire: Wire) -> datetime:
-    return datetime.strptime(wire.headers["X-Amz-Date"], "%Y%m%dT%H%M%SZ").replace(
-        tzinfo=UTC
-    )
+    return datetime.strptime(wire.headers["X-Amz-Date"], "%Y%m%dT%H%M%SZ").replace(tzinfo=UTC)
 
 
 def test_request_signed_16_minutes_ago_is_stale(principals: dict[str, LocalPrincipal]) -> None:
@@ -261,9 +255,7 @@ class _NoHostSigner(SigV4Auth):
 def test_signature_that_does_not_cover_host_is_refused(
     principals: dict[str, LocalPrincipal],
 ) -> None:
-    wire = sign(
-        principals["host"], "GET", f"{BASE}/v1/sessions/s1/memory", signer_class=_NoHostSigner
-    )
+    wire = sign(principals["host"], "GET", f"{BASE}/v1/sessions/s1/memory", signer_class=_NoHostSigner)
     assert "host" not in wire.headers["Authorization"].split("SignedHeaders=")[1].split(",")[0]
     assert reason_for(wire, principals) == "unsigned_header"
 
@@ -302,17 +294,13 @@ def test_refusal_reason_never_carries_request_content(
 
 def _requests_wire(principal: LocalPrincipal, method: str, url: str, body: bytes) -> Wire:
     """Sign with botocore, prepare with requests, and add the Host header http.client adds."""
-    signed = AWSRequest(
-        method=method, url=url, data=body, headers={"Content-Type": "application/json"}
-    )
+    signed = AWSRequest(method=method, url=url, data=body, headers={"Content-Type": "application/json"})
     SigV4Auth(
         Credentials(principal.access_key_id, principal.secret_access_key),
         "execute-api",
         "us-east-1",
     ).add_auth(signed)
-    prepared = requests.Request(
-        method, url, data=body, headers=dict(signed.headers.items())
-    ).prepare()
+    prepared = requests.Request(method, url, data=body, headers=dict(signed.headers.items())).prepare()
     parts = urlsplit(prepared.url or "")
     headers = dict(prepared.headers)
     headers["Host"] = parts.netloc
@@ -320,9 +308,7 @@ def _requests_wire(principal: LocalPrincipal, method: str, url: str, body: bytes
 
 
 def test_requests_client_at_port_8000_verifies(principals: dict[str, LocalPrincipal]) -> None:
-    wire = _requests_wire(
-        principals["operator"], "DELETE", f"{BASE}/v1/operator/memory?user_id=alice", b""
-    )
+    wire = _requests_wire(principals["operator"], "DELETE", f"{BASE}/v1/operator/memory?user_id=alice", b"")
     assert wire.headers["Host"] == "127.0.0.1:8000"
     assert check(wire, principals, host="127.0.0.1:8000") == principals["operator"].arn
 
@@ -385,9 +371,7 @@ def test_request_sent_over_http_by_requests_verifies(
         "execute-api",
         "us-east-1",
     ).add_auth(signed)
-    response = requests.request(
-        method, url, data=body or None, headers=dict(signed.headers.items()), timeout=5
-    )
+    response = requests.request(method, url, data=body or None, headers=dict(signed.headers.items()), timeout=5)
     assert response.status_code == 204
     (wire,) = _Capture.seen
     assert wire.headers["Host"] == urlsplit(capture_server).netloc

@@ -1,4 +1,5 @@
 """chalicelib's modules import each other in no circle (issue 26 broke the one between the keyring and text sealing)."""
+
 from __future__ import annotations
 
 import ast
@@ -21,7 +22,11 @@ def import_graph() -> dict[str, set[str]]:
         for node in ast.parse(path.read_text()).body:
             if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("chalicelib"):
                 deps.add(node.module)
-                deps |= {f"{node.module}.{a.name}" for a in node.names if (ROOT / f"{node.module}.{a.name}".replace(".", "/")).with_suffix(".py").exists()}
+                deps |= {
+                    f"{node.module}.{a.name}"
+                    for a in node.names
+                    if (ROOT / f"{node.module}.{a.name}".replace(".", "/")).with_suffix(".py").exists()
+                }
             elif isinstance(node, ast.Import):
                 deps |= {a.name for a in node.names if a.name.startswith("chalicelib")}
         graph[_module(path)] = deps

@@ -1,5 +1,6 @@
 """openapi.yaml's pattern for an entry's text says exactly what the server keeps, so a client (or a fuzzer)
 that trusts the schema is neither refused for valid text nor let through with invalid text."""
+
 from __future__ import annotations
 
 import re
@@ -31,7 +32,12 @@ def test_edits_and_accepts_use_the_same_pattern() -> None:
 
 @pytest.mark.slow  # each example runs the credential detector
 @settings(max_examples=1500, deadline=None)
-@given(st.text(alphabet=st.one_of(st.sampled_from(EDGES), st.characters(max_codepoint=0xFFFF, exclude_categories=["Cs"])), max_size=10))
+@given(
+    st.text(
+        alphabet=st.one_of(st.sampled_from(EDGES), st.characters(max_codepoint=0xFFFF, exclude_categories=["Cs"])),
+        max_size=10,
+    )
+)
 @example("a\x13")  # the control character schemathesis found refused but allowed by the schema
 @example(" \r\n a \r\n ")
 @example("a\rb")

@@ -1,4 +1,5 @@
 """The sealing itself, with one key for everyone: the associated data alone binds table, user, key and provenance."""
+
 from __future__ import annotations
 
 import os
@@ -38,7 +39,13 @@ def _key(item_id: str) -> dict[str, str]:
     return {"user_id": "alice", "sk": "e#" + item_id}
 
 
-CLAIMS = {"origin": "agent", "tainted": True, "kind": "note", "created_at": "2026-12-02T10:00:00.000000Z", "agent": "helper"}
+CLAIMS = {
+    "origin": "agent",
+    "tainted": True,
+    "kind": "note",
+    "created_at": "2026-12-02T10:00:00.000000Z",
+    "agent": "helper",
+}
 
 
 def test_sealed_text_opens_only_for_its_table_user_key_and_provenance() -> None:
@@ -50,9 +57,18 @@ def test_sealed_text_opens_only_for_its_table_user_key_and_provenance() -> None:
         ("entries", "alice", _key("id-2"), CLAIMS),
         ("entries", "alice", {**_key("id-1"), "sk": "p#id-1"}, CLAIMS),
         ("proposals", "alice", _key("id-1"), CLAIMS),
-        *(("entries", "alice", _key("id-1"), {**CLAIMS, name: value})
-          for name, value in (("tainted", False), ("origin", "user"), ("kind", "fact"), ("agent", None),
-                              ("agent", "other"), ("created_at", "2026-12-02T10:00:00.000001Z"), ("src_session", "s-2"))),
+        *(
+            ("entries", "alice", _key("id-1"), {**CLAIMS, name: value})
+            for name, value in (
+                ("tainted", False),
+                ("origin", "user"),
+                ("kind", "fact"),
+                ("agent", None),
+                ("agent", "other"),
+                ("created_at", "2026-12-02T10:00:00.000001Z"),
+                ("src_session", "s-2"),
+            )
+        ),
         ("entries", "alice", _key("id-1"), {k: v for k, v in CLAIMS.items() if k != "tainted"}),
     ]
     for table, user, key, claims in elsewhere:
@@ -62,8 +78,11 @@ def test_sealed_text_opens_only_for_its_table_user_key_and_provenance() -> None:
 
 def test_ids_cannot_be_shifted_between_parts_of_the_associated_data() -> None:
     stored = _seal("events").seal_text("alice", {"session_id": "s", "event_id": "1e"}, {}, "a note")
-    for key, claims in (({"session_id": "s1", "event_id": "e"}, {}), ({"session_id": "s", "event_id": "1e", "x": ""}, {}),
-                        ({"session_id": "s"}, {"event_id": "1e"})):
+    for key, claims in (
+        ({"session_id": "s1", "event_id": "e"}, {}),
+        ({"session_id": "s", "event_id": "1e", "x": ""}, {}),
+        ({"session_id": "s"}, {"event_id": "1e"}),
+    ):
         with pytest.raises(UnreadableText):
             _seal("events").open_text("alice", key, claims, stored)
 
@@ -104,7 +123,12 @@ _VALUES = st.none() | st.booleans() | _NAMES
 
 
 @settings(max_examples=400, deadline=None)
-@given(table=_NAMES, user=_NAMES, key=st.dictionaries(_NAMES, _NAMES, max_size=3), provenance=st.dictionaries(_NAMES, _VALUES, max_size=9))
+@given(
+    table=_NAMES,
+    user=_NAMES,
+    key=st.dictionaries(_NAMES, _NAMES, max_size=3),
+    provenance=st.dictionaries(_NAMES, _VALUES, max_size=9),
+)
 def test_the_associated_data_is_byte_for_byte_the_canonical_json_it_always_was(
     table: str, user: str, key: dict[str, str], provenance: dict[str, object]
 ) -> None:
@@ -119,7 +143,13 @@ def test_the_associated_data_is_byte_for_byte_the_canonical_json_it_always_was(
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.dictionaries(_NAMES, st.none() | st.booleans() | _NAMES | st.integers(-(10**12), 10**12) | st.binary(max_size=40), max_size=12))
+@given(
+    st.dictionaries(
+        _NAMES,
+        st.none() | st.booleans() | _NAMES | st.integers(-(10**12), 10**12) | st.binary(max_size=40),
+        max_size=12,
+    )
+)
 def test_items_decode_as_boto3_decodes_them_numbers_as_integers(item: dict[str, object]) -> None:
     """The decoder reads strings and booleans itself (a GET decodes 250 items): the same result as boto3's own."""
     from boto3.dynamodb.types import TypeDeserializer, TypeSerializer

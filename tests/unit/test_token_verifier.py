@@ -3,6 +3,7 @@
 Tokens are signed by local/dev_tokens.py or by hand with `cryptography`; the verifier checks them
 with PyJWT. tests/routes/test_auth.py covers the same refusals through the API.
 """
+
 from __future__ import annotations
 
 import base64
@@ -79,7 +80,9 @@ def test_valid_tokens_of_both_algorithms_verify(issuer: DevTokenIssuer, algorith
 
 
 @pytest.mark.parametrize("algorithm", ALGORITHMS)
-def test_a_token_signed_by_another_key_under_a_trusted_kid_is_refused(issuer: DevTokenIssuer, other: DevTokenIssuer, algorithm: str) -> None:
+def test_a_token_signed_by_another_key_under_a_trusted_kid_is_refused(
+    issuer: DevTokenIssuer, other: DevTokenIssuer, algorithm: str
+) -> None:
     assert _refused(_inline(issuer), other.mint("alice", algorithm=algorithm))
 
 
@@ -91,7 +94,9 @@ def test_a_tampered_payload_is_refused(issuer: DevTokenIssuer, algorithm: str) -
 
 
 @pytest.mark.parametrize(("algorithm", "kid"), [("ES256", "local-rs"), ("RS256", "local-es")])
-def test_a_token_naming_a_key_of_the_other_algorithm_is_refused(issuer: DevTokenIssuer, algorithm: str, kid: str) -> None:
+def test_a_token_naming_a_key_of_the_other_algorithm_is_refused(
+    issuer: DevTokenIssuer, algorithm: str, kid: str
+) -> None:
     assert _refused(_inline(issuer), _sign(issuer, algorithm, kid))
 
 
@@ -134,10 +139,18 @@ def _token(header: str, payload: str, signature: str = "c2ln") -> str:
     return f"{_b64(header.encode())}.{_b64(payload.encode())}.{signature}"
 
 
-@pytest.mark.parametrize(("text", "depth"), [
-    ("{}", 1), ('{"a": [1, {"b": []}]}', 4), ('{"a": "[[[[{{{{"}', 1), ('{"a": "\\"[[[", "b": [[]]}', 3),
-    ('{"a": "\\\\", "b": [[]]}', 3), ("[" * 50 + "]" * 50, 50), ('"unterminated [[[', 3),
-])
+@pytest.mark.parametrize(
+    ("text", "depth"),
+    [
+        ("{}", 1),
+        ('{"a": [1, {"b": []}]}', 4),
+        ('{"a": "[[[[{{{{"}', 1),
+        ('{"a": "\\"[[[", "b": [[]]}', 3),
+        ('{"a": "\\\\", "b": [[]]}', 3),
+        ("[" * 50 + "]" * 50, 50),
+        ('"unterminated [[[', 3),
+    ],
+)
 def test_json_depth_counts_brackets_outside_strings(text: str, depth: int) -> None:
     assert compact.json_depth(text) == depth
 
@@ -161,7 +174,7 @@ def test_the_size_caps_are_exact() -> None:
     compact.header_of(_token(header(compact.MAX_HEADER_CHARS), "{}"))
     with pytest.raises(compact.MalformedToken, match="header too large"):
         compact.header_of(_token(header(compact.MAX_HEADER_CHARS + 4), "{}"))
-    prefix = _token('{"alg":"RS256"}', "{}")[:-len("c2ln")]
+    prefix = _token('{"alg":"RS256"}', "{}")[: -len("c2ln")]
     room = compact.MAX_TOKEN_CHARS - len(prefix)
     assert room % 4 not in (0, 1)  # so both "A" * room and "A" * (room + 1) are canonical (zero bytes)
     assert len(prefix + "A" * room) == compact.MAX_TOKEN_CHARS
@@ -181,18 +194,21 @@ def test_other_spellings_are_refused(segment: str) -> None:
         compact.canonical_b64url(segment)
 
 
-@pytest.mark.parametrize("token", [
-    pytest.param(_token('{"alg":"RS256"}', "{}") + ".", id="four-segments"),
-    pytest.param("a.b.c.d.e", id="jwe"),
-    pytest.param(_token('["alg"]', "{}"), id="header-not-an-object"),
-    pytest.param(_token('{"alg":7}', "{}"), id="alg-not-a-string"),
-    pytest.param(_token('{"alg":"RS256","kid":["k"]}', "{}"), id="kid-not-a-string"),
-    pytest.param(_token('{"alg":"RS256","b64":false,"crit":["b64"]}', "{}"), id="b64-false"),
-    pytest.param(_token('{"alg":"RS256"}', "[]"), id="payload-not-an-object"),
-    pytest.param(_token('{"alg":"RS256"}', '{"n":' + "9" * 5000 + "}"), id="integer-too-long"),
-    pytest.param(_b64(b'{"alg":"RS256","x":"\xff"}') + ".e30.c2ln", id="header-not-utf8"),
-    pytest.param(_token('{"alg":"RS256"}', "{}", signature=""), id="empty-signature"),
-])
+@pytest.mark.parametrize(
+    "token",
+    [
+        pytest.param(_token('{"alg":"RS256"}', "{}") + ".", id="four-segments"),
+        pytest.param("a.b.c.d.e", id="jwe"),
+        pytest.param(_token('["alg"]', "{}"), id="header-not-an-object"),
+        pytest.param(_token('{"alg":7}', "{}"), id="alg-not-a-string"),
+        pytest.param(_token('{"alg":"RS256","kid":["k"]}', "{}"), id="kid-not-a-string"),
+        pytest.param(_token('{"alg":"RS256","b64":false,"crit":["b64"]}', "{}"), id="b64-false"),
+        pytest.param(_token('{"alg":"RS256"}', "[]"), id="payload-not-an-object"),
+        pytest.param(_token('{"alg":"RS256"}', '{"n":' + "9" * 5000 + "}"), id="integer-too-long"),
+        pytest.param(_b64(b'{"alg":"RS256","x":"\xff"}') + ".e30.c2ln", id="header-not-utf8"),
+        pytest.param(_token('{"alg":"RS256"}', "{}", signature=""), id="empty-signature"),
+    ],
+)
 def test_malformed_compact_tokens_are_refused(token: str) -> None:
     with pytest.raises(compact.MalformedToken):
         compact.header_of(token)
@@ -281,7 +297,9 @@ def test_a_document_that_is_not_a_jwks_is_an_error(document: Any) -> None:
         jwks.parse_jwks(document)
 
 
-def test_without_a_kid_only_a_sole_key_of_the_tokens_algorithm_is_used(issuer: DevTokenIssuer, other: DevTokenIssuer) -> None:
+def test_without_a_kid_only_a_sole_key_of_the_tokens_algorithm_is_used(
+    issuer: DevTokenIssuer, other: DevTokenIssuer
+) -> None:
     keys = jwks.parse_jwks({"keys": [_jwk(issuer, "local-rs"), _jwk(issuer, "local-es")]})
     assert keys.find(None, "RS256") == keys.find("local-rs", "RS256") is not None
     two_rsa = jwks.parse_jwks({"keys": [_jwk(issuer, "local-rs"), {**_jwk(other, "local-rs"), "kid": "second"}]})
@@ -357,15 +375,32 @@ def test_unknown_kids_do_not_hammer_the_issuer(issuer: DevTokenIssuer, server: _
     assert server.fetches == 1
 
 
-@pytest.mark.parametrize("token", [
-    pytest.param(lambda i: _b64(b'{"alg":"none","kid":"local-rs"}') + "." + _b64(json.dumps(_claims()).encode()) + ".", id="alg-none"),
-    pytest.param(lambda i: jwt.encode(_claims(), "public-key-bytes", algorithm="HS256", headers={"kid": "local-rs"}), id="hs256"),
-    pytest.param(lambda i: _sign(i, "RS256", "local-rs").replace(".", "!", 1), id="unparseable"),
-    *(pytest.param(lambda i, a=a: _other_algorithm(i, a), id=a) for a in ("RS384", "RS512", "PS256", "ES384", "ES512")),
-    pytest.param(lambda i: _b64(b'{"alg":"RS256","kid":"local-rs","x":' + b"[" * 5000 + b"]" * 5000 + b"}") + ".e30.c2ln", id="deep-header"),
-    pytest.param(lambda i: _sign(i, "RS256", "local-rs") + "==", id="padded-signature"),
-])
-def test_tokens_of_other_algorithms_are_refused_before_any_key_is_fetched(issuer: DevTokenIssuer, server: _JwksServer, token: Any) -> None:
+@pytest.mark.parametrize(
+    "token",
+    [
+        pytest.param(
+            lambda i: _b64(b'{"alg":"none","kid":"local-rs"}') + "." + _b64(json.dumps(_claims()).encode()) + ".",
+            id="alg-none",
+        ),
+        pytest.param(
+            lambda i: jwt.encode(_claims(), "public-key-bytes", algorithm="HS256", headers={"kid": "local-rs"}),
+            id="hs256",
+        ),
+        pytest.param(lambda i: _sign(i, "RS256", "local-rs").replace(".", "!", 1), id="unparseable"),
+        *(
+            pytest.param(lambda i, a=a: _other_algorithm(i, a), id=a)
+            for a in ("RS384", "RS512", "PS256", "ES384", "ES512")
+        ),
+        pytest.param(
+            lambda i: _b64(b'{"alg":"RS256","kid":"local-rs","x":' + b"[" * 5000 + b"]" * 5000 + b"}") + ".e30.c2ln",
+            id="deep-header",
+        ),
+        pytest.param(lambda i: _sign(i, "RS256", "local-rs") + "==", id="padded-signature"),
+    ],
+)
+def test_tokens_of_other_algorithms_are_refused_before_any_key_is_fetched(
+    issuer: DevTokenIssuer, server: _JwksServer, token: Any
+) -> None:
     assert _refused(_url_verifier(server.url), token(issuer))
     assert server.fetches == 0
 
@@ -380,7 +415,9 @@ def test_a_bare_pyjwkclient_would_fetch_once_per_forged_kid(issuer: DevTokenIssu
     assert server.fetches == 6
 
 
-def test_a_rotated_key_is_fetched_once_then_refreshes_wait_a_minute(issuer: DevTokenIssuer, server: _JwksServer) -> None:
+def test_a_rotated_key_is_fetched_once_then_refreshes_wait_a_minute(
+    issuer: DevTokenIssuer, server: _JwksServer
+) -> None:
     clock = _Clock()
     remote = jwks.RemoteJwks(server.url, clock=clock)
     assert remote.key("local-rs", "RS256") is not None and server.fetches == 1
@@ -406,7 +443,9 @@ def test_the_cache_expires_after_its_lifespan(issuer: DevTokenIssuer, server: _J
     assert remote.key("local-rs", "RS256") is not None and server.fetches == 2
 
 
-def test_a_failing_issuer_keeps_the_held_keys_and_is_retried_sparingly(issuer: DevTokenIssuer, server: _JwksServer) -> None:
+def test_a_failing_issuer_keeps_the_held_keys_and_is_retried_sparingly(
+    issuer: DevTokenIssuer, server: _JwksServer
+) -> None:
     clock = _Clock()
     remote = jwks.RemoteJwks(server.url, clock=clock)
     remote.key("local-rs", "RS256")
@@ -419,7 +458,9 @@ def test_a_failing_issuer_keeps_the_held_keys_and_is_retried_sparingly(issuer: D
     assert server.fetches == 3
 
 
-def test_an_unreachable_issuer_refuses_tokens_and_is_retried_after_a_pause(issuer: DevTokenIssuer, server: _JwksServer) -> None:
+def test_an_unreachable_issuer_refuses_tokens_and_is_retried_after_a_pause(
+    issuer: DevTokenIssuer, server: _JwksServer
+) -> None:
     clock = _Clock()
     server.status = 503
     remote = jwks.RemoteJwks(server.url, clock=clock)
@@ -444,7 +485,9 @@ _WATCHED = ("jwt", "cryptography", "rsa", "ecdsa", "pyasn1", "six")
 
 def _modules_after(code: str, stdin: str = "") -> list[str]:
     probe = code + f"\nimport json, sys\nprint(json.dumps(sorted(m for m in {_WATCHED!r} if m in sys.modules)))"
-    run = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, input=stdin, capture_output=True, text=True, timeout=120)
+    run = subprocess.run(
+        [sys.executable, "-c", probe], cwd=ROOT, input=stdin, capture_output=True, text=True, timeout=120
+    )
     assert run.returncode == 0, run.stderr[-2000:]
     return json.loads(run.stdout.strip().splitlines()[-1])
 
@@ -472,14 +515,21 @@ def test_a_fresh_rsa_key_of_our_own_checks_too() -> None:
     """Not only the session's issuer key: a key generated here, published as a JWK by hand."""
     private = crypto_rsa.generate_private_key(public_exponent=65537, key_size=3072)
     numbers = private.public_key().public_numbers()
-    jwk = {"kty": "RSA", "kid": "k3072", "n": _b64(numbers.n.to_bytes(384, "big")), "e": _b64(numbers.e.to_bytes(3, "big"))}
+    jwk = {
+        "kty": "RSA",
+        "kid": "k3072",
+        "n": _b64(numbers.n.to_bytes(384, "big")),
+        "e": _b64(numbers.e.to_bytes(3, "big")),
+    }
     verifier = TokenVerifier(JwtSettings(LOCAL_ISSUER, LOCAL_AUDIENCE, jwks_url=None, jwks_inline={"keys": [jwk]}))
     token = jwt.encode(_claims(), private, algorithm="RS256", headers={"kid": "k3072"})
     assert verifier.user_id("Bearer " + token) == "alice"
 
 
 @pytest.mark.parametrize("document", [["keys"], {"keys": "none"}, {"keys": [{"kty": ["RSA"]}, "junk", 7]}])
-def test_a_url_serving_no_usable_jwks_refuses_tokens_and_is_not_refetched_per_token(issuer: DevTokenIssuer, document: Any) -> None:
+def test_a_url_serving_no_usable_jwks_refuses_tokens_and_is_not_refetched_per_token(
+    issuer: DevTokenIssuer, document: Any
+) -> None:
     with _JwksServer(document) as server:
         verifier = _url_verifier(server.url)
         for _ in range(5):
@@ -489,11 +539,15 @@ def test_a_url_serving_no_usable_jwks_refuses_tokens_and_is_not_refetched_per_to
 
 @pytest.mark.parametrize("claim", ["exp", "nbf", "iat"])
 @pytest.mark.parametrize("infinity", ["1e999", "-1e999"])
-def test_a_time_claim_of_json_infinity_is_refused_not_a_crash(issuer: DevTokenIssuer, claim: str, infinity: str) -> None:
+def test_a_time_claim_of_json_infinity_is_refused_not_a_crash(
+    issuer: DevTokenIssuer, claim: str, infinity: str
+) -> None:
     """Red team, issue 21 #11: `exp: 1e999` parses as infinity and PyJWT's date conversion overflowed."""
     header = _b64(json.dumps({"alg": "RS256", "typ": "JWT", "kid": "local-rs"}).encode())
-    claims = json.dumps(_claims()).replace(f'"{claim}": ', f'"{claim}": {infinity}, "was_{claim}": ') if claim != "nbf" else (
-        json.dumps(_claims())[:-1] + f', "nbf": {infinity}}}'
+    claims = (
+        json.dumps(_claims()).replace(f'"{claim}": ', f'"{claim}": {infinity}, "was_{claim}": ')
+        if claim != "nbf"
+        else (json.dumps(_claims())[:-1] + f', "nbf": {infinity}}}')
     )
     payload = _b64(claims.encode())
     signer = jwt.algorithms.RSAAlgorithm(jwt.algorithms.RSAAlgorithm.SHA256)

@@ -148,8 +148,17 @@ def test_index_refers_to_assets_relatively_and_to_no_remote_origin() -> None:
 
 @pytest.mark.parametrize(
     "pattern",
-    [r"\binnerHTML\b", r"\bouterHTML\b", r"insertAdjacentHTML", r"document\.write", r"\beval\s*\(",
-     r"new\s+Function\b", r"\bsetTimeout\s*\(\s*['\"`]", r"createContextualFragment", r"\bsrcdoc\b"],
+    [
+        r"\binnerHTML\b",
+        r"\bouterHTML\b",
+        r"insertAdjacentHTML",
+        r"document\.write",
+        r"\beval\s*\(",
+        r"new\s+Function\b",
+        r"\bsetTimeout\s*\(\s*['\"`]",
+        r"createContextualFragment",
+        r"\bsrcdoc\b",
+    ],
 )
 def test_app_js_never_writes_html_or_evaluates_strings(pattern: str) -> None:
     assert re.search(pattern, _app_js()) is None
@@ -189,9 +198,26 @@ def test_every_documented_hook_id_exists() -> None:
     js = _app_js()
     header = js.split("*/", 1)[0]
     documented = set(re.findall(r"#([a-z][a-z0-9-]*)", header))
-    assert {"signin-user", "signin-button", "memory-enabled", "add-text", "add-kind", "add-pinned",
-            "add-expiry", "add-submit", "status", "entries", "proposals", "forget-all",
-            "forget-all-confirm", "counts", "tab-memory", "tab-journal", "journal", "export"} <= documented
+    assert {
+        "signin-user",
+        "signin-button",
+        "memory-enabled",
+        "add-text",
+        "add-kind",
+        "add-pinned",
+        "add-expiry",
+        "add-submit",
+        "status",
+        "entries",
+        "proposals",
+        "forget-all",
+        "forget-all-confirm",
+        "counts",
+        "tab-memory",
+        "tab-journal",
+        "journal",
+        "export",
+    } <= documented
     missing = documented - _scan_index().ids
     assert missing == set()
 
@@ -223,8 +249,14 @@ def test_csp_adds_only_the_token_endpoint_origin_to_connect_src() -> None:
 
 @pytest.mark.parametrize(
     "extra",
-    ["https://a.example; script-src *", "javascript:alert(1)", "*", "https://user:pw@a.example", "a.example",
-     "https://a.example'unsafe-inline'"],
+    [
+        "https://a.example; script-src *",
+        "javascript:alert(1)",
+        "*",
+        "https://user:pw@a.example",
+        "a.example",
+        "https://a.example'unsafe-inline'",
+    ],
 )
 def test_csp_refuses_an_extra_origin_that_could_change_the_policy(extra: str) -> None:
     with pytest.raises(ValueError):
