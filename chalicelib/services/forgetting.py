@@ -55,21 +55,26 @@ def forget_entry(
 
 def remove_proposal(stores: Stores, user_id: str, proposal_id: str) -> bool:
     """Reject: delete a waiting proposal and its fingerprint, uncount it; False when it no longer waits."""
-    release = True
+    release = counted = True
     for _ in range(_ROUNDS):
         ref = stores.proposals.stored_one(user_id, proposal_id)
         if ref is None or not ref.key_live:
-            return False  # gone, or restored after its forget (its key is gone): a 404, no counter moves
+            return False  # gone, restored after its forget, or a slot that is not believed: a 404, no counter moves
         actions = stores.proposals.remove_actions(user_id, ref, release=release)
+        # `waiting` never below zero (conditional, issue 37 #8): at zero, the item was never counted, so it goes uncounted
+        counter = (
+            stores.entries.release_counts(user_id, waiting=1, floor=True)
+            if counted
+            else stores.entries.bump_version(user_id, only_if_stored=False)
+        )
         try:
-            transact(
-                stores.client,
-                [*actions, stores.entries.release_counts(user_id, waiting=1), *_shred(stores, user_id, ref)],
-            )
+            transact(stores.client, [*actions, counter, *_shred(stores, user_id, ref)])
             return True
         except TransactionCancelled as exc:
             if len(actions) == 2 and exc.failed(1):
                 release = False
+            elif exc.failed(len(actions)) and not exc.failed(0):
+                counted = False
             elif not exc.failed(0):
                 raise
     raise Unavailable("The proposal kept changing while it was rejected: try again.")

@@ -285,14 +285,17 @@ class EntriesRepository:
             }
         }
 
-    def release_counts(self, user_id: str, *, active: int = 0, waiting: int = 0) -> dict[str, Any]:
-        """Count entries or proposals that a transaction removes (the state item always exists by then)."""
+    def release_counts(self, user_id: str, *, active: int = 0, waiting: int = 0, floor: bool = False) -> dict[str, Any]:
+        """Count entries or proposals that a transaction removes (the state item always exists by then).
+
+        `floor`: only while `waiting` holds that many, so it never goes below zero (a reject of an item that was
+        never counted: put back from a backup); refused, the caller removes the item uncounted."""
         return {
             "Update": {
                 "TableName": self.table,
                 "Key": self._key(user_id, STATE_KEY),
                 "UpdateExpression": "SET active = active - :a, waiting = waiting - :w, " + _BUMP,
-                "ConditionExpression": "attribute_exists(sk)",
+                "ConditionExpression": "attribute_exists(sk)" + (" AND waiting >= :w" if floor else ""),
                 "ExpressionAttributeValues": dynamo.values(a=active, w=waiting, zero=0, one=1),
             }
         }

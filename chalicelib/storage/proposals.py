@@ -3,23 +3,21 @@
 It also holds the waiting slots that duplicates take (`hold_slot`, issue 37 #8): an agent is told a
 duplicate was proposed, so the duplicate must also fill the waiting list as a new text does, or 51
 proposals would tell it whether the person keeps a guessed text. A slot is an item with no text and
-no fingerprint, counted in `waiting`, listed nowhere; forget-all, forgetting its agent (or its
-session), and the waiting cap's recount once it is past `expires_at` delete it (this table has no
-TTL, so nothing deletes one behind the counter's back).
+no fingerprint, counted in `waiting`, shown only as a repeat, and only when its seal opens (storage/slots.py);
+forget-all, forgetting its agent (or its session), and the waiting cap's recount once it is past `expires_at`
+delete it (this table has no TTL, so nothing deletes one behind the counter's back).
 """
 
 from __future__ import annotations
 
 import builtins
-import re
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from chalicelib.models import Entry, is_id
+from chalicelib.models import Entry
 from chalicelib.storage import dynamo
 from chalicelib.storage.entry_items import (
-    EXPIRY_ATTRIBUTE,
     PROPOSAL_PREFIX,
     SLOT_ATTRIBUTE,
     StoredRef,
@@ -31,9 +29,9 @@ from chalicelib.storage.entry_items import (
     to_item,
 )
 from chalicelib.storage.fingerprints import Fingerprint, FingerprintItems, fingerprint_from_item, is_fingerprint_key
+from chalicelib.storage.slots import slot_item, verified
 from chalicelib.storage.text import TextSeal, UnreadableText
 
-_INSTANT = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{6})?Z")  # openapi.yaml Timestamp
 ENTRIES = "entries"  # the entries table's fingerprints (a proposal must not repeat an active entry)
 
 
@@ -60,15 +58,14 @@ class ProposalsRepository:
         """The waiting proposals and, from the same Query, the waiting slots shown as repeats (`repeat_of`)."""
         found: builtins.list[Entry] = []
         items: builtins.list[dict[str, Any]] = []
-        repeats: builtins.list[dict[str, str]] = []
+        slots: builtins.list[dict[str, Any]] = []
         for i in dynamo.query_partition(self._client, self.table, "user_id", user_id):
             if is_fingerprint_key(i.get("sk")):
                 continue
-            if i.get(SLOT_ATTRIBUTE) is True:  # a slot shows only who repeated a note, and when: it has no text
-                repeats.extend(r for r in (repeat_of(i),) if r is not None)
-            else:
-                items.append(i)
-        keys = text_keys_for(items, self.seal, user_id)  # fingerprint items (storage/fingerprints.py) are no proposals
+            # a slot shows only who repeated a note, and when (it has no text), if its seal opens (storage/slots.py)
+            (slots if i.get(SLOT_ATTRIBUTE) is True else items).append(i)
+        keys = text_keys_for(items + slots, self.seal, user_id)  # fingerprint items are no proposals
+        repeats = [r for r in (verified(i, self.seal, user_id, keys) for i in slots) if r is not None]
         for item in items:
             try:
                 found.append(from_item(item, self.seal, PROPOSAL_PREFIX, keys))
@@ -140,17 +137,9 @@ class ProposalsRepository:
     ) -> dict[str, Any]:
         """Transaction action: a waiting slot held for a duplicate, named after its agent and session so forgetting
         them deletes it, until `until` (epoch seconds), after which the waiting cap's recount deletes it."""
-        item = {
-            "user_id": user_id,
-            "sk": PROPOSAL_PREFIX + slot_id,
-            "id": slot_id,
-            SLOT_ATTRIBUTE: True,
-            "origin": "agent",
-            "agent": agent,
-            "src_session": session_id,
-            "created_at": now_iso,
-            EXPIRY_ATTRIBUTE: until,
-        }
+        item = slot_item(
+            self.seal, user_id, slot_id, agent=agent, session_id=session_id, now_iso=now_iso, until=until
+        )  # sealed under a new text key: the caller's transaction goes through Keyring.guard, which writes its row
         return {
             "Put": {
                 "TableName": self.table,
@@ -178,9 +167,7 @@ class ProposalsRepository:
         raw = self._client.get_item(TableName=self.table, Key=self._key(user_id, proposal_id), ConsistentRead=True).get(
             "Item"
         )
-        return (
-            opened_ref(dynamo.load(raw), self.seal, PROPOSAL_PREFIX) if raw else None
-        )  # its text key only if it opens as itself
+        return opened_one(dynamo.load(raw), self.seal, user_id) if raw else None
 
     def remove_actions(self, user_id: str, ref: StoredRef, *, release: bool = True) -> builtins.list[dict[str, Any]]:
         """Delete one waiting proposal (accept, reject, forget) and release its fingerprint (index 1, if any).
@@ -204,21 +191,11 @@ class ProposalsRepository:
         }
 
 
-def repeat_of(item: dict[str, Any]) -> dict[str, str] | None:
-    """A waiting slot as the person sees it: {id, agent, session_id, created_at}; None when a field is not what
-    `hold_slot` writes (an altered item shows nothing; forget-all and the recount still reach it)."""
+def opened_one(item: dict[str, Any], seal: TextSeal, user_id: str) -> StoredRef | None:
+    """`opened_ref`: its text key only if it opens as itself; a slot whose seal does not open as this user's slot
+    (copied, renamed, restored after its forget) is as a proposal restored after its forget: `key_live` False,
+    so a reject is a 404 that moves no counter."""
     ref = ref_from_item(item, PROPOSAL_PREFIX)
-    created_at = item.get("created_at")
-    agent, session_id = (ref.agent, ref.session_id) if ref is not None else (None, None)
-    if (
-        ref is None
-        or not is_id(ref.id)
-        or agent is None
-        or session_id is None
-        or not 0 < len(agent) <= 128
-        or not 0 < len(session_id) <= 128
-    ):
-        return None
-    if not isinstance(created_at, str) or not _INSTANT.fullmatch(created_at):
-        return None
-    return {"id": ref.id, "agent": agent, "session_id": session_id, "created_at": created_at}
+    if ref is None or not ref.slot:
+        return opened_ref(item, seal, PROPOSAL_PREFIX)
+    return ref if verified(item, seal, user_id) is not None else replace(ref, key_id=None, key_live=False)

@@ -102,3 +102,13 @@ def test_a_restored_slot_freed_again_by_the_waiting_caps_recount_never_lets_a_51
     agents.propose("s-later", {"id": "e1", "text": "One more new text"})
     assert len(stores.proposals.list("alice")) == MAX_WAITING_PROPOSALS  # never a 51st
     assert stores.entries.get_state("alice").waiting == MAX_WAITING_PROPOSALS
+
+
+def test_a_waiting_slot_put_back_after_its_agents_forget_is_shown_nowhere_and_its_reject_moves_no_counter(
+    api: Any, agents: Any, stores: Any
+) -> None:
+    _slot_restored(api, agents, stores)
+    (slot,) = [i["sk"]["S"][2:] for i in _items(stores, stores.proposals.table) if i.get("slot")]
+    assert api.call("GET", "/v1/memory", "alice")[1]["repeats"] == []  # its key went with the forget: not believed
+    assert api.call("POST", f"/v1/memory/{slot}/reject", "alice")[0] == 404
+    assert stores.entries.get_state("alice").waiting == 0

@@ -98,7 +98,7 @@ def test_a_repeat_leaks_no_text_to_journal_export_or_view(
     journal = api.call("GET", "/v1/memory/journal", "kept")[1]
     assert "duplicate" in json.dumps(journal)  # the person's journal says a duplicate came, and nothing more
     raw = stores.client.scan(TableName=stores.proposals.table)["Items"]
-    assert "diabetes" not in json.dumps(raw).lower()
+    assert "diabetes" not in json.dumps(raw, default=repr).lower()  # a slot's seal is bytes: an empty text
 
 
 @pytest.mark.parametrize(
@@ -182,9 +182,6 @@ def _stored_waiting(stores: Any, user: str) -> int:
     return int(item["waiting"]["N"])
 
 
-@pytest.mark.xfail(
-    strict=True, reason="open: a slot's agent, session and time are not sealed, so a copied or altered slot is believed"
-)
 def test_a_copied_or_renamed_slot_is_not_believed(api: Any, agents: Any, stores: Any) -> None:
     person(api, "kept", True)
     agents.register("s", "kept", agent="spy")
