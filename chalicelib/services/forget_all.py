@@ -136,10 +136,12 @@ def forget_counted(
     # Entries TTL removed behind our back must not keep counting. Orphans stay: each belongs to the
     # concurrent forget-all that destroyed its key, which counts it (recount's docstring).
     state = recount(stores, user_id, now, orphans=False)
-    # And `waiting`: items put back from a backup were never counted, yet their deletion was (issue 37 #11).
-    # Forget-all always; an agent's forget when the counter went below zero (no read added to its usual cost).
-    if plan.agent is None or state.waiting < 0:
-        true_waiting(stores, user_id)
+    # And `waiting`: items put back from a backup were never counted, yet their deletion was (issue 37 #11), also
+    # while others still wait (so the counter need not go below zero). Forget-all always; an agent's forget when it
+    # released a waiting place: an agent's entries alone add no call. The recount's read of the state item is
+    # true_waiting's first read when the recount wrote nothing (one Query more, not a GetItem and a Query).
+    if plan.agent is None or deleted.get("waiting", 0) or state.waiting < 0:
+        true_waiting(stores, user_id, seen=state if state.version else None)
 
 
 def _stored(stores: Stores, user_id: str, now: Instant, plan: Forgetting) -> tuple[list[Removal], set[bytes]]:
@@ -232,4 +234,5 @@ def _delete_in_chunks(
         transact(stores.client, actions)
         deleted["entries"] += live
         deleted["proposals"] += proposals
+        deleted["waiting"] = deleted.get("waiting", 0) + proposals + slots
         deleted["transactions"] += 1

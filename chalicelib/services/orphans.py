@@ -62,12 +62,13 @@ def recount_waiting(stores: Stores, user_id: str) -> MemoryState:
     return true_waiting(stores, user_id)  # a slot put back from a backup was uncounted, yet freed here counted
 
 
-def true_waiting(stores: Stores, user_id: str) -> MemoryState:
+def true_waiting(stores: Stores, user_id: str, *, seen: MemoryState | None = None) -> MemoryState:
     """`waiting` set to the proposals and slots stored, unless a counted write moved the state since it was read; the
-    state afterwards. Forget-all's last step and the waiting cap's recount's: items put back from a backup were never
-    counted, yet their deletion was, and the counter went below zero (the waiting cap above 50, issue 37 #11).
-    Cost: a GetItem and a Query, and an UpdateItem only when the counter was wrong."""
-    state = stores.entries.get_state(user_id)  # first: a proposal counted after this moves the version
+    state afterwards. Forget-all's last step, an agent's forget's, and the waiting cap's recount's: items put back
+    from a backup were never counted, yet their deletion was, and the counter went wrong (issue 37 #11).
+    `seen`: the state item as a consistent read just had it (its version), instead of reading it here.
+    Cost: a GetItem (unless `seen`) and a Query, and an UpdateItem only when the counter was wrong."""
+    state = seen or stores.entries.get_state(user_id)  # first: a proposal counted after this moves the version
     proposals, _ = stores.proposals.stored_all(user_id, consistent=True)
     if state.waiting != len(proposals) and stores.entries.correct_waiting(user_id, len(proposals), state):
         return replace(state, waiting=len(proposals))

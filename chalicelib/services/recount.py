@@ -48,4 +48,8 @@ def recount(stores: Stores, user_id: str, now: Instant, *, orphans: bool = True)
     drop_stale(
         stores, stores.entries.fingerprints.drop_stale, user_id, [f for f in fingerprints if f.owner in gone_ids]
     )
-    return MemoryState(enabled=state.enabled, active=active - purged, waiting=state.waiting)
+    # Its version only while this wrote nothing: then it is the state as read before any proposal is (true_waiting).
+    wrote = active != state.active or purged > 0
+    return MemoryState(
+        enabled=state.enabled, active=active - purged, waiting=state.waiting, version=0 if wrote else state.version
+    )

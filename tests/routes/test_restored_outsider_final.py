@@ -6,8 +6,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
-
 from chalicelib.storage import dynamo
 
 TEA, CAT = "Prefers tea in the morning", "Has a cat called Miso"
@@ -65,11 +63,6 @@ def test_a_restored_waiting_slot_then_forgetting_its_agent_again_never_500s_nor_
     assert stores.entries.get_state("alice").waiting == 1 == len(stores.proposals.list("alice"))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="open finding: an agent's forget corrects `waiting` only once it is below zero "
-    "(no read added to its bounded cost); restored items with others still waiting leave it too low",
-)
 def test_a_restored_waiting_slot_then_forgetting_its_agent_while_another_waits_leaves_the_count_true(
     api: Any, agents: Any, stores: Any
 ) -> None:
