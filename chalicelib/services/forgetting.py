@@ -12,7 +12,7 @@ the indices above stay: a copy of the item restored from a backup then opens now
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from chalicelib.bootstrap import Stores
@@ -53,11 +53,14 @@ def forget_entry(
     raise Unavailable("The entry kept changing while it was forgotten: try again.")
 
 
-def remove_proposal(stores: Stores, user_id: str, proposal_id: str) -> bool:
-    """Reject: delete a waiting proposal and its fingerprint, uncount it; False when it no longer waits."""
+def remove_proposal(
+    stores: Stores, user_id: str, proposal_id: str, *, read: Callable[[], StoredRef | None] | None = None
+) -> bool:
+    """Reject: delete a waiting proposal and its fingerprint, uncount it; False when it no longer waits.
+    `read`: the first round's read, when the caller read it already (services/repeats.py)."""
     release = counted = True
-    for _ in range(_ROUNDS):
-        ref = stores.proposals.stored_one(user_id, proposal_id)
+    for round_ in range(_ROUNDS):
+        ref = read() if read is not None and round_ == 0 else stores.proposals.stored_one(user_id, proposal_id)
         if ref is None or not ref.key_live:
             return False  # gone, restored after its forget, or a slot that is not believed: a 404, no counter moves
         actions = stores.proposals.remove_actions(user_id, ref, release=release)

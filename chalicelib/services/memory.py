@@ -25,8 +25,10 @@ from chalicelib.models import (
     new_id,
 )
 from chalicelib.services.corrections import corrected
-from chalicelib.services.forgetting import forget_entry, remove_proposal
+from chalicelib.services.forgetting import forget_entry
 from chalicelib.services.recount import recount
+from chalicelib.services.repeats import decision_read, dismiss_after
+from chalicelib.services.repeats import reject as reject_and_dismiss
 from chalicelib.services.shredding import receipt
 from chalicelib.storage.dynamo import TransactionCancelled, transact
 from chalicelib.storage.entry_edits import EntryChange
@@ -154,7 +156,9 @@ def accept(stores: Stores, user_id: str, proposal_id: str, body: AcceptBody | No
     the user's live entry, or nothing changes (404).
     """
     text = accepted_text(body.text) if body is not None and body.text is not None else None
-    opened = stores.proposals.get(user_id, proposal_id) if is_id(proposal_id) else None
+    # The proposal and what else waits, in one read: its agent's repeats may go with it (services/repeats.py).
+    item, others = decision_read(stores, user_id, proposal_id) if is_id(proposal_id) else (None, [])
+    opened = stores.proposals.opened(user_id, item)
     if opened is None:
         raise NotFound("No such proposal.")
     proposal = StoredRef(id=opened.id, expires_at=None, fingerprint=opened.fingerprint)
@@ -177,6 +181,7 @@ def accept(stores: Stores, user_id: str, proposal_id: str, body: AcceptBody | No
         replaced_index=3 if replaced is not None else None,
         releases=plan.releases,
     )
+    dismiss_after(stores, user_id, opened.agent, opened.source.session_id, others)
     return entry
 
 
@@ -247,7 +252,7 @@ def _replaced(stores: Stores, user_id: str, body: AcceptBody | None, now: Instan
 
 
 def reject(stores: Stores, user_id: str, proposal_id: str) -> None:
-    if not is_id(proposal_id) or not remove_proposal(stores, user_id, proposal_id):
+    if not is_id(proposal_id) or not reject_and_dismiss(stores, user_id, proposal_id):
         raise NotFound("No such proposal.")
 
 

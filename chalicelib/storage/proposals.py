@@ -94,13 +94,29 @@ class ProposalsRepository:
         raw = self._client.get_item(TableName=self.table, Key=self._key(user_id, proposal_id), ConsistentRead=True).get(
             "Item"
         )
-        item = dynamo.load(raw) if raw else None
+        return self.opened(user_id, dynamo.load(raw) if raw else None)  # a slot is no proposal: 404 like any missing id
+
+    def waiting_items(self, user_id: str) -> builtins.list[dict[str, Any]]:
+        """Every waiting proposal and slot item, unopened, from one consistent Query (no fingerprint item is read):
+        a decision's read, which also tells whether the agent has any other suggestion waiting (services/repeats.py)."""
+        return builtins.list(
+            dynamo.query_all(
+                self._client,
+                TableName=self.table,
+                KeyConditionExpression="user_id = :u AND begins_with(sk, :p)",
+                ExpressionAttributeValues=dynamo.values(u=user_id, p=PROPOSAL_PREFIX),
+                ConsistentRead=True,
+            )
+        )
+
+    def opened(self, user_id: str, item: dict[str, Any] | None) -> Entry | None:
+        """`get` over an item already read: the proposal it holds, or None (a slot, or not openable here as itself)."""
         if not item or item.get(SLOT_ATTRIBUTE) is True:
-            return None  # a slot is no proposal: 404 like any missing id
+            return None
         try:
             return from_item(item, self.seal, PROPOSAL_PREFIX)
         except UnreadableText:
-            return None  # a 404 like any missing id
+            return None
 
     def put_new(self, proposal: Entry) -> dict[str, Any]:
         """The Put of a new proposal, its fingerprint attribute included (without claiming it: `put_unique`)."""
