@@ -21,9 +21,7 @@ from chalicelib.errors import Unavailable
 from chalicelib.logs import get_logger
 from chalicelib.services.forgetting import remove_proposal
 from chalicelib.storage.dynamo import TransactionCancelled, transact
-from chalicelib.storage.entry_items import PROPOSAL_PREFIX, StoredRef, ref_from_item, text_keys_for
-from chalicelib.storage.proposals import opened_one
-from chalicelib.storage.slots import verified
+from chalicelib.storage.entry_items import PROPOSAL_PREFIX, StoredRef, ref_from_item
 
 __all__ = ["decision_read", "dismiss_after", "reject"]
 
@@ -44,7 +42,7 @@ def decision_read(stores: Stores, user_id: str, proposal_id: str) -> tuple[Item 
 def reject(stores: Stores, user_id: str, proposal_id: str) -> bool:
     """Reject a proposal (or dismiss one repeat), then its agent's repeats if nothing of it waits; False: a 404."""
     mine, others = decision_read(stores, user_id, proposal_id)
-    ref = opened_one(mine, stores.proposals.seal, user_id) if mine is not None else None
+    ref = stores.proposals.stored_from(user_id, mine) if mine is not None else None
     if not remove_proposal(stores, user_id, proposal_id, read=lambda: ref):
         return False
     if ref is not None and not ref.slot:
@@ -69,12 +67,11 @@ def dismiss_after(
         wanted = lambda ref: same_agent(ref.agent, agent) and ref.session_id == session_id  # noqa: E731
     else:
         return 0
-    candidates = [(item, ref) for item, ref in refs if ref.slot and wanted(ref)]
+    candidates = [item for item, ref in refs if ref.slot and wanted(ref)]
     if not candidates:
         return 0
-    keys = text_keys_for([item for item, _ in candidates], stores.proposals.seal, user_id)
     # Only what the person is shown (a slot whose seal opens): a copied or restored one is never counted.
-    slots = [ref for item, ref in candidates if verified(item, stores.proposals.seal, user_id, keys) is not None]
+    slots = stores.proposals.believed_slots(user_id, candidates)
     try:
         return sum(
             _dismiss(stores, user_id, slots[n : n + _SLOTS_PER_TRANSACTION])

@@ -109,6 +109,16 @@ class ProposalsRepository:
             )
         )
 
+    def stored_from(self, user_id: str, item: dict[str, Any]) -> StoredRef | None:
+        """`stored_one` over an item already read (`waiting_items`)."""
+        return opened_one(item, self.seal, user_id)
+
+    def believed_slots(self, user_id: str, items: builtins.list[dict[str, Any]]) -> builtins.list[StoredRef]:
+        """The slots among `items` whose seal opens here (what the person is shown as repeats), their keys read at once."""
+        keys = text_keys_for(items, self.seal, user_id)
+        refs = [(i, ref_from_item(i, PROPOSAL_PREFIX)) for i in items]
+        return [r for i, r in refs if r is not None and r.slot and verified(i, self.seal, user_id, keys) is not None]
+
     def opened(self, user_id: str, item: dict[str, Any] | None) -> Entry | None:
         """`get` over an item already read: the proposal it holds, or None (a slot, or not openable here as itself)."""
         if not item or item.get(SLOT_ATTRIBUTE) is True:
