@@ -5,7 +5,25 @@ export { HostClient, WorkerClient, MAX_EVENTS_PER_POST, newEventId, sessionPath 
 export { ConnectionClient, TOKEN_PREFIX } from "./connection.js";
 export { loadContext, loadConnectionContext } from "./context.js";
 export { loadCredentialsFile } from "./credentials.js";
-export * from "./errors.js";
+export {
+  ApiError,
+  ConflictError,
+  CredentialRefusedError,
+  CredentialsFileError,
+  DuplicateError,
+  ForbiddenError,
+  InvalidRequestError,
+  LimitReachedError,
+  MemoryOffError,
+  MemorySdkError,
+  NotFoundError,
+  ProtocolError,
+  RateLimitedError,
+  ServerError,
+  TransportError,
+  UnauthorizedError,
+  UnavailableError,
+} from "./errors.js";
 export { KINDS, agentMemory, memoryItem, memoryItems } from "./memory.js";
 export { HEADER, MAX_ENTRY_CHARS, NOTE_PREFIX, closingDelimiter, escapeText, openingDelimiter, renderMemoryBlock } from "./prompt.js";
 export { DEFAULT_REGION, DEFAULT_RETRY } from "./transport.js";
