@@ -37,12 +37,14 @@ $(STAMP): requirements.txt requirements-dev.txt requirements-package.txt
 install: $(STAMP)
 
 # The JavaScript SDK (sdk/js): installed from its lockfile by `npm ci` (the pinned signer and, for the checks,
-# TypeScript), like the venv above: once per clone, again when the lockfile changes. --prefer-offline: npm's cache
+# TypeScript), and the example agent (a link to it), like the venv above: once per clone, again when the lockfile changes. --prefer-offline: npm's cache
 # answers where it holds the pins; otherwise the registry does.
 JS := sdk/js
 JS_STAMP := $(JS)/node_modules/.installed
-$(JS_STAMP): $(JS)/package.json $(JS)/package-lock.json
+JS_EXAMPLE := examples/memory-agent-js
+$(JS_STAMP): $(JS)/package.json $(JS)/package-lock.json $(JS_EXAMPLE)/package-lock.json
 	cd $(JS) && npm ci --prefer-offline --no-audit --no-fund --loglevel=error
+	cd $(JS_EXAMPLE) && npm ci --prefer-offline --no-audit --no-fund --loglevel=error
 	touch $(JS_STAMP)
 
 # The JS SDK's declarations and a typed example under tsc, and its tests that need no server (the ones against

@@ -14,7 +14,9 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-JS = Path(__file__).resolve().parents[2] / "sdk" / "js"
+ROOT = Path(__file__).resolve().parents[2]
+JS = ROOT / "sdk" / "js"
+EXAMPLE = ROOT / "examples" / "memory-agent-js"
 STAMP = JS / "node_modules" / ".installed"
 
 
@@ -24,7 +26,8 @@ def _installed() -> None:
     npm = shutil.which("npm")
     assert npm, "npm is needed to install the JavaScript SDK's pinned dependencies"
     command = [npm, "ci", "--prefer-offline", "--no-audit", "--no-fund"]
-    subprocess.run(command, cwd=JS, check=True, capture_output=True, timeout=300)
+    for folder in (JS, EXAMPLE):  # the SDK's pins, then the example's link to it (as the Makefile's stamp)
+        subprocess.run(command, cwd=folder, check=True, capture_output=True, timeout=300)
     STAMP.touch()
 
 
