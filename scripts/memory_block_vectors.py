@@ -1,7 +1,7 @@
-"""Writes sdk/vectors/memory_block.json: the prompt block's cases, read by both SDKs' tests.
+"""Writes sdk/vectors/memory_block.json and comparable.json: the cases both SDKs' tests read.
 
 The inputs are listed here; each expected block is what the Python SDK renders today. Run it only when
-the block is meant to change (`.venv/bin/python scripts/memory_block_vectors.py`), then review the diff:
+the block (or the duplicate fold) is meant to change (`.venv/bin/python scripts/memory_block_vectors.py`), then review the diff:
 the committed file, not this script, is what the Python and JavaScript tests hold each other to.
 """
 
@@ -15,10 +15,31 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "sdk"))
 
-from personal_memory_sdk import MemoryItem, render_memory_block  # noqa: E402
+from personal_memory_sdk import MemoryItem, comparable, render_memory_block  # noqa: E402
 from personal_memory_sdk.prompt import HEADER, NOTE_PREFIX  # noqa: E402
 
 VECTORS = ROOT / "sdk" / "vectors" / "memory_block.json"
+COMPARABLE = ROOT / "sdk" / "vectors" / "comparable.json"
+# Texts an agent compares with the items before proposing (`comparable`, `holds`).
+COMPARED = [
+    "Prefers short, direct answers",
+    "  PREFERS   short,\tdirect\nanswers...  ",
+    "Prefers short, direct answers;,.",
+    "\uff30\uff52\uff45\uff46\uff45\uff52\uff53 full width",
+    "zero\u200bwidth\u2060joiner\ufeff",
+    "Stra\u00dfe STRASSE Stra\u1e9ee",
+    "\u0130stanbul \u0131s\u0131k",
+    "\u039f\u0394\u039f\u03a3 \u03bf\u03b4\u03bf\u03c2",
+    "\u13a0\uab70 Cherokee",
+    "hangul\u3164filler and\u2800braille",
+    "\ufb01ne \u2460 \u00b5 \u212a",
+    "line\u2028separator\x85next\x1cfs",
+    "\u3002\u3002",
+    "...",
+    "",
+    "caf\u00e9 vs cafe\u0301",
+    "\u1fb3 \u017f \u0149",
+]
 FIXED = "0123456789abcdef0123456789abcdef"
 # The boundary the byte-exact cases are rendered with: no input holds it (FIXED, which several hostile
 # texts imitate, would be drawn again at random, as the last case shows).
@@ -145,6 +166,16 @@ def main() -> None:
     # ensure_ascii: every invisible or look-alike character of an input is visible in the file as \\uXXXX.
     VECTORS.write_text(json.dumps(document, ensure_ascii=True, indent=1) + "\n", encoding="utf-8")
     print(f"{VECTORS.relative_to(ROOT)}: {len(document['vectors'])} vectors")
+    compared = {
+        "about": (
+            "Texts and their comparable form (what the service compares for duplicates), read by "
+            "tests/sdk/test_sdk_prompt_vectors.py and sdk/js/test/unit/prompt_vectors.test.js. "
+            "Written by scripts/memory_block_vectors.py."
+        ),
+        "vectors": [{"text": text, "comparable": comparable(text)} for text in COMPARED],
+    }
+    COMPARABLE.write_text(json.dumps(compared, ensure_ascii=True, indent=1) + "\n", encoding="utf-8")
+    print(f"{COMPARABLE.relative_to(ROOT)}: {len(COMPARED)} vectors")
 
 
 if __name__ == "__main__":

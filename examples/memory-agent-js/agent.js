@@ -19,6 +19,7 @@ import {
   KINDS,
   MemorySdkError,
   WorkerClient,
+  holds,
   loadConnectionContext,
   loadContext,
   renderMemoryBlock,
@@ -35,8 +36,8 @@ const SYSTEM_PROMPT =
 export async function run(ctx, { noticed = NOTICED_TEXT, kind = NOTICED_KIND } = {}) {
   const { items } = ctx.memory;
   const prompt = `${SYSTEM_PROMPT}\n\n${renderMemoryBlock(items)}`;
-  // The person already keeps these very words: nothing to suggest.
-  if (items.some((item) => item.text === noticed)) return { prompt, eventId: null };
+  // The person already keeps these words (compared as the service compares them): nothing to suggest.
+  if (holds(items, noticed)) return { prompt, eventId: null };
   // An older note of the same kind about answers (a toy rule for "the same thing, now said otherwise")
   // is named as the entry this replaces: accepting the suggestion then replaces it, not piles up beside it.
   const outdated = items.find((item) => item.ref !== null && item.kind === kind && /\banswers\b/i.test(item.text));

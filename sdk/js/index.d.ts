@@ -207,6 +207,11 @@ export declare function agentMemory(
   send: (text: string, kind: Kind, options: SessionProposeOptions) => Promise<string>,
 ): AgentMemory;
 
+/** The text as the service compares it for duplicates (Python's `comparable`; the shared vectors hold both to it). */
+export declare function comparable(text: string): string;
+/** Whether an item already says `text` as a person reads it (proposing it would add nothing). */
+export declare function holds(items: readonly Pick<MemoryItem, "text">[], text: string): boolean;
+
 export declare const MAX_EVENTS_PER_POST: 20;
 export declare function newEventId(): string;
 export declare function sessionPath(sessionId: string, suffix?: string): string;

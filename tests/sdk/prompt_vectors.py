@@ -1,4 +1,4 @@
-"""The prompt block's shared cases (sdk/vectors/memory_block.json), as the Python tests read them."""
+"""The shared cases both SDKs' tests read (sdk/vectors/: the prompt block, the duplicate fold), for the Python tests."""
 
 from __future__ import annotations
 
@@ -8,6 +8,9 @@ from typing import Any
 
 VECTORS_FILE = Path(__file__).resolve().parents[2] / "sdk" / "vectors" / "memory_block.json"
 VECTORS: list[dict[str, Any]] = json.loads(VECTORS_FILE.read_text(encoding="utf-8"))["vectors"]
+COMPARED: list[dict[str, str]] = json.loads((VECTORS_FILE.parent / "comparable.json").read_text(encoding="utf-8"))[
+    "vectors"
+]
 
 
 def texts_of(group: str) -> dict[str, str]:

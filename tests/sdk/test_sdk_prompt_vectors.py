@@ -38,3 +38,11 @@ def test_a_random_block_has_the_vectors_properties(vector: dict[str, Any]) -> No
     assert len(lines) == vector["expect"]["lines"]
     texts = [json.loads(line.split(" text=", 1)[1]) for line in lines if line.startswith("| [")]
     assert texts == vector["expect"]["entry_texts"]
+
+
+def test_comparable_gives_the_shared_vectors_forms() -> None:
+    from personal_memory_sdk import comparable
+    from prompt_vectors import COMPARED
+
+    assert len(COMPARED) >= 10
+    assert [comparable(vector["text"]) for vector in COMPARED] == [vector["comparable"] for vector in COMPARED]

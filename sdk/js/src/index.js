@@ -24,6 +24,6 @@ export {
   UnauthorizedError,
   UnavailableError,
 } from "./errors.js";
-export { KINDS, agentMemory, memoryItem, memoryItems } from "./memory.js";
+export { KINDS, agentMemory, comparable, holds, memoryItem, memoryItems } from "./memory.js";
 export { HEADER, MAX_ENTRY_CHARS, NOTE_PREFIX, closingDelimiter, escapeText, openingDelimiter, renderMemoryBlock } from "./prompt.js";
 export { DEFAULT_REGION, DEFAULT_RETRY } from "./transport.js";

@@ -73,3 +73,45 @@ export function agentMemory(items, send) {
     },
   });
 }
+
+// ---- comparing texts as the service does (to skip proposing what the person already keeps) --------
+
+const FILLERS = new Set(["\u115f", "\u1160", "\u3164", "\uffa0"]); // Hangul fillers: blank to the eye
+const FORMAT = /^\p{Cf}$/u;
+// Python's \s (str.isspace) is JavaScript's \s without U+FEFF (a format character, dropped before) plus
+// the information separators and NEL; the braille blank too: blank to the eye.
+const SPACE = /[\s\x1c-\x1f\x85\u2800]+/gu;
+const CLOSING_STOPS = /[ .,;\u3002]+$/u; // closing stops, ellipses, commas, semicolons
+
+/** Python's str.casefold, character by character (checked against it over every assigned code point). */
+function caseFold(ch) {
+  const code = ch.codePointAt(0);
+  // Cherokee folds to its capitals; the dotless i stays itself (upper-then-lower would make it "i").
+  if ((code >= 0x13a0 && code <= 0x13fd) || (code >= 0xab70 && code <= 0xabbf)) return ch.toUpperCase();
+  if (ch === "\u0131") return ch;
+  const folded = ch.toUpperCase().toLowerCase(); // full folding: "ß" -> "SS" -> "ss", "ς" -> "Σ" -> "σ"
+  return folded === "\u00df" ? "ss" : folded; // capital sharp s: "ẞ" -> "ß" here, "ss" in Python
+}
+
+/**
+ * The text as the service compares it for duplicates, near enough for an agent to skip one: invisible
+ * (format) characters dropped, NFKC, case-folded, white-space runs as one space, trimmed, closing full
+ * stops, ellipses, commas and semicolons dropped. Python's `comparable`, checked on the shared vectors.
+ * The service also unmasks look-alike letters of other scripts; an agent that misses such a disguise is
+ * told its proposal was made, and nothing is added.
+ */
+export function comparable(text) {
+  let visible = "";
+  for (const ch of text) if (!FORMAT.test(ch)) visible += FILLERS.has(ch) ? " " : ch;
+  let folded = "";
+  for (const ch of visible.normalize("NFKC")) folded += caseFold(ch);
+  folded = folded.normalize("NFKC").replaceAll("i\u0307", "i");
+  const spaced = folded.replace(SPACE, " ").trim();
+  return spaced.replace(CLOSING_STOPS, "") || spaced;
+}
+
+/** Whether an item already says `text` as a person reads it (proposing it would add nothing). */
+export function holds(items, text) {
+  const wanted = comparable(text);
+  return items.some((item) => comparable(item.text) === wanted);
+}

@@ -1,10 +1,10 @@
-// The prompt block against the cases the Python SDK's tests read too (sdk/vectors/memory_block.json):
+// The prompt block (and the duplicate fold) against the cases the Python SDK's tests read too (sdk/vectors/):
 // the same items give the same block, byte for byte, so the two SDKs cannot drift.
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { test } from "node:test";
 
-import { renderMemoryBlock, NOTE_PREFIX } from "../../src/index.js";
+import { NOTE_PREFIX, comparable, holds, renderMemoryBlock } from "../../src/index.js";
 
 const VECTORS = new URL("../../../vectors/memory_block.json", import.meta.url);
 const { vectors } = JSON.parse(readFileSync(VECTORS, "utf8"));
@@ -44,3 +44,16 @@ for (const vector of vectors.filter((vector) => "expect" in vector)) {
     assert.deepEqual(entryTexts(block), vector.expect.entry_texts);
   });
 }
+
+const COMPARED = JSON.parse(readFileSync(new URL("../../../vectors/comparable.json", import.meta.url), "utf8")).vectors;
+
+test("comparable gives the shared vectors' forms, as Python's does", () => {
+  assert.ok(COMPARED.length >= 10);
+  assert.deepEqual(COMPARED.map((vector) => comparable(vector.text)), COMPARED.map((vector) => vector.comparable));
+});
+
+test("holds: an item already says the text as a person reads it", () => {
+  const items = [{ text: "Prefers short, direct answers." }];
+  assert.ok(holds(items, "  PREFERS short,  direct ANSWERS"));
+  assert.ok(!holds(items, "Prefers long answers"));
+});
