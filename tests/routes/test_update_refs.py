@@ -236,3 +236,75 @@ def test_a_connection_gets_refs_and_its_suggestion_replaces(api: Any, client: An
     stream.drain()
     [proposal] = _waiting(api, "alice")
     assert proposal["replaces"] == {"id": old["id"], "text": "Uses an Android phone"}
+
+
+def test_a_ref_to_an_entry_that_expired_makes_an_ordinary_proposal(api: Any, agents: Any, clock: Any) -> None:
+    api.turn_on("alice")
+    api.add("alice", "Is in Lisbon this week", expires_in_days=1)
+    api.add("alice", "Likes tea")
+    refs = _session(agents, "s-1", "alice")
+    clock.advance(days=2)
+    agents.propose("s-1", {"id": "e-1", "text": "Is back home", "replaces": refs["Is in Lisbon this week"]})
+    agents.propose("s-1", {"id": "e-2", "text": "Likes green tea", "replaces": refs["Likes tea"]})
+    assert {p["text"]: p["replaces"] for p in _waiting(api, "alice")} == {
+        "Is back home": None,
+        "Likes green tea": {"id": _ids(api, "alice")["Likes tea"], "text": "Likes tea"},
+    }
+
+
+def _ids(api: Any, user: str) -> dict[str, str]:
+    return {e["text"]: e["id"] for e in api.call("GET", "/v1/memory", user)[1]["items"]}
+
+
+@pytest.mark.parametrize("replaces", [5, True, ["r"], {"r": 1}, "r" * 257])
+def test_a_replaces_that_is_not_a_ref_shaped_string_is_400_and_stores_nothing(
+    api: Any, agents: Any, stores: Any, replaces: Any
+) -> None:
+    _on_with(api, "alice", "Lives in Lyon")
+    _session(agents, "s-1", "alice")
+    status, body = agents.propose("s-1", {"id": "e-1", "text": "Now lives in Berlin", "replaces": replaces})
+    assert (status, body["code"]) == (400, "invalid_request") and "Berlin" not in str(body)
+    assert agents.events("s-1") == [] and _waiting(api, "alice") == []
+    status, made = api.call("POST", "/v1/connections", "alice", {"agent": "claude-code"})
+    import json
+
+    headers = {"Content-Type": "application/json", "Authorization": f"Bearer {made['token']}"}
+    sent = {"text": "Now lives in Berlin", "replaces": replaces}
+    response = agents.client.http.post("/v1/agent/proposals", headers=headers, body=json.dumps(sent))
+    assert response.status_code == 400 and json.loads(response.body)["code"] == "invalid_request"
+    assert agents.propose("s-1", {"id": "e-2", "text": "Now lives in Berlin", "replaces": "any string"})[0] == 202
+    assert [e["id"] for e in agents.events("s-1")] == ["e-2"]  # a string of any content is taken: the consumer judges
+
+
+def test_an_events_ref_altered_in_storage_is_refused_unreadable_and_links_nothing(
+    api: Any, agents: Any, stores: Any
+) -> None:
+    """The ref is bound into the pending event's sealed associated data: swapped for another of the session's refs
+    (or removed) while it waits, the event no longer opens, as any event altered in storage."""
+    from chalicelib.services.consumer import redrive
+
+    _on_with(api, "alice", "Lives in Lyon", "Likes tea")
+    refs = _session(agents, "s-1", "alice")
+    sent = [
+        {"id": "e-1", "text": "Now lives in Berlin", "replaces": refs["Lives in Lyon"]},
+        {"id": "e-2", "text": "Likes coffee", "replaces": refs["Likes tea"]},
+    ]
+    agents.propose("s-1", *sent, pump=False)
+    key = {"session_id": "s-1"}
+    stores.client.update_item(
+        TableName=stores.events.table,
+        Key=dynamo.dump({**key, "event_id": "e-1"}),
+        UpdateExpression="SET #r = :r",
+        ExpressionAttributeNames={"#r": "replaces"},
+        ExpressionAttributeValues=dynamo.values(r=refs["Likes tea"]),
+    )
+    stores.client.update_item(
+        TableName=stores.events.table,
+        Key=dynamo.dump({**key, "event_id": "e-2"}),
+        UpdateExpression="REMOVE #r",
+        ExpressionAttributeNames={"#r": "replaces"},
+    )
+    assert redrive(stores, [{**key, "event_id": "e-1"}, {**key, "event_id": "e-2"}])["batchItemFailures"] == []
+    outcomes = agents.outcomes("s-1")
+    assert outcomes["e-1"] == outcomes["e-2"] == {"type": "memory.proposal_refused", "reason": "unreadable"}
+    assert _waiting(api, "alice") == []
