@@ -127,6 +127,11 @@ def _cases() -> list[dict[str, Any]]:
             "items": [_item("Привет · Γειά · مرحبا · שלום · नमस्ते · สวัสดี · 你好（世界）！ · 👩\u200d💻 · café")],
         },
         {"name": "readable.plain", "items": [_item("Prefers metric units", "preference", True)]},
+        # An item's ref is for `replaces`, never shown to the model: the block is the one without it.
+        {
+            "name": "provenance.ref_not_rendered",
+            "items": [{**_item("Prefers tea", "preference"), "ref": "b3BhcXVlLXJlZg"}],
+        },
     ]
     for case in cases:
         case["boundary"] = BOUNDARY

@@ -35,3 +35,21 @@ test("as a trusted runtime, it registers the session with its pack's manifest an
   const [proposal] = await waitingProposals(token);
   assert.deepEqual([proposal.text, proposal.agent, proposal.tainted], ["Prefers short, direct answers", "memory-agent-js", false]);
 });
+
+test("the example names the older note about answers as the entry its suggestion replaces", async () => {
+  const { token } = await person("Prefers long answers", "Lives in Lyon");
+  const made = expectStatus(await asPerson(token, "POST", "/v1/connections", { agent: "memory-agent-js" }), 201);
+  const report = await run("--token", made.token, "--wait", "60");
+  assert.equal(report.outcome.type, "memory.proposed");
+  const [proposal] = await waitingProposals(token);
+  assert.equal(proposal.text, "Prefers short, direct answers");
+  assert.equal(proposal.replaces.text, "Prefers long answers");
+});
+
+test("an item that already says it, as the service compares texts, is not proposed again", async () => {
+  const { token } = await person("prefers SHORT,  direct answers.");
+  const made = expectStatus(await asPerson(token, "POST", "/v1/connections", { agent: "memory-agent-js" }), 201);
+  const report = await run("--token", made.token, "--wait", "0");
+  assert.equal(report.proposed, null);
+  assert.deepEqual(await waitingProposals(token, 0), []);
+});
