@@ -63,9 +63,9 @@ export function checkProposal(text, kind, replaces) {
  * (a worker's event, or a connection's suggestion) and resolves to the id to follow it by.
  */
 export function agentMemory(items, send) {
-  const sealed = Object.isFrozen(items) && items.every(Object.isFrozen) ? items : memoryItems(items);
+  // Sealed afresh even when frozen already: an item that is frozen but not of the shape is refused here.
   return Object.freeze({
-    items: sealed,
+    items: memoryItems(items),
     /** Suggest an entry for the person to accept or reject; resolves to the id of the suggestion's event. */
     async propose(text, kind = "note", options = {}) {
       checkProposal(text, kind, options.replaces);

@@ -49,3 +49,8 @@ test("the credentials file: a role's keys; errors name the file, role and field,
   assert.throws(() => loadCredentialsFile(join(dir, "absent.json"), "host"), CredentialsFileError);
   assert.throws(() => loadCredentialsFile(file, "admin"), RangeError);
 });
+
+test("items frozen elsewhere are still checked: a frozen item of the wrong shape is refused", () => {
+  const frozen = Object.freeze([Object.freeze({ text: "x", kind: "note", pinned: 1, tainted: false, ref: null })]);
+  assert.throws(() => agentMemory(frozen, async () => "id"), TypeError);
+});
