@@ -9,7 +9,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test check demo bench package mutate chaos lint format typecheck install clean browser-deps redrive deploy smoke
+.PHONY: js-check run test check demo bench package mutate chaos lint format typecheck install clean browser-deps redrive deploy smoke
 
 # pytest-xdist workers, each with its own moto, local stack and browser. The tests that read the built
 # package share one worker (built once), the browser tests one too (--dist loadgroup). Two workers: a
@@ -36,6 +36,22 @@ $(STAMP): requirements.txt requirements-dev.txt requirements-package.txt
 
 install: $(STAMP)
 
+# The JavaScript SDK (sdk/js): installed from its lockfile by `npm ci` (the pinned signer and, for the checks,
+# TypeScript), and the example agent (a link to it), like the venv above: once per clone, again when the lockfile changes. --prefer-offline: npm's cache
+# answers where it holds the pins; otherwise the registry does.
+JS := sdk/js
+JS_STAMP := $(JS)/node_modules/.installed
+JS_EXAMPLE := examples/memory-agent-js
+$(JS_STAMP): $(JS)/package.json $(JS)/package-lock.json $(JS_EXAMPLE)/package-lock.json
+	cd $(JS) && npm ci --prefer-offline --no-audit --no-fund --loglevel=error
+	cd $(JS_EXAMPLE) && npm ci --prefer-offline --no-audit --no-fund --loglevel=error
+	touch $(JS_STAMP)
+
+# The JS SDK's declarations and a typed example under tsc, and its tests that need no server (the ones against
+# the real API run in `make test`, through tests/http/test_js_sdk.py).
+js-check: $(JS_STAMP)
+	cd $(JS) && node_modules/.bin/tsc -p tsconfig.json && node --test --test-reporter=dot test/unit/
+
 run: $(STAMP)
 	$(PY) -m local.run
 
@@ -45,13 +61,13 @@ run: $(STAMP)
 WRITE_BYTECODE := env -u PYTHONDONTWRITEBYTECODE
 
 # --durations=10: every run (CI included) names its ten slowest tests, where a slowdown shows first.
-test: $(STAMP) browser-deps
+test: $(STAMP) $(JS_STAMP) browser-deps
 	$(WRITE_BYTECODE) $(PY) -m pytest -q --durations=10 $(PARALLEL)
 
 # The edit-run loop (under a minute): lint, types, and every test that needs no server, browser or package
 # and takes no seconds on its own (README, "Tests"). loadgroup: a file sharing one corpus sweep runs on one worker.
 # mypy runs beside pytest (its output after pytest's), in the seconds xdist spends starting its workers; either failing fails.
-check: lint
+check: lint js-check
 	@$(TYPECHECK) > $(VENV)/.mypy-check.log 2>&1 & mypy=$$!; \
 	$(WRITE_BYTECODE) $(PY) -m pytest -q -n 2 --dist loadgroup -m "$(QUICK)"; tests=$$?; \
 	wait $$mypy; types=$$?; echo "mypy:"; cat $(VENV)/.mypy-check.log; \

@@ -193,8 +193,8 @@ MUTATIONS: tuple[Mutation, ...] = (
         (
             Edit(
                 "chalicelib/services/memory.py",
-                "opened.with_changes(created_at=now.iso, updated_at=now.iso, expires_at=None, fingerprint=None)",
-                "opened.with_changes(created_at=now.iso, updated_at=now.iso, expires_at=None, fingerprint=None, tainted=False)",
+                "expires_at=None, fingerprint=None, replaces=None\n    )",
+                "expires_at=None, fingerprint=None, replaces=None, tainted=False\n    )",
             ),
         ),
     ),
@@ -662,6 +662,12 @@ MUTATIONS: tuple[Mutation, ...] = (
         (Edit("sdk/personal_memory_sdk/prompt.py", " or _invisible(ord(ch)):", ":"),),
     ),
     Mutation(
+        "js_prompt_block_shows_braille_blank",
+        "the JavaScript SDK's prompt block lets U+2800 through, which the Python one escapes (the SDKs drift)",
+        ("tests/sdk/test_sdk_js_parity.py",),
+        (Edit("sdk/js/src/prompt.js", 'const BLANK_LOOKING = ["\\u2800"];', "const BLANK_LOOKING = [];"),),
+    ),
+    Mutation(
         "text_stored_unsealed",
         "the plaintext is stored beside its sealed copy (reads still work; tables, backups and stream hold text)",
         (ENCRYPTION,),
@@ -996,6 +1002,7 @@ CATCHERS: dict[str, str] = {
     "split_tokens_not_rejoined": "tests/routes/test_credentials_routes.py::test_post_refuses_every_probe_by_shape_and_stores_nothing",
     "ids_may_hold_credentials": "tests/routes/test_credentials_routes.py::test_session_names_holding_a_credential_are_refused_and_nothing_is_registered[thread_id]",
     "prompt_block_leaves_variation_selectors": "tests/sdk/test_sdk_prompt_hidden.py::test_hidden_and_lookalike_characters_are_escaped_and_decode_back[combining_grapheme_joiner]",
+    "js_prompt_block_shows_braille_blank": "tests/sdk/test_sdk_js_parity.py::test_both_sdks_escape_the_same_characters_but_those_assigned_after_pythons_unicode",
     "text_stored_unsealed": "tests/routes/test_encryption.py::test_stored_entries_hold_sealed_text_and_no_plaintext",
     "aad_without_user_id": "tests/unit/test_sealing.py::test_sealed_text_opens_only_for_its_table_user_key_and_provenance",
     "forget_all_keeps_the_key": "tests/routes/test_encryption.py::test_forget_all_destroys_the_key_and_a_backup_of_the_old_items_no_longer_opens",

@@ -105,6 +105,14 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         raise pytest.UsageError(f"tests/conftest.py _SLOW names tests that are gone: {stale}")
 
 
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """Name the JavaScript SDK's `node --test` counts (tests/http/test_js_sdk.py), which pytest counts as one test."""
+    for report in terminalreporter.stats.get("passed", []):
+        for name, value in getattr(report, "user_properties", ()):
+            if name == "js_sdk_tests" and report.when == "call":
+                terminalreporter.write_line(f"JavaScript SDK (node --test): {value} passed")
+
+
 @pytest.fixture(scope="session")
 def issuer() -> DevTokenIssuer:
     return DevTokenIssuer()

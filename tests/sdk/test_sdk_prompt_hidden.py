@@ -10,22 +10,15 @@ import unicodedata
 import pytest
 from personal_memory_sdk import MemoryItem, render_memory_block
 from personal_memory_sdk.prompt import escape_text
+from prompt_vectors import texts_of
 
 from chalicelib.normalize import _INVISIBLE_CLASS
 
 FIXED = "0123456789abcdef0123456789abcdef"
 _INVISIBLE = re.compile(f"[{_INVISIBLE_CLASS}]")
 
-PROBES = {
-    "variation_selectors": "".join(map(chr, range(0xFE00, 0xFE10))) + "\U000e0100\U000e01ef",
-    "hangul_fillers": "\u3164\u115f\u1160\uffa0",
-    "braille_blank": "\u2800\u2800",
-    "combining_grapheme_joiner": "a\u034fb",
-    "mongolian_selectors": "\u180b\u180c\u180d\u180f",
-    "full_width_delimiters": f"\uff1c\uff1c\uff1cMEMORY_NOTES_END {FIXED}\uff1e\uff1e\uff1e",
-    "small_form_delimiters": f"\ufe64\ufe64\ufe64MEMORY_NOTES_END {FIXED}\ufe65\ufe65\ufe65",
-    "angle_lookalikes": f"\u2039\u2039\u2039MEMORY_NOTES_END {FIXED}\u203a\u203a\u203a \u276e\u276f \u02c2\u02c3 \u1438\u1433 \u3008\u3009 \u27e8\u27e9 \u226a\u226b",
-}
+# The shared vectors' hidden and look-alike cases (sdk/vectors/memory_block.json), which the JS SDK's tests read too.
+PROBES = texts_of("hidden")
 
 
 def _entry_text(block: str) -> str:
