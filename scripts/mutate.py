@@ -193,8 +193,8 @@ MUTATIONS: tuple[Mutation, ...] = (
         (
             Edit(
                 "chalicelib/services/memory.py",
-                "expires_at=None, fingerprint=None, replaces=None\n    )",
-                "expires_at=None, fingerprint=None, replaces=None, tainted=False\n    )",
+                "created_at=now.iso, updated_at=now.iso, expires_at=None, fingerprint=None, replaces=None",
+                "created_at=now.iso, updated_at=now.iso, expires_at=None, fingerprint=None, replaces=None, tainted=False",
             ),
         ),
     ),

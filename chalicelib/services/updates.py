@@ -13,7 +13,7 @@ from typing import Any
 
 from chalicelib.bootstrap import Stores
 from chalicelib.crypto.refs import entry_of, make_ref, ref_key
-from chalicelib.models import Entry, new_id
+from chalicelib.models import Entry, is_id, new_id
 from chalicelib.storage.entry_items import ENTRY_PREFIX, ref_from_item
 
 
@@ -23,7 +23,11 @@ def context_items(stores: Stores, user_id: str, session_id: str, chosen: Sequenc
     if not chosen:
         return []
     key = ref_key(stores.keyring.fingerprint_key(user_id), user_id)
-    return [entry.context_item(make_ref(key, user_id, session_id, entry.id)) for entry in chosen]
+    # An id we never issue (not 32 hex digits: damaged storage) gets a ref that names nothing, never a 500.
+    return [
+        entry.context_item(make_ref(key, user_id, session_id, entry.id if is_id(entry.id) else new_id()))
+        for entry in chosen
+    ]
 
 
 def resolve(stores: Stores, user_id: str, session_id: str, ref: str, now_epoch: int) -> str | None:

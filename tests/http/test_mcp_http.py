@@ -87,9 +87,9 @@ def test_the_typescript_client_reads_and_suggests_with_a_bearer_token(live: Any,
     assert out["sessionId"] is None and out["server"]["name"] == "personal-memory"
     assert [t["name"] for t in out["tools"]] == ["memory_context", "memory_propose"]
     context, proposed, unknown = out["calls"]
-    assert context["structuredContent"]["items"] == [
-        {"text": "likes green tea", "kind": "note", "pinned": False, "tainted": False}
-    ]
+    [item] = context["structuredContent"]["items"]
+    assert item == {"text": "likes green tea", "kind": "note", "pinned": False, "tainted": False, "ref": item["ref"]}
+    assert f"ref={item['ref']}" in context["content"][0]["text"]  # the model sees it in the block as well
     assert (
         proposed["structuredContent"]["status"] == "pending" and proposed["structuredContent"]["agent"] == "claude-code"
     )

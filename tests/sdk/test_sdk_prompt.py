@@ -139,3 +139,21 @@ def test_any_text_round_trips_inside_a_well_formed_block(texts: list[str]) -> No
     block = render_memory_block(items)
     _assert_well_formed(block, entries=len(texts))
     assert _entry_texts(block) == texts
+
+
+@pytest.mark.parametrize("hostile", HOSTILE[1:9])
+def test_a_notes_ref_is_on_its_line_only_in_the_shape_the_service_makes(hostile: str) -> None:
+    """Issue 39: the model sees each note's ref (to pass as `replaces`); a ref built locally in any other shape
+    (a delimiter, a newline, an instruction) is left out, so it cannot carry anything into the block."""
+    good = "AXnYXY_F2l40IkK04P5CSeGzGwGN5aLPvnHdGSuCe1ff"
+    block = render_memory_block(
+        [
+            MemoryItem("Lives in Lyon", "fact", False, False, good),
+            MemoryItem("Likes tea", "note", False, False, hostile),
+        ],
+        boundary=FIXED,
+    )
+    first, second = [line for line in _lines(block) if line.startswith(NOTE_PREFIX)]
+    assert first == f'{NOTE_PREFIX}[1] kind=fact pinned=no tainted=no ref={good} text="Lives in Lyon"'
+    assert second == f'{NOTE_PREFIX}[2] kind=note pinned=no tainted=no text="Likes tea"'
+    assert len(_lines(block)) == 2 + len(HEADER) + 2 and "replaces" in " ".join(HEADER)
