@@ -16,7 +16,7 @@ import pytest
 from playwright.sync_api import Browser, Page, expect
 
 from tests.browser.browser_support import Agent, memory, new_user, pause_clock, reload, settled, sign_in, switch_on
-from tests.browser.page_support import sized_page
+from tests.browser.page_support import no_horizontal_scroll, sized_page
 from tests.browser.week_support import (
     FILLER,
     GOOD,
@@ -35,16 +35,12 @@ PROPOSALS, ENTRIES, GROUPS = "[data-testid=proposal]", "[data-testid=entry]", "[
 
 
 def _narrow_screens(browser: Browser, live: Any, user: str) -> float:
-    context = browser.new_context(viewport={"width": 375, "height": 812}, device_scale_factor=1)
-    try:
-        page = context.new_page()
-        page.goto(live.url + "/")
+    with sized_page(browser, live, 375) as page:
+        page.set_viewport_size({"width": 375, "height": 812})
         sign_in(page, user)
         expect(page.locator(PROPOSALS)).to_have_count(40)
-        assert page.evaluate("() => document.documentElement.scrollWidth <= window.innerWidth")
+        assert no_horizontal_scroll(page)
         return screens(page)
-    finally:
-        context.close()
 
 
 def _forget_conversation(clicks: Clicks, page: Page, session: str) -> None:
@@ -74,7 +70,9 @@ def _replace_or_forget_old_facts(clicks: Clicks, page: Page, week: Week) -> int:
         expect(row).to_have_count(0)
         settled(page)
     for fact in unseen:
-        clicks.decide("forget the old fact", page.locator(f"{ENTRIES}[data-entry-id='{week.old[fact]}'] [data-action=forget]"))
+        clicks.decide(
+            "forget the old fact", page.locator(f"{ENTRIES}[data-entry-id='{week.old[fact]}'] [data-action=forget]")
+        )
         expect(page.locator("#undo-bar")).to_be_visible()
         settled(page)
     return len(UPDATES) - len(unseen)
