@@ -308,7 +308,7 @@ def post_agent_proposal():  # type: ignore[no-untyped-def]
 
     connection = _connection()
     body = parse_body(AgentProposalBody, _body())
-    return json_response(connected.propose(get_stores(), connection, body.text, body.kind), 202)
+    return json_response(connected.propose(get_stores(), connection, body.text, body.kind, body.replaces), 202)
 
 
 @app.route("/v1/agent/proposals/{event_id}", methods=["GET"], content_types=ANY_BODY)

@@ -474,7 +474,9 @@ def count_operations(stack: Stack, batch_size: int = 100) -> dict[str, OpCount]:
 
     register(stack, "count-session", user)
     path = "/v1/sessions/count-session/memory"
-    counted("GET /v1/sessions/{id}/memory (context)", lambda: iam_call(stack.http, "GET", path, HOST_ARN), 200)
+    context = counted(
+        "GET /v1/sessions/{id}/memory (context)", lambda: iam_call(stack.http, "GET", path, HOST_ARN), 200
+    )
     stack.stores.keyring.cache = KeyCache()
     counted(CONTEXT_COLD, lambda: iam_call(stack.http, "GET", path, HOST_ARN), 200)
 
@@ -487,6 +489,17 @@ def count_operations(stack: Stack, batch_size: int = 100) -> dict[str, OpCount]:
     one = drain_inserts(stack)
     check(len(one) == 1, "the worker's event did not reach the stream")
     counted("consumer: one memory.propose", lambda: (200, consume(stack, one)), 200)
+    # Issue 39: a proposal naming the entry it updates by its context ref costs the consumer one GetItem more;
+    # accepting it replaces that entry in the accept's own transaction.
+    update = {"id": "count-update", "type": "memory.propose", "text": "Likes jazz on Saturdays."}
+    update["replaces"] = context["items"][0]["ref"]
+    events = {"events": [update]}
+    iam_call(stack.http, "POST", "/v1/sessions/count-session/events", WORKER_ARN, events)
+    linked = drain_inserts(stack)
+    check(len(linked) == 1, "the worker's update event did not reach the stream")
+    counted(CONSUMER_REPLACES, lambda: (200, consume(stack, linked)), 200)
+    [marked] = [p for p in api.call("GET", "/v1/memory", user)[1]["proposals"] if p["replaces"]]
+    counted(ACCEPT_MARKED, user_call("POST", f"/v1/memory/{marked['id']}/accept"), 201)
 
     _count_connection(stack, user, counted)
 
@@ -572,6 +585,10 @@ def _conditional_get(api: Any, user: str, route: str) -> Callable[[], tuple[int,
 
 CONTEXT_COLD = "GET /v1/sessions/{id}/memory (context), cold key cache"
 GET_COLD = "GET /v1/memory, cold key cache (every text's key in one Query of the keys table)"
+CONSUMER_REPLACES = "consumer: one memory.propose with replaces: <ref> (one GetItem more)"
+ACCEPT_MARKED = "POST /v1/memory/{id}/accept, replacing the entry its agent named"
+
+
 # What each count must stay within (issue 7): ("calls" | "writes", limit). Others are reported.
 COUNT_TARGETS: dict[str, tuple[str, float]] = {
     "GET /v1/memory": ("calls", 2),
@@ -584,6 +601,7 @@ COUNT_TARGETS: dict[str, tuple[str, float]] = {
     "PATCH /v1/memory/{id}": ("calls", 2),
     "PATCH /v1/memory/{id}, a new text (moves its fingerprint)": ("calls", 2),
     "consumer: one memory.propose": ("calls", 3),
+    CONSUMER_REPLACES: ("calls", 4),  # issue 39: at most one call more than without `replaces`
     MCP_CONTEXT: ("calls", 4),  # issue 38: the session context's calls, no more
     MCP_CONTEXT_COLD: ("calls", 5),  # ... and at most one GetItem for the connection (cached per container <= 60 s)
     MCP_PROPOSE: ("calls", 2),

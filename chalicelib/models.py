@@ -81,6 +81,8 @@ class Entry:
     )  # its own key's id, as read from storage; never shown
     # The keyed fingerprint of the text as stored (chalicelib/storage/fingerprints.py); None before issue 24.
     fingerprint: str | None = field(default=None, compare=False, repr=False)
+    # A proposal only: the id of the person's entry its agent said it updates (issue 39; bound to the seal).
+    replaces: str | None = None
 
     def is_expired(self, now_epoch: int) -> bool:
         return self.expires_at is not None and self.expires_at <= now_epoch
@@ -101,9 +103,10 @@ class Entry:
             "edited": self.edited,
         }
 
-    def context_item(self) -> dict[str, Any]:
-        """What an agent sees: the text and its provenance flags, nothing that identifies the person."""
-        return {"text": self.text, "kind": self.kind, "pinned": self.pinned, "tainted": self.tainted}
+    def context_item(self, ref: str) -> dict[str, Any]:
+        """What an agent sees: the text, its provenance flags and its session's `ref`, nothing that identifies the
+        person (the ref opens only for this user's session: chalicelib/crypto/refs.py)."""
+        return {"text": self.text, "kind": self.kind, "pinned": self.pinned, "tainted": self.tainted, "ref": ref}
 
     def with_changes(self, **changes: Any) -> Entry:
         return replace(self, **changes)

@@ -23,6 +23,7 @@ from pydantic import (
     model_validator,
 )
 
+from chalicelib.crypto.refs import MAX_REF_CHARACTERS
 from chalicelib.errors import InvalidRequest
 from chalicelib.identifiers import check_identifier, check_user_id
 from chalicelib.models import MAX_EXPIRY_DAYS, MIN_EXPIRY_DAYS
@@ -117,6 +118,7 @@ class ProposeEvent(_Body):
     text: StrictStr = Field(max_length=8000)
     kind: StrictStr = Field(default="note", max_length=64)
     message_id: MessageId | None = None
+    replaces: StrictStr | None = Field(default=None, max_length=MAX_REF_CHARACTERS)  # a context item's ref
 
 
 class EventsBody(_Body):
@@ -151,6 +153,7 @@ class AgentProposalBody(_Body):
 
     text: StrictStr = Field(max_length=8000)
     kind: StrictStr = Field(default="note", max_length=64)
+    replaces: StrictStr | None = Field(default=None, max_length=MAX_REF_CHARACTERS)  # a context item's ref
 
 
 class ForgetAgentBody(_Body):

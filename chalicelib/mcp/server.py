@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from chalicelib.bootstrap import Stores
+from chalicelib.crypto.refs import MAX_REF_CHARACTERS
 from chalicelib.errors import ServiceError
 from chalicelib.storage.connections import Connection
 
@@ -148,12 +149,15 @@ def _context(stores: Stores, connection: Connection) -> dict[str, Any]:
         kind: str
         pinned: bool
         tainted: bool
+        ref: str
 
     items = [Item(**item) for item in connected.context(stores, connection)["items"]]
     reason = None if items else NO_ITEMS_REASON
     block = render_memory_block(items)
     structured = {
-        "items": [{"text": i.text, "kind": i.kind, "pinned": i.pinned, "tainted": i.tainted} for i in items],
+        "items": [
+            {"text": i.text, "kind": i.kind, "pinned": i.pinned, "tainted": i.tainted, "ref": i.ref} for i in items
+        ],
         "reason": reason,
         "agent": connection.agent,
         "session_tainted": not connection.trusted,
@@ -167,16 +171,22 @@ def _context(stores: Stores, connection: Connection) -> dict[str, Any]:
 def _propose(stores: Stores, connection: Connection, arguments: dict[str, Any]) -> dict[str, Any]:
     from chalicelib.services import connected
 
-    text, kind = arguments.get("text"), arguments.get("kind", "note")
-    if set(arguments) - {"text", "kind"} or not isinstance(text, str) or kind not in KINDS:
+    text, kind, replaces = arguments.get("text"), arguments.get("kind", "note"), arguments.get("replaces")
+    if (
+        set(arguments) - {"text", "kind", "replaces"}
+        or not isinstance(text, str)
+        or kind not in KINDS
+        or not (replaces is None or (isinstance(replaces, str) and len(replaces) <= MAX_REF_CHARACTERS))
+    ):
         return _tool_error(
-            "memory_propose takes `text` (a string) and `kind` (preference, fact or note), nothing else."
+            "memory_propose takes `text` (a string), `kind` (preference, fact or note) and `replaces` (a note's"
+            " `ref` from memory_context), nothing else."
         )
     if len(text) > connected.MAX_TEXT_CHARACTERS:
         structured: dict[str, Any] = {"status": "refused", "reason": "too_long", "event_id": None, "proposal_id": None}
         words = "Not suggested: Personal memory refused it because it was longer than 2000 bytes. Nothing was kept."
     else:
-        event_id = connected.propose(stores, connection, text, kind)["event_id"]
+        event_id = connected.propose(stores, connection, text, kind, replaces)["event_id"]
         structured = {"status": "pending", "reason": None, "event_id": event_id, "proposal_id": None}
         words = (
             "Suggested — waiting for the person to review. Its outcome is not known yet: if it is accepted for "

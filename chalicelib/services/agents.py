@@ -16,6 +16,7 @@ from chalicelib.identifiers import check_identifier
 from chalicelib.metrics import count
 from chalicelib.models import Entry, Session, display_order
 from chalicelib.services.agent_rows import fold_rows, read_receipt
+from chalicelib.services.updates import context_items
 from chalicelib.storage.dynamo import TransactionCancelled, transact
 from chalicelib.storage.events import PENDING, AgentEvent
 
@@ -112,7 +113,7 @@ def context(stores: Stores, session_id: str) -> dict[str, Any]:
     except TransactionCancelled:  # another fetch made this agent's row, or took the last room, meanwhile
         transact(stores.client, [journal_row])
     count("ContextFetches")
-    return {"items": [e.context_item() for e in chosen]}
+    return {"items": context_items(stores, session.user_id, session_id, chosen)}
 
 
 def post_events(stores: Stores, session_id: str, body: EventsBody) -> dict[str, Any]:
@@ -136,6 +137,7 @@ def post_events(stores: Stores, session_id: str, body: EventsBody) -> dict[str, 
             tainted_at_post=bool(session and session.tainted),
             user_id=session.user_id if session else None,
             text=event.text,
+            replaces=event.replaces,
         )
     return {"accepted": _store_all_or_none(stores, list(new.values()), now.epoch), "received": len(body.events)}
 

@@ -19,6 +19,7 @@ from chalicelib.metrics import count
 from chalicelib.models import Session, new_id
 from chalicelib.services.agent_rows import fold_rows, read_receipt
 from chalicelib.services.agents import select_context
+from chalicelib.services.updates import context_items
 from chalicelib.storage.connections import Connection
 from chalicelib.storage.dynamo import TransactionCancelled, transact
 from chalicelib.storage.events import PENDING, AgentEvent
@@ -76,11 +77,14 @@ def context(stores: Stores, connection: Connection) -> dict[str, Any]:
     except TransactionCancelled:  # another fetch made this agent's row, or took the last room, meanwhile
         _live_or_401(stores, [used, journal_row], 0)
     count("ContextFetches")
-    return {"items": [e.context_item() for e in chosen], **me}
+    return {"items": context_items(stores, connection.user_id, conversation, chosen), **me}
 
 
-def propose(stores: Stores, connection: Connection, text: str, kind: str) -> dict[str, Any]:
-    """Store the suggestion as a pending event of this hour's conversation; the consumer decides. One transaction."""
+def propose(
+    stores: Stores, connection: Connection, text: str, kind: str, replaces: str | None = None
+) -> dict[str, Any]:
+    """Store the suggestion as a pending event of this hour's conversation; the consumer decides (and resolves
+    `replaces`, a ref from this conversation's context). One transaction."""
     now = instant(stores.clock)
     hour = now.epoch // CONVERSATION_SECONDS
     session = _conversation(connection, hour, now)
@@ -96,6 +100,7 @@ def propose(stores: Stores, connection: Connection, text: str, kind: str) -> dic
         tainted_at_post=session.tainted,
         user_id=connection.user_id,
         text=text,
+        replaces=replaces,
     )
     actions = [
         stores.connections.used(connection, now.iso, now.epoch),

@@ -20,6 +20,7 @@ from chalicelib.metrics import count
 from chalicelib.models import KINDS, MAX_WAITING_PROPOSALS, Entry, Source, new_id
 from chalicelib.services.agent_rows import fold_rows
 from chalicelib.services.orphans import recount_waiting
+from chalicelib.services.updates import resolve
 from chalicelib.storage.dynamo import TransactionCancelled, transact
 from chalicelib.storage.events import PENDING, AgentEvent
 from chalicelib.storage.fingerprints import stale_owner
@@ -117,6 +118,9 @@ def propose(stores: Stores, event: AgentEvent) -> str:
     reason = refusal_reason(event.text or "") or (None if event.kind in KINDS else "invalid_kind")
     if reason or event.kind is None:
         return _refuse(stores, event, reason or "invalid_kind", user_id, now, session.agent)
+    # The entry the agent says this updates: kept only if its ref opens for this session and user and names a
+    # live entry (one GetItem); anything else is an ordinary proposal, told as one (services/updates.py).
+    replaces = resolve(stores, user_id, event.session_id, event.replaces, now.epoch) if event.replaces else None
     proposal = Entry(
         id=new_id(),  # never derived from the event: see the module's docstring
         user_id=user_id,
@@ -130,6 +134,7 @@ def propose(stores: Stores, event: AgentEvent) -> str:
         updated_at=now.iso,
         agent=session.agent,
         text_id=event.text_id,  # the text's life goes on under the event's key
+        replaces=replaces,
     )
     recounted = folded = masked = False
     stale: dict[int, str] = {}  # a fingerprint's dead holder, by the action that met it: taken over on the next try

@@ -28,6 +28,7 @@ from chalicelib.services.corrections import corrected
 from chalicelib.services.forgetting import forget_entry, remove_proposal
 from chalicelib.services.recount import recount
 from chalicelib.services.shredding import receipt
+from chalicelib.services.updates import live_by_id, shown
 from chalicelib.storage.dynamo import TransactionCancelled, transact
 from chalicelib.storage.entry_edits import EntryChange
 from chalicelib.storage.entry_items import StoredRef
@@ -52,10 +53,11 @@ def view_and_version(stores: Stores, user_id: str) -> tuple[dict[str, Any], Memo
     state, stored = stores.entries.load(user_id)
     entries = display_order([e for e in stored if not e.is_expired(now.epoch)])
     listed, repeats = stores.proposals.listing(user_id)
+    live = live_by_id(entries, now.epoch)
     body = {
         "enabled": state.enabled,
         "items": [e.public() for e in entries],
-        "proposals": [p.public() for p in display_order(listed)],
+        "proposals": [shown(p, live) for p in display_order(listed)],
         "repeats": repeats,  # the waiting slots duplicates hold: who repeated a kept note, rejectable by id
         "limits": LIMITS,
     }
@@ -63,8 +65,11 @@ def view_and_version(stores: Stores, user_id: str) -> tuple[dict[str, Any], Memo
 
 
 def inbox(stores: Stores, user_id: str) -> dict[str, Any]:
+    """The waiting proposals; the entries' Query only when one of them says which entry it updates."""
     listed, repeats = stores.proposals.listing(user_id)
-    return {"memory_proposals": [p.public() for p in display_order(listed)], "repeats": repeats}
+    now = instant(stores.clock)
+    live = live_by_id(stores.entries.load(user_id)[1], now.epoch) if any(p.replaces for p in listed) else {}
+    return {"memory_proposals": [shown(p, live) for p in display_order(listed)], "repeats": repeats}
 
 
 def set_enabled(stores: Stores, user_id: str, enabled: bool) -> dict[str, Any]:
@@ -160,7 +165,17 @@ def accept(stores: Stores, user_id: str, proposal_id: str, body: AcceptBody | No
     proposal = StoredRef(id=opened.id, expires_at=None, fingerprint=opened.fingerprint)
     now = instant(stores.clock)
     replaced = _replaced(stores, user_id, body, now)
-    entry = opened.with_changes(created_at=now.iso, updated_at=now.iso, expires_at=None, fingerprint=None)
+    if (
+        replaced is None
+        and opened.replaces is not None
+        and not (body is not None and "replaces" in body.model_fields_set)
+    ):
+        # the entry its agent said it updates (issue 39): replaced as an explicit `replaces` would be, while it is
+        # live; forgotten or expired meanwhile, the proposal is accepted as an ordinary one (the page showed no link)
+        replaced = stores.entries.live_ref(user_id, opened.replaces, now.epoch)
+    entry = opened.with_changes(
+        created_at=now.iso, updated_at=now.iso, expires_at=None, fingerprint=None, replaces=None
+    )
     if body is not None:
         entry = corrected(entry, body, text, now)
 
@@ -351,7 +366,7 @@ def export(stores: Stores, user_id: str) -> dict[str, Any]:
         "entries": [e.public() for e in ordered if not e.is_expired(now.epoch)],
         "expired_entries_awaiting_deletion": expired[:EXPORT_EXPIRED_ENTRIES],
         "expired_entries_awaiting_deletion_total": len(expired),
-        "proposals": [p.public() for p in proposals],
+        "proposals": [shown(p, live_by_id(ordered, now.epoch)) for p in proposals],
         # The agents the user set (their choices); an agent only seen is named by its entries and proposals above.
         "agents": agent_rows(
             state.agents, [e for e in ordered if not e.is_expired(now.epoch)], proposals, only_set=True

@@ -26,6 +26,8 @@ ENTRY_PREFIX, PROPOSAL_PREFIX = "e#", "p#"  # sort keys: "e#<id>" in the entries
 FINGERPRINT_ATTRIBUTE = "fingerprint"
 # Marks a proposals-table item that only holds a waiting slot for a duplicate (storage/proposals.py).
 SLOT_ATTRIBUTE = "slot"
+# A proposal's link to the entry it updates (issue 39, docs/review.md): bound to its seal by `provenance`.
+REPLACES_ATTRIBUTE = "replaces"
 
 
 def item_key(user_id: str, sort_key: str) -> dict[str, str]:
@@ -39,13 +41,21 @@ def provenance(entry: Entry) -> Provenance:
     Pinned, expiry, updated_at and edited are the user's own settings (PATCH changes them without
     touching the text), so they are not bound; the kind is (PATCH of the kind seals the text again).
     """
-    return _provenance(entry.origin, entry.agent, entry.tainted, entry.kind, entry.created_at, entry.source)
+    return _provenance(
+        entry.origin, entry.agent, entry.tainted, entry.kind, entry.created_at, entry.source, entry.replaces
+    )
 
 
 def _provenance(
-    origin: str, agent: str | None, tainted: bool, kind: str, created_at: str, source: Source
+    origin: str,
+    agent: str | None,
+    tainted: bool,
+    kind: str,
+    created_at: str,
+    source: Source,
+    replaces: str | None = None,
 ) -> Provenance:
-    return {
+    bound: dict[str, str | bool | None] = {
         "origin": origin,
         "agent": agent,
         "tainted": tainted,
@@ -55,6 +65,11 @@ def _provenance(
         "src_thread": source.thread_id,
         "src_message": source.message_id,
     }
+    # Only a proposal that updates an entry binds the link (issue 39), so every item sealed before stays the same
+    # associated data; a link added, removed, altered or copied in storage makes the item not open (absent).
+    if replaces is not None:
+        bound["replaces"] = replaces
+    return bound
 
 
 def to_item(
@@ -84,6 +99,7 @@ def to_item(
         "agent": entry.agent,
         "edited": entry.edited or None,  # stored only when true (None attributes are left out)
         FINGERPRINT_ATTRIBUTE: entry.fingerprint,
+        REPLACES_ATTRIBUTE: entry.replaces,
     }
     item.update(sealed_text if sealed_text is not None else sealed(entry, sort_key, seal, under=under))
     return item
@@ -114,7 +130,13 @@ def from_item(item: Mapping[str, Any], seal: TextSeal, prefix: str, keys: Mappin
     except (KeyError, TypeError, ValueError) as exc:
         raise unreadable(seal.table, "attributes") from exc
     claimed = _provenance(
-        fields["origin"], fields["agent"], fields["tainted"], fields["kind"], fields["created_at"], fields["source"]
+        fields["origin"],
+        fields["agent"],
+        fields["tainted"],
+        fields["kind"],
+        fields["created_at"],
+        fields["source"],
+        fields["replaces"],
     )
     text = seal.open_text(fields["user_id"], item_key(fields["user_id"], str(item["sk"])), claimed, item, keys)
     return Entry(**fields, text=text, text_id=sealing_key_id(item))  # built once: a GET builds 250
@@ -146,6 +168,7 @@ def _unsealed(item: Mapping[str, Any], prefix: str) -> dict[str, Any]:
         agent=_optional_text(item, "agent"),
         edited=_flag(item, "edited"),
         fingerprint=_fingerprint(item),
+        replaces=_optional_text(item, REPLACES_ATTRIBUTE),
     )
 
 

@@ -40,6 +40,7 @@ class AgentEvent:
     text: str | None = None  # only while pending, and only when opened
     unreadable: bool = False  # its sealed text did not open for this session, event and user
     text_id: bytes | None = None  # the id of its text's own key (the proposal it becomes goes on under it)
+    replaces: str | None = None  # a context item's ref the agent says it updates (issue 39), only while pending
 
     def public(self) -> dict[str, Any]:
         return {
@@ -65,13 +66,16 @@ def event_key(session_id: str, event_id: str) -> dict[str, str]:
 
 def event_provenance(event: AgentEvent) -> Provenance:
     """What the event claims besides its text; bound to the sealed text, so storage cannot change it."""
-    return {
+    claims: dict[str, str | bool | None] = {
         "type": event.type,
         "kind": event.kind,
         "message_id": event.message_id,
         "tainted_at_post": event.tainted_at_post,
         "created_at": event.created_at,
     }
+    if event.replaces is not None:  # bound only when given: events posted before issue 39 keep their data
+        claims["replaces"] = event.replaces
+    return claims
 
 
 def _optional_text(value: Any) -> str | None:
@@ -106,6 +110,7 @@ def event_from_item(item: Mapping[str, Any], seal: TextSeal | None = None) -> Ag
         created_at=_optional_text(item.get("created_at")) or "",
         tainted_at_post=item.get("tainted_at_post") is True,
         user_id=user_id,
+        replaces=_optional_text(item.get("replaces")),
     )
     if TEXT_ATTRIBUTE in item:
         event = replace(event, text_id=sealing_key_id(item))
@@ -166,6 +171,7 @@ class EventsRepository:
             "created_at": event.created_at,
             "tainted_at_post": event.tainted_at_post,
             "user_id": event.user_id,
+            "replaces": event.replaces if event.user_id else None,  # kept with the text only: it opens nothing else
             "ttl": now_epoch + EVENT_TTL_SECONDS,
         }
         if event.user_id:  # an event for no user (yet) keeps no text (issue 12)
@@ -199,14 +205,14 @@ class EventsRepository:
         return dynamo.batch_delete(self._client, self.table, keys)
 
     def settle(self, session_id: str, event_id: str, outcome: Mapping[str, Any], now_iso: str) -> dict[str, Any]:
-        """Transaction action: record the outcome and drop the text, only if still pending (idempotency)."""
+        """Transaction action: record the outcome and drop the text (and any ref), only if still pending (idempotency)."""
         return {
             "Update": {
                 "TableName": self.table,
                 "Key": self._key(session_id, event_id),
-                "UpdateExpression": "SET #st = :handled, outcome = :o, handled_at = :t REMOVE #tx",
+                "UpdateExpression": "SET #st = :handled, outcome = :o, handled_at = :t REMOVE #tx, #rp",
                 "ConditionExpression": "#st = :pending",
-                "ExpressionAttributeNames": {"#st": "status", "#tx": TEXT_ATTRIBUTE},
+                "ExpressionAttributeNames": {"#st": "status", "#tx": TEXT_ATTRIBUTE, "#rp": "replaces"},
                 "ExpressionAttributeValues": dynamo.values(
                     handled=HANDLED, o=dict(outcome), t=now_iso, pending=PENDING
                 ),

@@ -84,9 +84,14 @@ class ConnectionClient:
             raise ProtocolError("GET", path, str(exc)) from None
         return ConnectionContext(items, *_agent_and_taint(document, path))
 
-    def propose(self, text: str, kind: str = "note") -> Suggestion:
+    def propose(self, text: str, kind: str = "note", replaces: str | None = None) -> Suggestion:
+        """Suggest a note; `replaces`: the `ref` of the context item it updates (valid in this
+        hour's conversation only: an older one makes an ordinary suggestion)."""
         path = "/v1/agent/proposals"
-        document = self._writes.request("POST", path, {"text": text, "kind": kind})
+        body: dict[str, str] = {"text": text, "kind": kind}
+        if replaces is not None:
+            body["replaces"] = replaces
+        document = self._writes.request("POST", path, body)
         if not isinstance(document, Mapping) or not isinstance(document.get("event_id"), str):
             raise ProtocolError("POST", path, "event_id missing")
         return Suggestion(document["event_id"], *_agent_and_taint(document, path))

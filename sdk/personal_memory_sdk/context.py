@@ -55,17 +55,21 @@ class AgentMemory:
         message_id: str | None = None,
         *,
         event_id: str | None = None,
+        replaces: str | None = None,
     ) -> str:
         """Propose an entry for the person to accept; returns the event id.
 
         Pass a previous return value as `event_id` to repeat a proposal whose post failed: the
-        server treats the same id as the same event, so it is never proposed twice.
+        server treats the same id as the same event, so it is never proposed twice. Pass an item's
+        `ref` as `replaces` when the proposal updates that item (`replaces=item.ref`): the person
+        then sees what it updates and accepting it replaces that note. A ref that names nothing
+        any more makes an ordinary proposal.
         """
         if not isinstance(text, str):
             raise TypeError("text must be a string")
         if kind not in KINDS:
             raise ValueError(f"kind must be one of {', '.join(KINDS)}")
-        event = ProposeEvent(event_id or self.id_factory(), text, kind, message_id)
+        event = ProposeEvent(event_id or self.id_factory(), text, kind, message_id, replaces)
         self.worker.post_events(self.session_id, [event])
         return event.id
 

@@ -39,6 +39,9 @@ def argument_problem(tool: object, arguments: object, lone: object = ()) -> str 
         return "`text` is not valid Unicode (it holds a lone surrogate)"
     if not isinstance(kind, str) or kind not in _KINDS or "kind" in lone:
         return "`kind` must be one of " + ", ".join(_KINDS)
+    replaces = arguments.get("replaces")
+    if replaces is not None and (not isinstance(replaces, str) or "replaces" in lone):
+        return "`replaces` must be a note's `ref` from memory_context (a string)"
     return None
 
 

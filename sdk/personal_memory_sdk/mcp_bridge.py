@@ -183,17 +183,27 @@ class MemoryBridge:
             items = await self._call(self._host.fetch_context, session.session_id)
         return ContextAnswer(session, items, None if items else NO_ITEMS_REASON)
 
-    async def propose(self, client_name: object, text: str, kind: str) -> ProposeAnswer:
-        answer = await self._propose_once(await self.session_for(client_name), text, kind)
+    async def propose(
+        self, client_name: object, text: str, kind: str, replaces: str | None = None
+    ) -> ProposeAnswer:
+        session = await self.session_for(client_name)
+        answer = await self._propose_once(session, text, kind, replaces)
         if answer.status == "refused" and answer.reason == "unknown_session":
-            self._forget(answer.session)  # expired: once more, with a new session
-            answer = await self._propose_once(await self.session_for(client_name), text, kind)
+            self._forget(
+                answer.session
+            )  # expired: once more, with a new session (its refs are not this one's)
+            answer = await self._propose_once(await self.session_for(client_name), text, kind, None)
         return answer
 
-    async def _propose_once(self, session: SessionInfo, text: str, kind: str) -> ProposeAnswer:
+    async def _propose_once(
+        self, session: SessionInfo, text: str, kind: str, replaces: str | None
+    ) -> ProposeAnswer:
         if len(text) > _MAX_POSTED_CHARS:  # the door would refuse it; the consumer's own reason
             return ProposeAnswer(session, None, "refused", "too_long")
-        event_id = await self._call(self._worker.propose, session.session_id, text, kind)
+        given = (
+            {"replaces": replaces} if replaces is not None else {}
+        )  # absent: the call it always was
+        event_id = await self._call(self._worker.propose, session.session_id, text, kind, **given)
         outcome = await self._outcome(session.session_id, event_id)
         if outcome is None:
             return ProposeAnswer(session, event_id, "pending")

@@ -67,10 +67,13 @@ class ConnectionBridge:
         session = self._learn(answer.agent, answer.tainted)
         return ContextAnswer(session, answer.items, None if answer.items else NO_ITEMS_REASON)
 
-    async def propose(self, client_name: object, text: str, kind: str) -> ProposeAnswer:
+    async def propose(
+        self, client_name: object, text: str, kind: str, replaces: str | None = None
+    ) -> ProposeAnswer:
         if len(text) > _MAX_POSTED_CHARS:
             return ProposeAnswer(await self.session_for(client_name), None, "refused", "too_long")
-        suggestion = await self._call(self._client.propose, text, kind)
+        given = (replaces,) if replaces is not None else ()  # absent: the call it always was
+        suggestion = await self._call(self._client.propose, text, kind, *given)
         session = self._learn(suggestion.agent, suggestion.tainted)
         deadline = time.monotonic() + self.config.outcome_wait
         while True:

@@ -49,16 +49,21 @@ class MemoryItem:
     kind: str
     pinned: bool
     tainted: bool
+    # An opaque handle for this note, valid in this session only: pass it as `replaces` when a
+    # proposal updates the note. None from a service that gives none.
+    ref: str | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.text, str) or not isinstance(self.kind, str):
             raise TypeError("text and kind must be strings")
         if not isinstance(self.pinned, bool) or not isinstance(self.tainted, bool):
             raise TypeError("pinned and tainted must be booleans")
+        if self.ref is not None and not isinstance(self.ref, str):
+            raise TypeError("ref must be a string or None")
 
     @classmethod
     def from_json(cls, document: object) -> MemoryItem:
-        """Parse one `{text, kind, pinned, tainted}` item; errors name the field, never a value."""
+        """Parse one `{text, kind, pinned, tainted, ref?}` item; errors name the field only."""
         if not isinstance(document, Mapping):
             raise ValueError("item is not an object")
         values: dict[str, Any] = {}
@@ -67,7 +72,10 @@ class MemoryItem:
             if not isinstance(value, expected):
                 raise ValueError(f"item.{name} is missing or not a {expected.__name__}")
             values[name] = value
-        return cls(**values)
+        ref = document.get("ref")
+        if ref is not None and not isinstance(ref, str):
+            raise ValueError("item.ref is not a str")
+        return cls(**values, ref=ref)
 
     def __repr__(self) -> str:
         return (

@@ -42,6 +42,7 @@ class ProposeEvent:
     text: str = field(repr=False)
     kind: str = "note"
     message_id: str | None = None
+    replaces: str | None = None  # a context item's `ref`: the note this one updates
 
     def __post_init__(self) -> None:
         if not isinstance(self.id, str) or not 0 < len(self.id) <= _MAX_EVENT_ID_CHARS:
@@ -50,11 +51,15 @@ class ProposeEvent:
             raise TypeError("text and kind must be strings")
         if self.message_id is not None and not isinstance(self.message_id, str):
             raise TypeError("message_id must be a string or None")
+        if self.replaces is not None and not isinstance(self.replaces, str):
+            raise TypeError("replaces must be a context item's ref (a string) or None")
 
     def to_json(self) -> dict[str, str]:
         document = {"id": self.id, "type": "memory.propose", "text": self.text, "kind": self.kind}
         if self.message_id is not None:
             document["message_id"] = self.message_id
+        if self.replaces is not None:
+            document["replaces"] = self.replaces
         return document
 
 
@@ -174,9 +179,11 @@ class WorkerClient(SignedClient):
         message_id: str | None = None,
         *,
         event_id: str | None = None,
+        replaces: str | None = None,
     ) -> str:
-        """Post one `memory.propose` event and return its id (pass `event_id` to repeat one)."""
-        event = ProposeEvent(event_id or new_event_id(), text, kind, message_id)
+        """Post one `memory.propose` event and return its id (pass `event_id` to repeat one;
+        `replaces`: the `ref` of the context item it updates)."""
+        event = ProposeEvent(event_id or new_event_id(), text, kind, message_id, replaces)
         self.post_events(session_id, [event])
         return event.id
 

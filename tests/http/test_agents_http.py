@@ -204,3 +204,37 @@ def test_an_agent_named_with_a_colon_is_blocked_through_its_percent_encoded_path
     assert session.context() == []
     status, body = person.call("POST", "/v1/agents/claude%3Acode/forget")
     assert status == 200 and body == {"deleted": 0}, body
+
+
+def test_through_the_sdk_an_agent_proposes_an_update_with_an_items_ref(stack: LiveStack, stored: StoredState) -> None:
+    """`ctx.memory.propose(text, kind, replaces=item.ref)` (issue 39): the person sees what it updates, and one
+    accept leaves the new note in the old one's place."""
+    import sys
+
+    sdk = str(Path(__file__).resolve().parents[2] / "sdk")
+    if sdk not in sys.path:
+        sys.path.insert(0, sdk)
+    from personal_memory_sdk import HostClient, WorkerClient, load_context
+
+    creds = stack.credentials()
+    host = HostClient(stack.url, creds["host"]["access_key_id"], creds["host"]["secret_access_key"])
+    worker = WorkerClient(stack.url, creds["worker"]["access_key_id"], creds["worker"]["secret_access_key"])
+    alice = Person(stack)
+    old = alice.add("Is vegetarian")
+    alice.add("Walks at six")
+    session = f"sdk-{uuid.uuid4().hex[:8]}"
+    host.register_session(session, user_id=alice.id, agent="sdk-agent", memory=True)
+    ctx = load_context(session, host, worker)
+    [item] = [i for i in ctx.memory.items if i.text == "Is vegetarian"]
+    assert item.ref
+    event_id = ctx.memory.propose("Is vegan now", "fact", replaces=item.ref)
+    deadline = time.monotonic() + STREAM_DEADLINE_S
+    while time.monotonic() < deadline and not (events := worker.list_events(session))[0].handled:
+        time.sleep(0.1)
+    assert events[0].id == event_id and events[0].outcome is not None and events[0].outcome.proposed
+    [proposal] = alice.call("GET", "/v1/memory")[1]["proposals"]
+    assert proposal["replaces"] == {"id": old, "text": "Is vegetarian"}
+    assert alice.call("POST", f"/v1/memory/{proposal['id']}/accept")[0] == 201
+    texts = sorted(e["text"] for e in alice.call("GET", "/v1/memory")[1]["items"])
+    state = stored.user(alice.id)
+    assert texts == ["Is vegan now", "Walks at six"] and old not in state.entry_ids and state.counters_match

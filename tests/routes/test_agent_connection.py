@@ -65,7 +65,14 @@ def test_the_context_is_what_a_session_of_that_agent_gets_and_is_journaled_with_
     token = _connect(api, "alice")["token"]
     agents.register("s-1", "alice", agent="claude-code")
     status, body, _ = _as(client, token, "GET", "/v1/agent/memory")
-    assert status == 200 and body == {"items": agents.items("s-1"), "agent": "claude-code", "tainted": True}
+    sessions = agents.items("s-1")
+    unref = [{k: v for k, v in i.items() if k != "ref"} for i in body["items"]]
+    assert status == 200 and {**body, "items": unref} == {
+        "items": [{k: v for k, v in i.items() if k != "ref"} for i in sessions],
+        "agent": "claude-code",
+        "tainted": True,
+    }
+    assert {i["ref"] for i in body["items"]}.isdisjoint(i["ref"] for i in sessions)  # refs of another conversation
     assert [i["text"] for i in body["items"]] == ["likes green tea", "walks at six"]
     rows = _journal(stores, "alice")
     mine = [r for r in rows if r.get("connection_id")]

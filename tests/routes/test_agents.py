@@ -16,9 +16,14 @@ def test_agent_gets_memory_only_when_asked_with_a_user_who_turned_it_on(api: Any
     agents.register("asked", "alice", memory=True)
     agents.register("not-asked", "alice", memory=False)
     agents.register("no-user", None, memory=True)
-    assert agents.items("asked") == [
-        {"text": "likes green tea", "kind": "preference", "pinned": True, "tainted": False}
-    ]
+    [item] = agents.items("asked")
+    assert item == {
+        "text": "likes green tea",
+        "kind": "preference",
+        "pinned": True,
+        "tainted": False,
+        "ref": item["ref"],
+    }
     assert agents.items("not-asked") == []
     assert agents.items("no-user") == []
     api.call("PUT", "/v1/memory/settings", "alice", {"enabled": False})

@@ -128,8 +128,10 @@ def test_memory_context_gives_items_and_the_block_and_is_journaled(api: Any, cli
     api.turn_on("alice")
     api.add("alice", "likes green tea", pinned=True)
     result = _call(client, _token(api), "memory_context")
+    ref = result["structuredContent"]["items"][0]["ref"]
+    assert isinstance(ref, str) and len(ref) == 44
     assert result["structuredContent"] == {
-        "items": [{"text": "likes green tea", "kind": "note", "pinned": True, "tainted": False}],
+        "items": [{"text": "likes green tea", "kind": "note", "pinned": True, "tainted": False, "ref": ref}],
         "reason": None,
         "agent": "claude-code",
         "session_tainted": True,
@@ -153,6 +155,20 @@ def test_memory_propose_leaves_a_suggestion_for_the_consumer(api: Any, client: A
         f"/v1/agent/proposals/{result['structuredContent']['event_id']}", headers={"Authorization": f"Bearer {token}"}
     )
     assert json.loads(outcome.body)["outcome"]["type"] == "memory.proposed"
+
+
+def test_memory_propose_replaces_a_ref_from_memory_context(api: Any, client: Any, stream: Any) -> None:
+    api.turn_on("alice")
+    old = api.add("alice", "Is vegetarian")
+    token = _token(api)
+    ref = _call(client, token, "memory_context")["structuredContent"]["items"][0]["ref"]
+    result = _call(client, token, "memory_propose", {"text": "Is vegan now", "kind": "fact", "replaces": ref})
+    assert result["structuredContent"]["status"] == "pending"
+    stream.drain()
+    (proposal,) = api.call("GET", "/v1/memory", "alice")[1]["proposals"]
+    assert proposal["replaces"] == {"id": old["id"], "text": "Is vegetarian"}
+    assert api.call("POST", f"/v1/memory/{proposal['id']}/accept", "alice")[0] == 201
+    assert [e["text"] for e in api.call("GET", "/v1/memory", "alice")[1]["items"]] == ["Is vegan now"]
 
 
 BAD_MESSAGES: list[tuple[str, Any, int, int | None]] = [
@@ -204,7 +220,15 @@ def test_bad_input_is_a_json_rpc_error_never_a_500(
 
 @pytest.mark.parametrize(
     "arguments",
-    [{}, {"text": 5}, {"text": "x", "kind": "recipe"}, {"text": "x", "user": "bob"}, {"text": "x", "kind": None}],
+    [
+        {},
+        {"text": 5},
+        {"text": "x", "kind": "recipe"},
+        {"text": "x", "user": "bob"},
+        {"text": "x", "kind": None},
+        {"text": "x", "replaces": 5},
+        {"text": "x", "replaces": "r" * 257},
+    ],
 )
 def test_wrong_tool_arguments_are_a_tool_error_and_store_nothing(
     api: Any, client: Any, dynamodb: Any, arguments: dict[str, Any]

@@ -156,3 +156,29 @@ def test_agent_context_and_memory_are_frozen() -> None:
         ctx.memory = memory  # type: ignore[misc]
     with pytest.raises(dataclasses.FrozenInstanceError):
         ctx.memory.items = MemoryItems()  # type: ignore[misc]
+
+
+def test_items_carry_their_ref_and_propose_sends_it_as_replaces() -> None:
+    items = MemoryItems.from_json(
+        [
+            {"text": "Is vegetarian", "kind": "fact", "pinned": False, "tainted": False, "ref": "AbC"},
+            {"text": "Walks at six", "kind": "note", "pinned": False, "tainted": False},  # an older service: no ref
+        ]
+    )
+    assert [i.ref for i in items] == ["AbC", None]
+    assert "AbC" not in repr(items)
+    worker = FakeWorker()
+    memory = AgentMemory(items, "s-1", worker, id_factory=lambda: "e-1")
+    memory.propose("Is vegan now", "fact", replaces=items[0].ref)
+    memory.propose("Likes trains", event_id="e-2")
+    [(_, [linked]), (_, [plain])] = worker.posts
+    assert linked.to_json() == {
+        "id": "e-1",
+        "type": "memory.propose",
+        "text": "Is vegan now",
+        "kind": "fact",
+        "replaces": "AbC",
+    }
+    assert "replaces" not in plain.to_json()
+    with pytest.raises(ValueError):
+        MemoryItems.from_json([{"text": "x", "kind": "note", "pinned": False, "tainted": False, "ref": 5}])

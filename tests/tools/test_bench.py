@@ -155,3 +155,10 @@ def test_the_bench_reports_request_units_beside_the_calls(counts: dict[str, run.
     assert (post.rru, post.wru) >= (1, 8)
     figure = next(f for f in run.count_figures(counts) if f.name.startswith("dynamodb write calls: POST /v1/memory ["))
     assert f"{post.wru:g} WRU" in figure.name and figure.detail["wru"] == post.wru
+
+
+def test_a_propose_naming_the_entry_it_updates_costs_one_call_more(counts: dict[str, run.OpCount]) -> None:
+    """Issue 39: `replaces: <ref>` is one GetItem in the consumer; no call without it; accepting replaces in one go."""
+    plain, marked = counts["consumer: one memory.propose"], counts[run.CONSUMER_REPLACES]
+    assert marked.calls == plain.calls + 1 and sorted(marked.operations) == sorted([*plain.operations, "GetItem"])
+    assert counts[run.ACCEPT_MARKED].writes == counts["POST /v1/memory/{id}/accept, replacing an entry"].writes == 1
