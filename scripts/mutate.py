@@ -193,8 +193,8 @@ MUTATIONS: tuple[Mutation, ...] = (
         (
             Edit(
                 "chalicelib/services/memory.py",
-                "opened.with_changes(created_at=now.iso, updated_at=now.iso, expires_at=None, fingerprint=None)",
-                "opened.with_changes(created_at=now.iso, updated_at=now.iso, expires_at=None, fingerprint=None, tainted=False)",
+                "created_at=now.iso, updated_at=now.iso, expires_at=None, fingerprint=None, replaces=None",
+                "created_at=now.iso, updated_at=now.iso, expires_at=None, fingerprint=None, replaces=None, tainted=False",
             ),
         ),
     ),
