@@ -14,6 +14,7 @@ from tests.browser.browser_support import (
     Agent,
     memory,
     new_user,
+    open_page,
     pause_clock,
     reload,
     settled,
@@ -195,3 +196,34 @@ def test_groups_are_usable_by_keyboard_alone_and_axe_finds_nothing(
         expect(page.locator(PROPOSALS)).to_have_count(0)
         stored = memory(live, token)
         assert sorted(e["text"] for e in stored["items"]) == sorted(texts) and stored["proposals"] == []
+
+
+def test_a_stale_tab_accepting_a_conversation_forgotten_in_another_tab_accepts_nothing_and_says_why(
+    clocked: Page, live: Any, agent: Agent
+) -> None:
+    """Two tabs, one person: the first forgets a conversation; the second, not refreshed, presses "Accept these 2"
+    on it. Nothing comes back from the forgotten conversation, and the second tab says they were no longer waiting."""
+    first = clocked
+    user = new_user("group-two-tabs")
+    token = sign_in(first, user)
+    switch_on(first)
+    texts = ["Tea at four", "Walks at six"]
+    session = _session_of(agent.propose_all(user, token, texts), texts)
+    second = open_page(first.context, live.url)
+    sign_in(second, user)
+    expect(_group(second, session).locator(PROPOSALS)).to_have_count(2)
+    pause_clock(second)  # the second tab asks for nothing more until it acts: it stays stale
+    reload(first)
+    _group(first, session).get_by_role("button", name="Forget everything from this conversation").click()
+    first.locator("#agent-forget-confirm").click()
+    settled(first)
+    assert memory(live, token)["proposals"] == []
+    _group(second, session).get_by_role("button", name="Accept these 2").click()
+    settled(second)
+    expect(second.locator("#status")).to_have_text(
+        "Nothing was accepted here. 2 suggestions were no longer waiting"
+        " (decided or forgotten in another tab or on another device), so nothing was done to them here."
+    )
+    expect(second.locator("[data-testid=bulk-failure]")).to_have_count(0)
+    stored = memory(live, token)
+    assert stored["items"] == [] and stored["proposals"] == []
