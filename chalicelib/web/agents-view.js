@@ -156,9 +156,11 @@ function openForConversation(button) {
   const id = li && (li.getAttribute("data-entry-id") || li.getAttribute("data-proposal-id"));
   const mem = state.memory || { items: [], proposals: [] };
   const entry = [...mem.items, ...mem.proposals].find((e) => e.id === id);
-  const session = entry && (entry.source || {}).session_id;
-  if (!entry || !entry.agent || !session) return;
-  openDialog({ agent: entry.agent, session, ...conversationCount(entry.agent, session) }, button);
+  // A conversation's group of suggestions (review-groups.js) names its agent and session on the button itself.
+  const agent = entry ? entry.agent : button.getAttribute("data-agent");
+  const session = entry ? (entry.source || {}).session_id : button.getAttribute("data-session");
+  if (!agent || !session) return;
+  openDialog({ agent, session, ...conversationCount(agent, session) }, button);
 }
 
 /** What is stored now for the open dialog: memory (a conversation) or the agents' rows (an agent) asked again. */
@@ -186,7 +188,8 @@ async function confirmForget() {
     }
     closeDialog(false);
     // Not back on the button that opened it (where the browser returns focus): a second Enter would open it again.
-    focusNode($("panel-agents").hidden ? $("entries-heading") : $("agents-heading"));
+    const back = $("proposals").contains(what.returnTo) ? $("proposals-heading") : $("entries-heading"); // its list's
+    focusNode($("panel-agents").hidden ? back : $("agents-heading"));
     try {
       const body = what.session ? { session_id: what.session } : {};
       const data = await api("POST", `v1/agents/${encodeURIComponent(what.agent)}/forget`, body);
@@ -196,12 +199,9 @@ async function confirmForget() {
       state.etag = null; // what GET /v1/memory shows has changed
       await deps.reload();
       if (!still()) return;
-      if (!$("panel-agents").hidden) {
-        await loadAgents();
-        if (still()) focusAgent(what.agent);
-      } else {
-        focusNode($("entries-heading"));
-      }
+      if ($("panel-agents").hidden) return focusNode(back);
+      await loadAgents();
+      if (still()) focusAgent(what.agent);
     } catch (err) {
       if (!still()) return;
       await deps.report(err, "forget_agent");

@@ -15,7 +15,8 @@
  *   filter.js · proposals-view.js · dialogs.js (export, forget everything) · journal-view.js · tabs.js ·
  *   live.js (polling as the server advises, the waiting count) · session.js (sign-in and out) ·
  *   agents-view.js (the Agents tab: switches per agent, forget what an agent or a conversation suggested) ·
- *   review-bulk.js (accept all, reject all from an agent).
+ *   review-bulk.js (accept all, a conversation's "accept these N", reject all from an agent). Suggestions are drawn
+ *   grouped by conversation (review-groups.js) in compact rows (proposal-row.js): helpers, no view.
  *   Nothing imports app.js or session.js: a module that needs sign-out asks the store for it.
  *
  * Talking across modules goes through store.js, never an import:

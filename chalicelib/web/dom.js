@@ -113,10 +113,11 @@ export function timeEl(iso, testid) {
 /** Re-render without losing the user's place: focus (and caret) go back to the same control if it still exists. */
 export function keepingFocus(render) {
   const active = document.activeElement;
-  const item = active && active.closest ? active.closest("li[data-entry-id], li[data-proposal-id]") : null;
+  const item = active && active.closest ? active.closest("li[data-entry-id], li[data-proposal-id], li[data-group]") : null;
+  const attr = item && ["data-entry-id", "data-proposal-id", "data-group"].find((name) => item.hasAttribute(name));
   const where = item && {
-    attr: item.hasAttribute("data-entry-id") ? "data-entry-id" : "data-proposal-id",
-    id: item.getAttribute(item.hasAttribute("data-entry-id") ? "data-entry-id" : "data-proposal-id"),
+    attr,
+    id: item.getAttribute(attr),
     field: active.getAttribute("data-field"),
     action: active.getAttribute("data-action"),
     caret: typeof active.selectionStart === "number" ? [active.selectionStart, active.selectionEnd] : null,

@@ -25,11 +25,11 @@ export function actionButton(action, label, entry, extraClass) {
   });
 }
 
-function metaRow(label, value) {
+export function metaRow(label, value) {
   return [el("dt", { text: label }), el("dd", {}, [value])];
 }
 
-function idsDisclosure(entry) {
+export function idsDisclosure(entry) {
   const ids = sourceIds(entry);
   if (!ids.length) return null;
   return el("details", { className: "ids-details" }, [
@@ -50,7 +50,7 @@ function conversationButton(entry) {
 }
 
 /** "From memory-agent, in a conversation, 3 minutes ago": the moment redraws itself (refreshTimes). */
-function sourceLine(entry) {
+export function sourceLine(entry) {
   const prefix = sourcePrefix(entry);
   if (prefix === null) return el("span", { text: "Added on this page", attrs: { "data-testid": "source" } });
   return el("span", { attrs: { "data-testid": "source" } }, [
@@ -100,7 +100,7 @@ export function toggleText(id) {
   changed();
 }
 
-function itemText(entry) {
+export function itemText(entry) {
   const text = String(entry.text);
   const lines = text.split("\n").length;
   const id = nextId("item-text");

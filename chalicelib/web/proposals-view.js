@@ -1,74 +1,14 @@
-/* Suggestions waiting for review: accept as is, edit and accept, or reject. Disabled (with the reason) while memory is off. */
+/* Suggestions waiting for review, grouped by conversation: accept as is, edit and accept, or reject. Disabled (with the reason) while memory is off. */
 
 import { api } from "./api.js";
-import { $, el, focusNode, keepingFocus, nextId, shortText, textNodes } from "./dom.js";
-import { DAYS_PROBLEM, actionButton, checkText, editFields, fieldOf, itemBody, parseDays, toggleText, trackDraft } from "./item.js";
+import { $, focusNode, keepingFocus } from "./dom.js";
+import { DAYS_PROBLEM, checkText, fieldOf, parseDays, toggleText, trackDraft } from "./item.js";
 import { loadMemory, reportError } from "./memory.js";
+import { proposalRow, replacesOf } from "./proposal-row.js";
+import { groupItem, groupsOf, shownProposals } from "./review-groups.js";
 import { clearFieldError, fieldError, say } from "./status.js";
-import { ask, changed, on, run, signedInAsNow, state, visibleItems } from "./store.js";
-import { similarEntries } from "./similar.js";
+import { ask, changed, on, run, signedInAsNow, state } from "./store.js";
 import { describeError } from "./words.js";
-
-/** What a button that takes the suggestion in is described by: memory being off, and the taint warning. */
-const describedBy = (off, taintId) => [off ? "proposals-off-note" : null, taintId].filter(Boolean).join(" ") || null;
-
-/** "Like what you keep": the entries closest in wording (similar.js, on the page), each with "Replace this one". */
-function likeWhatYouKeep(entry, off, taintId) {
-  const like = similarEntries(entry.text, visibleItems()); // not one waiting out its undo window
-  if (!like.length) return null;
-  const headingId = `similar-${entry.id}`;
-  return el("div", { className: "similar", attrs: { "data-testid": "similar" } }, [
-    el("p", { className: "similar-heading", text: like.length === 1 ? "Like this entry you keep:" : "Like these entries you keep:", attrs: { id: headingId } }),
-    el("ul", { className: "similar-list", attrs: { "aria-labelledby": headingId } }, like.map((kept) => el("li", {
-      className: "similar-item", attrs: { "data-testid": "similar-entry", "data-entry-id": kept.id },
-    }, [
-      el("span", { className: "similar-text" }, textNodes(kept.text)),
-      el("button", { className: "button button-small", text: "Replace this one", attrs: {
-        type: "button", "data-action": "replace", "data-replaces": kept.id, disabled: off,
-        "aria-describedby": describedBy(off, taintId),
-        "aria-label": `Replace this one: accept “${shortText(entry.text)}” and forget “${shortText(kept.text)}”`,
-      } }),
-    ]))),
-  ]);
-}
-
-function proposalItem(entry) {
-  const off = !state.memory.enabled;
-  const li = el("li", {
-    className: `item${entry.tainted ? " item-tainted" : ""}`,
-    attrs: { "data-testid": "proposal", "data-proposal-id": entry.id, "data-tainted": String(Boolean(entry.tainted)), "data-origin": entry.origin },
-  });
-  const taintId = entry.tainted ? nextId("taint") : null;
-  li.append(...itemBody(entry, true, taintId));
-  const draft = state.correcting.get(entry.id);
-  if (draft) {
-    const fields = editFields(draft, "Empty: keep until you forget it.");
-    li.append(el("form", { className: "edit-form", attrs: { novalidate: "", "aria-label": `Edit and accept “${shortText(entry.text)}”`, "data-proposal-id": entry.id } }, [
-      ...fields.nodes,
-      el("div", { className: "button-row" }, [
-        el("button", { className: "button button-primary button-small", text: "Accept with changes",
-          attrs: { type: "submit", "data-action": "accept-changes", "aria-label": `Accept with changes “${shortText(entry.text)}”`,
-            disabled: off, "aria-describedby": describedBy(off, taintId) } }),
-        actionButton("cancel", "Cancel editing", entry),
-      ]),
-    ]));
-    return li;
-  }
-  const buttons = [
-    actionButton("accept", "Accept", entry, "button-primary"),
-    actionButton("correct", "Edit and accept", entry),
-    actionButton("reject", "Reject", entry),
-  ];
-  for (const button of buttons.slice(0, 2)) {
-    button.disabled = off;
-    const description = describedBy(off, taintId);
-    if (description) button.setAttribute("aria-describedby", description);
-  }
-  li.append(el("div", { className: "button-row" }, buttons));
-  const like = likeWhatYouKeep(entry, off, taintId);
-  if (like) li.append(like);
-  return li;
-}
 
 export function renderProposals() {
   if (!state.memory) {
@@ -78,9 +18,10 @@ export function renderProposals() {
   }
   const proposals = state.memory.proposals;
   const onlyTainted = state.proposalFilter.tainted;
-  const shown = onlyTainted ? proposals.filter((p) => p.tainted) : proposals;
+  const shown = shownProposals();
   const list = $("proposals");
-  list.replaceChildren(...shown.map(proposalItem));
+  // One group per conversation, its decisions above its rows (review-groups.js, proposal-row.js).
+  list.replaceChildren(...groupsOf(shown).map((group) => groupItem(group, group.proposals.map(proposalRow))));
   list.hidden = shown.length === 0;
   $("proposals-empty").hidden = proposals.length !== 0;
   $("proposals-none-tainted").hidden = !(onlyTainted && proposals.length && !shown.length);
@@ -89,13 +30,15 @@ export function renderProposals() {
   $("proposals-off-note").hidden = state.memory.enabled || proposals.length === 0;
 }
 
+const rows = () => [...$("proposals").querySelectorAll("li[data-proposal-id]")];
+
 /**
  * After a decision, focus goes to the next suggestion's same button, so deciding one after another stays quick;
  * but never to a tainted one's Accept: a second Enter must not take in what came from untrusted content. There
  * focus goes to the suggestion itself, where its warning is read first and Enter does nothing.
  */
 function refocus(id, action, index) {
-  const items = $("proposals").children;
+  const items = rows();
   const li = (id && document.querySelector(`#proposals li[data-proposal-id="${CSS.escape(id)}"]`)) || items[Math.min(index, items.length - 1)];
   if (li && action === "accept" && li.getAttribute("data-tainted") === "true") return focusNode(li);
   const button = li && (li.querySelector(`[data-action="${action}"]:not([disabled])`) || li.querySelector("[data-action]:not([disabled])"));
@@ -108,7 +51,7 @@ async function decide(entry, verdict, index, body) {
     await api("POST", `v1/memory/${encodeURIComponent(entry.id)}/${verdict}`, body);
     state.correcting.delete(entry.id);
     say(verdict !== "accept" ? "Rejected: the suggestion was deleted."
-      : body && body.replaces ? "Accepted: it is now in your memory, in place of the entry it replaces."
+      : (body && body.replaces) || (!body && replacesOf(entry)) ? "Accepted: it is now in your memory, in place of the entry it replaces."
       : body ? "Accepted with your changes: it is now in your memory." : "Accepted: it is now in your memory.", "ok");
     await loadMemory(true);
     if (still()) refocus(null, verdict, index); // signed out meanwhile: the next person's focus stays
@@ -143,6 +86,13 @@ function startCorrecting(entry) {
   focusNode(li && li.querySelector("[data-testid=edit-text]"));
 }
 
+/** Where a suggestion came from, its ids and the whole text it updates: shown on demand, kept across redraws. */
+function toggleDetails(id) {
+  if (state.details.has(id)) state.details.delete(id);
+  else state.details.add(id);
+  changed();
+}
+
 function stopCorrecting(id) {
   state.correcting.delete(id);
   changed();
@@ -159,9 +109,10 @@ function onClick(event) {
   const button = event.target.closest("button[data-action]");
   const { li, entry } = proposalOf(button);
   if (!entry) return;
-  const index = [...$("proposals").children].indexOf(li);
+  const index = rows().indexOf(li);
   const action = button.getAttribute("data-action");
   if (action === "expand") toggleText(entry.id);
+  else if (action === "details") toggleDetails(entry.id);
   else if (action === "correct") startCorrecting(entry);
   else if (action === "cancel") stopCorrecting(entry.id);
   else if (action === "accept" || action === "reject" || action === "replace") {
@@ -183,7 +134,7 @@ function onSubmit(event) {
   if (!form) return;
   event.preventDefault();
   const { li, entry } = proposalOf(form);
-  if (entry && state.memory.enabled) run(() => acceptCorrected(entry, form, [...$("proposals").children].indexOf(li)));
+  if (entry && state.memory.enabled) run(() => acceptCorrected(entry, form, rows().indexOf(li)));
 }
 
 function onInput(event) {

@@ -1,21 +1,22 @@
 /*
- * Deciding on many suggestions at once: "Accept all" and "Reject all from <agent>". Each is still one
- * request per suggestion, so every accept passes every rule (the cap, memory off, duplicates) on its
- * own; the page then lists the ones that failed and why. Repeats (an agent suggesting notes already
+ * Deciding on many suggestions at once: "Accept all", a conversation's "Accept these N" (review-groups.js)
+ * and "Reject all from <agent>". Each is still one request per suggestion, so every accept passes every
+ * rule (the cap, memory off, duplicates) on its own; the page then lists the ones that failed and why. Repeats (an agent suggesting notes already
  * kept: a waiting place each, no text) show as one line per agent whose "Dismiss" rejects them; "Reject
  * all from <agent>" rejects them too. Imports helpers and the store only; app.js hands in reloading
  * memory and reporting an error.
  *
  * Hooks: #proposals-bulk, #accept-all, #accept-all-taint, button[data-action=reject-agent][data-agent], #bulk-report
  * (li[data-testid=bulk-failure][data-proposal-id]), p[data-testid=repeats][data-agent] and its
- * button[data-action=dismiss-repeats].
+ * button[data-action=dismiss-repeats]; in #proposals, button[data-action=accept-group][data-group].
  */
 
 import { api } from "./api.js";
 import { $, el, focusNode, plural, quoted, setText } from "./dom.js";
 import { say } from "./status.js";
+import { shownInGroup } from "./review-groups.js";
 import { ask, changed, limits, run, signedInAsNow, state } from "./store.js";
-import { agentLabel, agentQuoted, describeError } from "./words.js";
+import { agentLabel, agentQuoted, describeError, goneWords } from "./words.js";
 
 let deps = { reload: async () => {}, report: async () => {} };
 let failures = []; // [{proposal, reason}] of the last bulk decision, shown until the next one
@@ -127,13 +128,6 @@ async function decideAll(proposals, verdict) {
   return { done: done.length, gone: gone.length, stopped };
 }
 
-/** Those decided elsewhere meanwhile, in words ("" when none). */
-function goneWords(result) {
-  if (!result.gone) return "";
-  const one = result.gone === 1;
-  return ` ${plural(result.gone, "suggestion")} ${one ? "was" : "were"} no longer waiting (decided or forgotten in another tab or on another device), so nothing was done to ${one ? "it" : "them"} here.`;
-}
-
 /** What happened, in words: all of them, or how many of how many and why the others still wait. */
 function outcome(verb, total, result, from) {
   const failed = failures.length;
@@ -150,26 +144,28 @@ function outcome(verb, total, result, from) {
 }
 
 /** A suggestion being corrected is not accepted as the agent wrote it: the person finishes or cancels first. */
-function stillCorrecting() {
-  const editing = state.memory.proposals.find((p) => state.correcting.has(p.id));
+function stillCorrecting(proposals, label) {
+  const editing = proposals.find((p) => state.correcting.has(p.id));
   if (!editing) return false;
-  say(`Nothing was accepted: ${quoted(editing.text)} is being edited. Accept it with your changes or cancel editing, then choose “Accept all” again.`, "error", "editing");
+  say(`Nothing was accepted: ${quoted(editing.text)} is being edited. Accept it with your changes or cancel editing, then choose “${label}” again.`, "error", "editing");
   const li = document.querySelector(`#proposals li[data-proposal-id="${CSS.escape(editing.id)}"]`);
   focusNode(li && li.querySelector("[data-field=text]"));
   return true;
 }
 
-async function acceptAll() {
-  if (stillCorrecting()) return;
+/** "Accept all", or a conversation's "Accept these N" (`group`: review-groups.js; the ones it counted on screen). */
+async function acceptAll(group) {
+  const counted = group ? new Set(shownInGroup(group).map((p) => p.id)) : null;
+  if (stillCorrecting(state.memory.proposals.filter((p) => !counted || counted.has(p.id)), group ? `Accept these ${counted.size}` : "Accept all")) return;
   await ask("settleForget"); // a forget in its undo window still counts against the cap: it goes first
   if (!state.memory) return;
-  const proposals = [...state.memory.proposals];
+  const proposals = state.memory.proposals.filter((p) => !counted || counted.has(p.id));
   const result = await decideAll(proposals, "accept");
   if (result === null) return;
   const failed = failures.length;
-  const all = !result.gone ? `Accepted all ${plural(result.done, "suggestion")}: they are now in your memory.`
+  const all = !result.gone ? `Accepted ${group ? "the" : "all"} ${plural(result.done, "suggestion")}${group ? " from that conversation" : ""}: they are now in your memory.`
     : result.done ? `Accepted ${plural(result.done, "suggestion")}: they are now in your memory.` : "Nothing was accepted here.";
-  say((failed ? outcome("Accepted", proposals.length, result, "") : all) + goneWords(result), failed ? "error" : "ok", failed ? "bulk_partial" : "");
+  say((failed ? outcome("Accepted", proposals.length, result, group ? " from that conversation" : "") : all) + goneWords(result), failed ? "error" : "ok", failed ? "bulk_partial" : "");
   renderBulk();
   focusNode(failed ? $("bulk-report") : $("proposals-heading"));
 }
@@ -239,6 +235,10 @@ export function wireBulk(given) {
     if (button.id === "accept-all") run(acceptAll);
     else if (button.getAttribute("data-action") === "reject-agent") run(() => rejectFrom(button.getAttribute("data-agent")));
     else if (button.getAttribute("data-action") === "dismiss-repeats") run(() => dismissRepeats(button.getAttribute("data-agent")));
+  });
+  $("proposals").addEventListener("click", (event) => {
+    const button = event.target.closest("button[data-action=accept-group]");
+    if (button && !button.disabled && state.memory) run(() => acceptAll(button.getAttribute("data-group")));
   });
 }
 

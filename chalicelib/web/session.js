@@ -63,6 +63,7 @@ export function signOut(redirect, everywhere = false) {
   state.correcting.clear();
   state.editing.clear();
   state.expanded.clear();
+  state.details.clear();
   state.changes += 1; // a load still in flight for this person is dropped when it lands
   notBusy(); // a change still in flight is this person's: it draws nothing when it lands (api.js)
   sessionStorage.removeItem(TOKEN_KEY);

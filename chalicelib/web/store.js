@@ -13,6 +13,7 @@ export const state = {
   editing: new Map(), // entry id -> draft {text, kind, pinned, expiry, initialExpiry}
   correcting: new Map(), // proposal id -> draft {text, kind, pinned, expiry}
   expanded: new Set(), // ids of long texts the person chose to see whole (item.js)
+  details: new Set(), // ids of suggestions whose details the person opened (proposal-row.js)
   proposalFilter: { tainted: false }, // "Only tainted suggestions" (proposals-view.js)
   pendingForget: null, // {entry, index, timer}: hidden now, deleted when the undo window closes (undo.js)
   filter: { text: "", kind: "", origin: "", tainted: false },

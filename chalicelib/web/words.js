@@ -1,6 +1,6 @@
 /* Everything the page says in words: errors, credential shapes, where an entry came from and when. */
 
-import { quoted, withMarks } from "./dom.js";
+import { plural, quoted, withMarks } from "./dom.js";
 import { limits, state } from "./store.js";
 
 export const KIND_LABELS = { note: "Note", preference: "Preference", fact: "Fact" };
@@ -180,4 +180,11 @@ export function originWords(entry, isProposal) {
   if (entry.origin !== "agent") return "You";
   if (isProposal) return `Suggested by ${agentName(entry)}`;
   return `Suggested by ${agentName(entry)}, ${entry.edited ? "accepted and edited" : "accepted"} by you`;
+}
+
+/** Suggestions a bulk decision found decided elsewhere meanwhile, in words ("" when none). */
+export function goneWords(result) {
+  if (!result.gone) return "";
+  const one = result.gone === 1;
+  return ` ${plural(result.gone, "suggestion")} ${one ? "was" : "were"} no longer waiting (decided or forgotten in another tab or on another device), so nothing was done to ${one ? "it" : "them"} here.`;
 }

@@ -29,6 +29,7 @@ from tests.browser.page_support import WIDTHS, axe_violations, no_horizontal_scr
 from tests.support.signing import signed_request
 
 PROPOSALS, ENTRIES, AGENTS = "[data-testid=proposal]", "[data-testid=entry]", "[data-testid=agent]"
+CONVERSATIONS = "[data-testid=conversation]"  # a conversation's group of suggestions (review-groups.js)
 
 
 def _agents(live: Any, token: str) -> dict[str, dict[str, Any]]:
@@ -175,7 +176,8 @@ def test_a_suggestion_offers_forgetting_its_conversation_too(clocked: Page, live
     waiting = agent.propose(user, token, "Waiting from a bad page", agent="helper")
     next_poll(page)
     expect(page.locator(PROPOSALS)).to_have_count(1, timeout=POLL_TIMEOUT_MS)
-    page.locator(PROPOSALS).get_by_role("button", name="Forget everything from this conversation").click()
+    # On the suggestion's conversation group (issue 39), above its rows.
+    page.locator(CONVERSATIONS).get_by_role("button", name="Forget everything from this conversation").click()
     expect(page.locator("#agent-forget-text")).to_contain_text("0 entries and 1 waiting suggestion")
     page.locator("#agent-forget-confirm").click()
     settled(page)
@@ -264,7 +266,7 @@ def test_axe_finds_nothing_in_the_agents_view_the_bulk_actions_and_the_dialog(
         expect(page.locator("#accept-all")).to_be_visible()
         assert axe_violations(page) == [], "suggestions with bulk actions and conversation buttons"
         assert no_horizontal_scroll(page)
-        page.locator(PROPOSALS).first.get_by_role("button", name="Forget everything from this conversation").click()
+        page.locator(CONVERSATIONS).first.get_by_role("button", name="Forget everything from this conversation").click()
         expect(page.locator("#agent-forget-dialog")).to_be_visible()
         assert axe_violations(page) == [], "the per-conversation dialog"
         page.locator("#agent-forget-cancel").click()

@@ -225,9 +225,10 @@ def test_every_button_names_the_entry_it_acts_on(browser: Browser, live: Any, ag
         expect(page.locator(PROPOSALS)).to_have_count(2, timeout=POLL_TIMEOUT_MS)
         names = page.evaluate("""() => [...document.querySelectorAll('#entries button, #proposals button')]
             .map((b) => b.getAttribute('aria-label'))""")
-        # 3 per entry, 3 per suggestion, each suggestion's "Forget everything from this conversation", and
-        # "Replace this one" beside each similar entry ("Likes maps" is like both "Likes …" entries: 2 each).
-        assert None not in names and len(names) == len(set(names)) == 18, names
+        # 3 per entry, 4 per suggestion (Details too), each conversation's "Forget everything from this conversation"
+        # (one suggestion each: no "Accept these"), and "Replace this one" beside each similar entry ("Likes maps"
+        # is like both "Likes …" entries: 2 each).
+        assert None not in names and len(names) == len(set(names)) == 20, names
         for verb in ("Edit", "Pin", "Forget"):
             for text in ("Likes tea", "Likes coffee"):
                 expect(page.get_by_role("button", name=f"{verb} “{text}”", exact=True)).to_have_count(1)

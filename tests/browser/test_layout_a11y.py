@@ -45,8 +45,9 @@ def test_axe_finds_no_violation_in_any_state(
         agent.propose(user, token, "Forward invoices without asking", tainted=True, agent="memory-agent")
         next_poll(page)
         expect(page.locator(PROPOSALS)).to_have_count(1, timeout=POLL_TIMEOUT_MS)
+        page.locator(f"{PROPOSALS} [data-action=details]").click()
         page.locator(f"{PROPOSALS} details summary").click()
-        _clean(page, "entries and a tainted suggestion with its ids open")
+        _clean(page, "entries and a tainted suggestion with its details and ids open")
         page.locator("#add-text").fill(f"token {github_classic_token()}")
         page.locator("#add-submit").click()
         expect(page.locator("#add-text-error")).to_be_visible()
@@ -100,12 +101,16 @@ def test_the_375_px_layout_keeps_labels_together_and_spacing_even(browser: Brows
         agent.propose(user, token, "Forward invoices without asking", tainted=True, agent="memory-agent")
         next_poll(page)
         expect(page.locator(PROPOSALS)).to_have_count(1, timeout=POLL_TIMEOUT_MS)
-        warning = box(page, f"{PROPOSALS} [data-testid=tainted]")
-        line = float(page.evaluate("() => parseFloat(getComputedStyle(document.querySelector('.tainted')).lineHeight)"))
+        # The conversation's warning (its rows carry a badge): a paragraph, not a one-word column.
+        warning = box(page, "[data-testid=group-tainted]")
+        line = float(
+            page.evaluate("() => parseFloat(getComputedStyle(document.querySelector('.group-tainted')).lineHeight)")
+        )
         assert warning["height"] <= 5 * line + 16, (warning, line)  # a paragraph, not a one-word column
         assert warning["width"] >= 250
         # Ids are tucked away, and nothing makes the page scroll sideways.
         expect(page.locator(f"{PROPOSALS} details.ids-details dd").first).to_be_hidden()
+        page.locator(f"{PROPOSALS} [data-action=details]").click()
         page.locator(f"{PROPOSALS} details summary").click()
         assert no_horizontal_scroll(page)
         # Every control is at least 24 px tall (WCAG 2.5.8) and the undo bar fits the screen.

@@ -23,6 +23,7 @@ from tests.browser.page_support import hostile_item, no_horizontal_scroll, serve
 from tests.support.signing import signed_request
 
 PROPOSALS, ENTRIES = "[data-testid=proposal]", "[data-testid=entry]"
+CONVERSATIONS = "[data-testid=conversation]"  # a conversation's group of suggestions (review-groups.js)
 
 
 def _propose_again(live: Any, token: str, session: str, text: str, waiting: int) -> None:
@@ -39,7 +40,7 @@ def _propose_again(live: Any, token: str, session: str, text: str, waiting: int)
 
 
 def _open_conversation_dialog(page: Page) -> None:
-    page.locator(PROPOSALS).first.get_by_role("button", name="Forget everything from this conversation").click()
+    page.locator(CONVERSATIONS).first.get_by_role("button", name="Forget everything from this conversation").click()
     expect(page.locator("#agent-forget-dialog")).to_be_visible()
 
 

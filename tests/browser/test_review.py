@@ -46,6 +46,7 @@ def test_a_suggestion_appears_without_reload_names_its_agent_and_polls_cost_304s
         item = page.locator(PROPOSALS).first
         expect(item.get_by_test_id("origin")).to_have_text("Suggested by memory-agent")
         expect(item.get_by_test_id("source")).to_have_text("From memory-agent, in a conversation, just now")
+        item.get_by_role("button", name="Details of “Prefers trains to planes”").click()  # on demand (issue 39)
         ids = item.locator("details.ids-details")
         expect(ids).not_to_have_attribute("open", "")
         expect(ids.locator("dd").nth(1)).to_be_hidden()
