@@ -36,28 +36,51 @@ _cache: dict[str, tuple[float, Connection]] = {}  # MAC -> (when read, the conne
 
 def create(stores: Stores, user_id: str, body: ConnectionBody) -> dict[str, Any]:
     """A new connection and its token (shown this once); journaled without the token."""
+    connection, token = make(stores, user_id, body.agent, trusted=body.trusted, days=body.expires_in_days)
+    return {**connection.public(), "token": token}
+
+
+def make(
+    stores: Stores,
+    user_id: str,
+    agent: str,
+    *,
+    trusted: bool,
+    days: int,
+    client_id: str | None = None,
+    client_name: str | None = None,
+) -> tuple[Connection, str]:
+    """Store a connection (both rows and its journal row, one transaction): the connection and its token.
+
+    OAuth's consent makes one for a client (`client_id`) and never shows the token: its access tokens name the
+    connection by the token's MAC (services/oauth.py).
+    """
     now = instant(stores.clock)
     token = connection_tokens.new_token()
     connection = Connection(
         id=new_id(),
         user_id=user_id,
-        agent=body.agent,
-        trusted=body.trusted,
+        agent=agent,
+        trusted=trusted,
         created_at=now.iso,
-        expires_at=now.epoch + body.expires_in_days * DAY_SECONDS,
+        expires_at=now.epoch + days * DAY_SECONDS,
         mac=connection_tokens.mac(stores.connection_key.get(), token),
+        client_id=client_id,
+        client_name=client_name,
     )
-    details = {
+    details: dict[str, Any] = {
         "operation": "create",
         "connection_id": connection.id,
         "agent": connection.agent,
         "trusted": connection.trusted,
     }
+    if client_id:
+        details["client_id"] = client_id
     transact(
         stores.client,
         [*stores.connections.create(connection), stores.journal.record(user_id, JOURNAL_ACTION, now.iso, details)],
     )
-    return {**connection.public(), "token": token}
+    return connection, token
 
 
 def list_connections(stores: Stores, user_id: str) -> dict[str, Any]:
@@ -103,7 +126,14 @@ def authenticate(stores: Stores, token: str | None) -> Connection:
     """The live connection a token names; `Unauthorized` (401) for anything else, naming nothing."""
     if token is None or not connection_tokens.is_well_formed(token):
         raise Unauthorized("A connection token is required: make one on the Agents tab of your memory page.")
-    mac = connection_tokens.mac(stores.connection_key.get(), token)
+    return by_mac(stores, connection_tokens.mac(stores.connection_key.get(), token))
+
+
+def by_mac(stores: Stores, mac: str) -> Connection:
+    """The live connection of a token's MAC (a connection token's, or the one an OAuth access token names).
+
+    One consistent GetItem, cached here for at most `CACHE_SECONDS`; 401 when revoked, expired or never made.
+    """
     now_epoch, read_at = instant(stores.clock).epoch, time.monotonic()
     with _lock:
         cached = _cache.get(mac)

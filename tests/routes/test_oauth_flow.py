@@ -1,0 +1,51 @@
+"""OAuth for /mcp through the real routes against moto: the happy path, and what is stored for it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from chalicelib.oauth import clients
+from chalicelib.services import connections as connections_service
+from tests.support.oauth_flow import BASE, RESOURCE, OAuthFlow
+from tests.support.raw_storage import every_item
+
+
+@pytest.fixture(autouse=True)
+def _fresh_caches() -> None:
+    connections_service.forget_cache()
+    clients.forget_documents()
+
+
+@pytest.fixture
+def flow(client: Any, issuer: Any) -> OAuthFlow:
+    return OAuthFlow(client, issuer)
+
+
+def test_metadata_names_every_endpoint_and_the_mcp_resource_names_this_server(flow: OAuthFlow) -> None:
+    for path in ("/.well-known/oauth-authorization-server", "/.well-known/openid-configuration"):
+        body = flow.get(path).body
+        assert body["issuer"] == BASE and body["token_endpoint"] == f"{BASE}/oauth/token"
+        assert body["code_challenge_methods_supported"] == ["S256"]
+        assert body["client_id_metadata_document_supported"] is True
+    resource = flow.get("/.well-known/oauth-protected-resource/mcp").body
+    assert resource["resource"] == RESOURCE and resource["authorization_servers"] == [BASE]
+
+
+def test_a_client_signs_in_reads_and_refreshes(flow: OAuthFlow, api: Any, dynamodb: Any) -> None:
+    api.turn_on("alice")
+    api.add("alice", "Prefers tea")
+    client_id, tokens = flow.tokens(read=True, propose=True)
+    assert tokens["token_type"] == "Bearer" and tokens["expires_in"] == 3600
+    assert tokens["access_token"].startswith("ey") and tokens["refresh_token"].startswith("pmr_")
+    answer = flow.mcp(tokens["access_token"], "tools/call", {"name": "memory_context", "arguments": {}})
+    assert answer.status == 200 and "Prefers tea" in answer.body["result"]["content"][0]["text"]
+    listed = api.call("GET", "/v1/connections", "alice")[1]["connections"]
+    assert [(c["agent"], c["client"]["id"], c["client"]["name"]) for c in listed] == [("claude", client_id, "Claude")]
+    again = flow.refresh(client_id, tokens["refresh_token"])
+    assert again.status == 200 and again.body["refresh_token"] != tokens["refresh_token"]
+    assert flow.mcp(again.body["access_token"]).status == 200
+    stored = repr(every_item(dynamodb))
+    for secret in (tokens["access_token"], tokens["refresh_token"], again.body["refresh_token"]):
+        assert secret not in stored
