@@ -42,15 +42,17 @@ class Connection:
     def public(self) -> dict[str, Any]:
         from chalicelib.models import iso_from_epoch
 
-        return {
+        shown: dict[str, Any] = {
             "id": self.id,
             "agent": self.agent,
             "trusted": self.trusted,
             "created_at": self.created_at,
             "expires_at": iso_from_epoch(self.expires_at),
             "last_used_at": self.last_used_at,
-            "client": {"id": self.client_id, "name": self.client_name} if self.client_id else None,
         }
+        if self.client_id:  # made by OAuth consent: the client it is for
+            shown["client"] = {"id": self.client_id, "name": self.client_name or self.client_id}
+        return shown
 
 
 def _from_item(item: Mapping[str, Any], user_id: str | None) -> Connection | None:
