@@ -347,7 +347,7 @@ def _base_url() -> str:
 def post_mcp():  # type: ignore[no-untyped-def]
     base = _base_url()
     try:  # a connection token, or an OAuth access token issued for this very resource (RFC 8707)
-        connection = oauth.mcp_connection(get_stores(), f"{base}/mcp", connections.bearer(_request().headers))
+        connection = connections.for_mcp(get_stores(), f"{base}/mcp", connections.bearer(_request().headers))
     except Unauthorized as exc:
         exc.challenge = f'Bearer resource_metadata="{base}{MCP_METADATA_PATH}"'
         raise
@@ -389,7 +389,8 @@ def oauth_metadata_for_a_path() -> Response:
 @oauth_errors
 def oauth_authorize():  # type: ignore[no-untyped-def]
     request = _request()
-    params = {k: list(request.query_params.getlist(k)) for k in (request.query_params or {})}
+    query = request.query_params
+    params = {k: list(query.getlist(k)) for k in query} if query is not None else {}
     return oauth_answer(*oauth.authorize(get_stores(), get_settings(), _base_url(), params))
 
 

@@ -44,7 +44,7 @@ class ClientRefused(ValueError):
 
 
 @dataclass(frozen=True)
-class OAuthClient(ClientMixin):  # type: ignore[misc]
+class OAuthClient(ClientMixin):
     client_id: str
     name: str
     uri: str | None

@@ -12,6 +12,7 @@ from chalice import Response
 
 from chalicelib.errors import ServiceError
 from chalicelib.logs import get_logger
+from chalicelib.web_api import Headers
 
 logger = get_logger("personal_memory.oauth")
 MAX_FORM_BYTES = 16_384
@@ -24,7 +25,7 @@ class FormRefused(ValueError):
 
 def answer(status: int, body: Any, headers: dict[str, str]) -> Response:
     """An Authlib answer (status, body, headers) as a Chalice response; JSON bodies, never cached."""
-    sent = {**headers, **NO_STORE}
+    sent: Headers = {**headers, **NO_STORE}
     if isinstance(body, dict):
         sent["Content-Type"] = "application/json"
         return Response(body=json.dumps(body), status_code=status, headers=sent)

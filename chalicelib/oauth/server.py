@@ -32,7 +32,7 @@ REFRESH_SECONDS = 30 * 86400
 CODE_SECONDS = 300
 
 
-class InvalidTargetError(OAuth2Error):  # type: ignore[misc]
+class InvalidTargetError(OAuth2Error):
     """RFC 8707 §2: the requested resource is not this service's MCP endpoint."""
 
     error = "invalid_target"
@@ -53,7 +53,7 @@ class Context:
     new_refresh: Callable[[Grant], str]  # stores the refresh token (rotation), returns it
 
 
-class _Request(OAuth2Request):  # type: ignore[misc]
+class _Request(OAuth2Request):
     """An Authlib request from already-parsed parameters (query or form; repeated ones are refused before this)."""
 
     def __init__(self, method: str, params: Mapping[str, str], headers: Mapping[str, Any]) -> None:
@@ -100,7 +100,7 @@ class _Record:
         return client.client_id == self.grant.client_id
 
 
-class S256Only(CodeChallenge):  # type: ignore[misc]
+class S256Only(CodeChallenge):
     SUPPORTED_CODE_CHALLENGE_METHOD = ["S256"]
     DEFAULT_CODE_CHALLENGE_METHOD = "S256"
 
@@ -119,12 +119,12 @@ def _check_resource(grant: Any, expected: str, redirect_uri: str | None = None) 
         raise InvalidTargetError(redirect_uri=redirect_uri)
 
 
-class CodeGrant(grants.AuthorizationCodeGrant):  # type: ignore[misc]
+class CodeGrant(grants.AuthorizationCodeGrant):
     TOKEN_ENDPOINT_AUTH_METHODS = list(AUTH_METHODS)
 
     @property
     def ctx(self) -> Context:
-        return self.server.ctx  # type: ignore[no-any-return]
+        return self.server.ctx
 
     def validate_authorization_request(self) -> str:
         redirect_uri: str = super().validate_authorization_request()
@@ -158,13 +158,13 @@ class CodeGrant(grants.AuthorizationCodeGrant):  # type: ignore[misc]
         return authorization_code.grant
 
 
-class RefreshGrant(grants.RefreshTokenGrant):  # type: ignore[misc]
+class RefreshGrant(grants.RefreshTokenGrant):
     TOKEN_ENDPOINT_AUTH_METHODS = list(AUTH_METHODS)
     INCLUDE_NEW_REFRESH_TOKEN = True
 
     @property
     def ctx(self) -> Context:
-        return self.server.ctx  # type: ignore[no-any-return]
+        return self.server.ctx
 
     def validate_token_request(self) -> None:
         _check_resource(self, self.ctx.resource)
@@ -183,7 +183,7 @@ class RefreshGrant(grants.RefreshTokenGrant):  # type: ignore[misc]
         """Spent already, by `authenticate_refresh_token`'s conditional write."""
 
 
-class Server(AuthorizationServer):  # type: ignore[misc]
+class Server(AuthorizationServer):
     def __init__(self, ctx: Context) -> None:
         super().__init__(scopes_supported=[])
         self.ctx = ctx

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 
 JOURNAL_ACTION = "keep.memory.connection"
 CACHE_SECONDS = 60
+MAX_ACCESS_TOKEN_CHARACTERS = 2048  # ours are ~330: anything longer is no access token of this service
 _CACHE_MAX = 1_000
 
 _lock = threading.Lock()
@@ -127,6 +128,19 @@ def authenticate(stores: Stores, token: str | None) -> Connection:
     if token is None or not connection_tokens.is_well_formed(token):
         raise Unauthorized("A connection token is required: make one on the Agents tab of your memory page.")
     return by_mac(stores, connection_tokens.mac(stores.connection_key.get(), token))
+
+
+def for_mcp(stores: Stores, resource: str, token: str | None) -> Connection:
+    """The connection a bearer token on `/mcp` acts as: a connection token, or an OAuth access token issued for
+    `resource` (RFC 8707; oauth/access.py). Authlib stays unloaded here: checking a token needs only PyJWT."""
+    if token is None or not token.startswith("ey") or len(token) > MAX_ACCESS_TOKEN_CHARACTERS:
+        return authenticate(stores, token)
+    from chalicelib.oauth import access
+
+    mac = access.connection_of(stores.connection_key.get(), token, resource=resource, now=instant(stores.clock).epoch)
+    if mac is None:
+        raise Unauthorized("This access token is not valid here: it has expired, or was issued for another resource.")
+    return by_mac(stores, mac)
 
 
 def by_mac(stores: Stores, mac: str) -> Connection:

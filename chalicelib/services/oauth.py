@@ -28,7 +28,6 @@ from chalicelib.models import DAY_SECONDS, new_id
 from chalicelib.oauth import access, clients
 from chalicelib.oauth.server import ACCESS_SECONDS, REFRESH_SECONDS, Context, Server, json_request, request
 from chalicelib.services import connections
-from chalicelib.storage.connections import Connection
 from chalicelib.storage.dynamo import TransactionCancelled, transact
 from chalicelib.storage.oauth import Grant, PendingRequest
 
@@ -36,7 +35,6 @@ Answer = tuple[int, Any, dict[str, str]]
 REQUEST_SECONDS = 600  # the person has ten minutes to sign in and decide
 CLIENT_SECONDS = 365 * DAY_SECONDS  # a registered client lives as long as the longest connection
 CONNECTION_DAYS = 90  # a connection made by consent lives as long as a made one does by default
-MAX_TOKEN_CHARACTERS = 2048
 _PRINTABLE = re.compile(r"[\x21-\x7e]{1,512}")
 
 
@@ -141,7 +139,7 @@ def _end(stores: Stores, grant: Grant) -> None:
 
 
 def _error(server: Server, error: OAuth2Error) -> Answer:
-    return server.handle_response(*error())  # type: ignore[no-any-return]
+    return server.handle_response(*error())
 
 
 def authorize(stores: Stores, settings: Settings, base: str, params: Mapping[str, list[str]]) -> Answer:
@@ -233,10 +231,10 @@ def token(
         params = single_values(form)
     except OAuth2Error as error:
         return _error(server, error)
-    return server.create_token_response(request("POST", params, headers))  # type: ignore[no-any-return]
+    return server.create_token_response(request("POST", params, headers))
 
 
-class _Registration(ClientRegistrationEndpoint):  # type: ignore[misc]
+class _Registration(ClientRegistrationEndpoint):
     """RFC 7591 through Authlib; open registration (any caller), this server's rules on top (oauth/clients.py)."""
 
     def __init__(self, server: Server, stores: Stores, settings: Settings, base: str) -> None:
@@ -280,13 +278,3 @@ def register(stores: Stores, settings: Settings, base: str, body: Any) -> Answer
     if stored.get("token_endpoint_auth_method") != "none":
         shown.update(client_secret=answer["client_secret"], client_secret_expires_at=0)
     return status, shown, headers
-
-
-def mcp_connection(stores: Stores, resource: str, token: str | None) -> Connection:
-    """The connection a bearer token on `/mcp` acts as: a connection token, or an OAuth access token for `resource`."""
-    if token is None or not token.startswith("ey") or len(token) > MAX_TOKEN_CHARACTERS:
-        return connections.authenticate(stores, token)
-    mac = access.connection_of(stores.connection_key.get(), token, resource=resource, now=instant(stores.clock).epoch)
-    if mac is None:
-        raise Unauthorized("This access token is not valid here: it has expired, or was issued for another resource.")
-    return connections.by_mac(stores, mac)

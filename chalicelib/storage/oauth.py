@@ -66,7 +66,18 @@ def _grant(item: Mapping[str, Any]) -> Grant | None:
     if texts is None or expires is None or not isinstance(spent, bool):
         unreadable("keys", "oauth_grant")
         return None
-    return Grant(*texts, expires_at=expires, redirect_uri=extra[0], code_challenge=extra[1], spent=spent)
+    user_id, connection_id, connection_mac, client_id, resource = texts
+    return Grant(
+        user_id,
+        connection_id,
+        connection_mac,
+        client_id,
+        resource,
+        expires,
+        redirect_uri=extra[0],
+        code_challenge=extra[1],
+        spent=spent,
+    )
 
 
 class OAuthRepository:
