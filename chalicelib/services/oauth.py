@@ -211,7 +211,10 @@ def _pending(stores: Stores, user_id: str, request_id: str, *, close: bool) -> P
     now = instant(stores.clock).epoch
     found = None
     if re.fullmatch(r"[0-9a-f]{32}", request_id):
-        found = (stores.oauth.close_request if close else stores.oauth.open_request)(request_id, user_id, now)
+        if close:
+            found = stores.oauth.close_request(request_id, user_id, now)
+        else:
+            found = stores.oauth.open_request(request_id, user_id, now)
     if found is None:
         raise NotFound("No such authorization request.")
     return found
