@@ -17,14 +17,13 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from authlib.oauth2.rfc6749 import InvalidGrantError, InvalidRequestError, OAuth2Error
-from authlib.oauth2.rfc7591 import ClientRegistrationEndpoint, InvalidClientMetadataError, InvalidRedirectURIError
 
 from chalicelib.auth import connection_tokens
 from chalicelib.bootstrap import Stores
 from chalicelib.clock import instant
 from chalicelib.config import Settings
 from chalicelib.errors import NotFound, Unauthorized
-from chalicelib.models import DAY_SECONDS, new_id
+from chalicelib.models import new_id
 from chalicelib.oauth import access, clients
 from chalicelib.oauth.server import ACCESS_SECONDS, REFRESH_SECONDS, Context, Server, json_request, request
 from chalicelib.services import connections
@@ -33,7 +32,6 @@ from chalicelib.storage.oauth import Grant, PendingRequest
 
 Answer = tuple[int, Any, dict[str, str]]
 REQUEST_SECONDS = 600  # the person has ten minutes to sign in and decide
-CLIENT_SECONDS = 365 * DAY_SECONDS  # a registered client lives as long as the longest connection
 CONNECTION_DAYS = 90  # a connection made by consent lives as long as a made one does by default
 _PRINTABLE = re.compile(r"[\x21-\x7e]{1,512}")
 
@@ -237,40 +235,22 @@ def token(
     return server.create_token_response(request("POST", params, headers))
 
 
-class _Registration(ClientRegistrationEndpoint):
-    """RFC 7591 through Authlib; open registration (any caller), this server's rules on top (oauth/clients.py)."""
-
-    def __init__(self, server: Server, stores: Stores, settings: Settings, base: str) -> None:
-        super().__init__(server)
-        self.stores, self.settings, self.base = stores, settings, base
-        self.saved: dict[str, Any] = {}
-
-    def authenticate_token(self, request: Any) -> bool:
-        return True
-
-    def get_server_metadata(self) -> dict[str, Any]:
-        return metadata(self.base)
-
-    def save_client(self, client_info: dict[str, Any], client_metadata: dict[str, Any], request: Any) -> dict[str, Any]:
-        try:
-            stored = clients.registration_metadata(request.payload.data, self.settings.oauth)
-        except clients.ClientRefused as exc:
-            uris = "redirect" in str(exc)
-            raise (InvalidRedirectURIError if uris else InvalidClientMetadataError)(str(exc)) from exc
-        if stored["token_endpoint_auth_method"] != "none":
-            stored["secret_mac"] = clients.secret_mac(self.stores.connection_key.get(), client_info["client_secret"])
-        expires = instant(self.stores.clock).epoch + CLIENT_SECONDS
-        if not self.stores.oauth.put_client(client_info["client_id"], stored, expires):
-            raise RuntimeError("a client id repeated")
-        self.saved = stored
-        return stored
-
-
 def register(stores: Stores, settings: Settings, base: str, body: Any) -> Answer:
+    """RFC 7591 (oauth/registration.py loads Authlib's part for it, and joserfc's keys, on this route only)."""
+    from authlib.oauth2.rfc7591 import InvalidClientMetadataError
+
+    from chalicelib.oauth.registration import Registration
+
     server = _server(stores, settings, base)
     if not isinstance(body, dict):
         return _error(server, InvalidClientMetadataError("The body must be a JSON object of client metadata."))
-    endpoint = _Registration(server, stores, settings, base)
+    endpoint = Registration(
+        server,
+        stores,
+        settings,
+        metadata(base),
+        lambda client_id, stored, expires: stores.oauth.put_client(client_id, stored, expires),
+    )
     try:
         status, answer, headers = server.handle_response(*endpoint(json_request(body, {})))
     except OAuth2Error as error:

@@ -49,3 +49,17 @@ def test_a_client_signs_in_reads_and_refreshes(flow: OAuthFlow, api: Any, dynamo
     stored = repr(every_item(dynamodb))
     for secret in (tokens["access_token"], tokens["refresh_token"], again.body["refresh_token"]):
         assert secret not in stored
+
+
+def test_an_access_token_costs_what_a_connection_token_costs(flow: OAuthFlow, dynamodb: Any) -> None:
+    """One consistent GetItem of the connection's lookup row, none while it is cached (docs/oauth.md's figures)."""
+    from tests.support.calls import dynamodb_calls
+
+    _, tokens = flow.tokens()
+    connections_service.forget_cache()
+    with dynamodb_calls(dynamodb) as uncached:
+        assert flow.mcp(tokens["access_token"]).status == 200
+    with dynamodb_calls(dynamodb) as cached:
+        assert flow.mcp(tokens["access_token"]).status == 200
+    assert dict(uncached) == {"GetItem": 1} and dict(cached) == {}
+    assert len(tokens["access_token"]) < 400 and len(tokens["refresh_token"]) == 47
