@@ -183,6 +183,8 @@ def decide(stores: Stores, settings: Settings, base: str, user_id: str, request_
     if body.approve:
         from chalicelib.services import agent_grants
 
+        # The switches first: refused (the person's 200 agent rows are taken), nothing is made.
+        agent_grants.set_switches(stores, user_id, body.agent, read=body.read, propose=body.propose)
         connection, _ = connections.make(
             stores,
             user_id,
@@ -192,7 +194,6 @@ def decide(stores: Stores, settings: Settings, base: str, user_id: str, request_
             client_id=grant.client.client_id,
             client_name=grant.client.name,
         )
-        agent_grants.set_switches(stores, user_id, body.agent, read=body.read, propose=body.propose)
         resource = f"{base}/mcp"
         user = Grant(user_id, connection.id, connection.mac, grant.client.client_id, resource, 0)
     return _location(server.create_authorization_response(oauth_request, grant_user=user, grant=grant))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -63,3 +64,37 @@ def test_an_access_token_costs_what_a_connection_token_costs(flow: OAuthFlow, dy
         assert flow.mcp(tokens["access_token"]).status == 200
     assert dict(uncached) == {"GetItem": 1} and dict(cached) == {}
     assert len(tokens["access_token"]) < 400 and len(tokens["refresh_token"]) == 47
+
+
+def test_the_consent_sets_the_agents_switches_and_its_trust(flow: OAuthFlow, api: Any) -> None:
+    api.turn_on("alice")
+    api.add("alice", "Prefers tea")
+    _, tokens = flow.tokens(agent="helper", read=False, propose=True)
+    agents = {a["agent"]: a for a in api.call("GET", "/v1/agents", "alice")[1]["agents"]}
+    assert (agents["helper"]["read"], agents["helper"]["propose"]) == (False, True)
+    (connection,) = api.call("GET", "/v1/connections", "alice")[1]["connections"]
+    assert connection["trusted"] is False and connection["agent"] == "helper"
+    answer = flow.mcp(tokens["access_token"], "tools/call", {"name": "memory_context", "arguments": {}})
+    assert answer.status == 200 and "Prefers tea" not in json.dumps(answer.body)
+
+
+def test_a_pending_request_expires_and_an_altered_one_is_never_believed(
+    flow: OAuthFlow, clock: Any, dynamodb: Any
+) -> None:
+    import secrets
+
+    client_id = flow.client_id()
+    late = flow.request_id(flow.authorize(client_id, secrets.token_urlsafe(40)))
+    clock.advance(seconds=601)
+    assert flow.get(f"/v1/oauth/requests/{late}", "alice").status == 404
+    altered = flow.request_id(flow.authorize(client_id, secrets.token_urlsafe(40)))
+    key = {"user_id": {"S": f"oreq#{altered}"}, "sk": {"S": "#oreq"}}
+    dynamodb.update_item(
+        TableName="memory-keys",
+        Key=key,
+        UpdateExpression="SET #q = :q",
+        ExpressionAttributeNames={"#q": "query"},
+        ExpressionAttributeValues={":q": {"N": "1"}},
+    )
+    assert flow.get(f"/v1/oauth/requests/{altered}", "alice").status == 404
+    assert flow.decide(altered, "alice").status == 404
