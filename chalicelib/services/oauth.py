@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 import secrets
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -88,10 +89,11 @@ def _server(stores: Stores, settings: Settings, base: str) -> Server:
         if not _PRINTABLE.fullmatch(token):
             return None
         grant, first = stores.oauth.spend(kind, connection_tokens.mac(key(), token), now(), client_id)
-        if grant is not None and not first:  # a replay: whoever holds it, the connection it made is ended
-            _end(stores, grant)
+        owned = _owned(stores, grant) if grant is not None else None
+        if owned is not None and not first:  # a replay: whoever holds it, the connection it made is ended
+            _end(stores, owned)
             return None
-        return grant
+        return owned
 
     def live(grant: Grant) -> bool:
         try:
@@ -127,6 +129,15 @@ def _server(stores: Stores, settings: Settings, base: str) -> Server:
 
     context = Context(f"{base}/mcp", now, query_client, save_code, spend, live, access_token, new_refresh)
     return Server(context)
+
+
+def _owned(stores: Stores, grant: Grant) -> Grant | None:
+    """The grant with its person, from its connection's lookup row (the grant's row names nobody); None when gone."""
+    try:
+        found = connections.by_mac(stores, grant.connection_mac)
+    except Unauthorized:
+        return None
+    return replace(grant, user_id=found.user_id) if found.id == grant.connection_id else None
 
 
 def _end(stores: Stores, grant: Grant) -> None:

@@ -8,7 +8,9 @@ prefix no user id can take (user ids never hold `#`):
 - `oreq#<id>` / `#oreq`: an authorization request waiting for the person's consent (its query, who opened it);
 - `ocode#<MAC of the code>` / `#ocode`: an issued code; spent by a conditional update, so it is used once;
 - `orefresh#<MAC of the token>` / `#orefresh`: a refresh token; spent by a conditional update when rotated.
-Codes and refresh tokens are stored only as MACs under the service's connections key (never the token).
+Codes and refresh tokens are stored only as MACs under the service's connections key (never the token), and name
+no person: only the connection (its id and token MAC); whose it is comes from the connection's own lookup row, so
+an account's erasure (which deletes the person's connections) leaves nothing here that names them.
 """
 
 from __future__ import annotations
@@ -28,7 +30,10 @@ CLIENT, REQUEST, CODE, REFRESH = "oclient#", "oreq#", "ocode#", "orefresh#"
 
 @dataclass(frozen=True)
 class Grant:
-    """What a code or a refresh token stands for: a person's connection, for one client and one resource."""
+    """What a code or a refresh token stands for: a person's connection, for one client and one resource.
+
+    `user_id` is never stored: a grant read back has it empty until the service finds the connection's owner.
+    """
 
     user_id: str
     connection_id: str
@@ -60,15 +65,15 @@ def _epoch(value: Any) -> int | None:
 
 
 def _grant(item: Mapping[str, Any]) -> Grant | None:
-    texts = _text(item, "owner", "connection_id", "connection_mac", "client_id", "resource")
+    texts = _text(item, "connection_id", "connection_mac", "client_id", "resource")
     extra = _text(item, "redirect_uri", "code_challenge") or ["", ""]
     expires, spent = _epoch(item.get(EXPIRY)), item.get("spent", False)
     if texts is None or expires is None or not isinstance(spent, bool):
         unreadable("keys", "oauth_grant")
         return None
-    user_id, connection_id, connection_mac, client_id, resource = texts
+    connection_id, connection_mac, client_id, resource = texts
     return Grant(
-        user_id,
+        "",
         connection_id,
         connection_mac,
         client_id,
@@ -175,7 +180,6 @@ class OAuthRepository:
         item: dict[str, Any] = {
             "user_id": prefix + mac,
             "sk": "#" + prefix[:-1],
-            "owner": grant.user_id,
             "connection_id": grant.connection_id,
             "connection_mac": grant.connection_mac,
             "client_id": grant.client_id,

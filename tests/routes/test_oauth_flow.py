@@ -50,6 +50,10 @@ def test_a_client_signs_in_reads_and_refreshes(flow: OAuthFlow, api: Any, dynamo
     stored = repr(every_item(dynamodb))
     for secret in (tokens["access_token"], tokens["refresh_token"], again.body["refresh_token"]):
         assert secret not in stored
+    oauth_rows = [
+        i for i in every_item(dynamodb)["memory-keys"] if i["user_id"]["S"].startswith(("ocode#", "orefresh#", "oreq#"))
+    ]
+    assert len(oauth_rows) == 3 and "alice" not in repr(oauth_rows)  # a code, two refresh tokens; they name nobody
 
 
 def test_an_access_token_costs_what_a_connection_token_costs(flow: OAuthFlow, dynamodb: Any) -> None:
