@@ -106,10 +106,8 @@ def _allowed_redirect(uri: str, settings: OAuthSettings) -> bool:
     if parts.fragment or "#" in uri or parts.username or parts.password or not parts.hostname:
         return False
     host = parts.hostname if ":" not in parts.hostname else f"[{parts.hostname}]"
-    if host in LOOPBACK:  # RFC 8252: a native client listens on any port of the loopback interface
-        return parts.scheme in ("http", "https") and (
-            host in settings.redirect_hosts or "localhost" in settings.redirect_hosts
-        )
+    if host in LOOPBACK:  # RFC 8252: a native client listens on a port of the loopback interface (exact here too)
+        return parts.scheme in ("http", "https") and host in settings.redirect_hosts
     try:
         ipaddress.ip_address(parts.hostname)
         return False  # no other address: a client names its host

@@ -219,4 +219,6 @@ class Server(AuthorizationServer):
 _DESCRIPTIONS = {  # what an error Authlib raises without a description says
     "invalid_grant": "The code or refresh token is not valid: it was used, has expired, or was never issued.",
     "invalid_client": "The client is not known or did not authenticate.",
+    "unsupported_grant_type": "grant_type must be authorization_code or refresh_token.",
+    "invalid_request": "The request is missing a parameter or has one that is not valid.",
 }
