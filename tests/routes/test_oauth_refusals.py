@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import secrets
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -204,3 +205,26 @@ def test_no_token_reaches_the_logs_or_the_journal(flow: OAuthFlow, api: Any, cap
     for secret in (tokens["access_token"], tokens["refresh_token"], again["access_token"], again["refresh_token"]):
         assert secret not in seen and secret[-20:] not in seen
     assert "keep.memory.connection" in journal
+
+
+def test_a_refused_access_token_is_told_where_the_metadata_is(flow: OAuthFlow, clock: Any) -> None:
+    _, tokens = flow.tokens()
+    clock.advance(seconds=3601)
+    answer = flow.mcp(tokens["access_token"])
+    assert answer.status == 401 and answer.body["code"] == "unauthorized"
+    assert answer.headers["www-authenticate"] == (
+        'Bearer resource_metadata="http://api.example.org/.well-known/oauth-protected-resource/mcp"'
+    )
+    assert tokens["access_token"] not in json.dumps(answer.body)
+
+
+def test_the_consent_routes_need_the_persons_own_sign_in(flow: OAuthFlow, api: Any) -> None:
+    _, tokens = flow.tokens()
+    request_id = flow.request_id(flow.authorize(flow.client_id(), secrets.token_urlsafe(40)))
+    for token in (None, tokens["access_token"]):
+        headers = {"Host": "api.example.org", "Content-Type": "application/json"}
+        if token:
+            headers["Authorization"] = f"Bearer {token}"
+        response = flow.client.http.post(f"/v1/oauth/requests/{request_id}", headers=headers, body='{"approve": false}')
+        assert response.status_code == 401
+    assert flow.get(f"/v1/oauth/requests/{request_id}", "alice").status == 200  # still waiting, unopened by them
