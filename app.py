@@ -11,6 +11,9 @@ from chalicelib.errors import Unauthorized
 from chalicelib.lazy import lazy_module
 from chalicelib.logs import user_hash
 from chalicelib.metrics import count
+from chalicelib.oauth.http import answer as oauth_answer
+from chalicelib.oauth.http import form as oauth_form
+from chalicelib.oauth.http import oauth_errors
 from chalicelib.storage.retries import within_the_invocation
 from chalicelib.web_api import (
     contract_errors,
@@ -28,7 +31,17 @@ from chalicelib.web_api import (
 if TYPE_CHECKING:
     from chalicelib import bootstrap, config
     from chalicelib.auth import callers, tokens
-    from chalicelib.services import agent_grants, agents, connected, connections, consumer, freshness, memory, operators
+    from chalicelib.services import (
+        agent_grants,
+        agents,
+        connected,
+        connections,
+        consumer,
+        freshness,
+        memory,
+        oauth,
+        operators,
+    )
 else:  # each Lambda function loads only what its handlers touch (see chalicelib/lazy.py)
     bootstrap, config = lazy_module("chalicelib.bootstrap"), lazy_module("chalicelib.config")
     callers, tokens = lazy_module("chalicelib.auth.callers"), lazy_module("chalicelib.auth.tokens")
@@ -42,6 +55,7 @@ else:  # each Lambda function loads only what its handlers touch (see chalicelib
         lazy_module("chalicelib.services.connections"),
         lazy_module("chalicelib.services.connected"),
     )
+    oauth = lazy_module("chalicelib.services.oauth")
 
 
 def get_stores() -> bootstrap.Stores:
@@ -331,10 +345,11 @@ def _base_url() -> str:
 @app.route("/mcp", methods=["POST"], content_types=ANY_BODY)
 @contract_errors
 def post_mcp():  # type: ignore[no-untyped-def]
-    try:
-        connection = connections.authenticate(get_stores(), connections.bearer(_request().headers))
+    base = _base_url()
+    try:  # a connection token, or an OAuth access token issued for this very resource (RFC 8707)
+        connection = connections.for_mcp(get_stores(), f"{base}/mcp", connections.bearer(_request().headers))
     except Unauthorized as exc:
-        exc.challenge = f'Bearer resource_metadata="{_base_url()}{MCP_METADATA_PATH}"'
+        exc.challenge = f'Bearer resource_metadata="{base}{MCP_METADATA_PATH}"'
         raise
     from chalicelib.mcp.server import handle  # the MCP code loads on this route only
 
@@ -350,16 +365,66 @@ def mcp_no_stream() -> Response:
 
 @app.route(MCP_METADATA_PATH, methods=["GET"], content_types=ANY_BODY)
 def mcp_resource_metadata() -> Response:
-    """RFC 9728 protected resource metadata for `/mcp` (its authorization servers come with OAuth, a later issue)."""
-    base = _base_url()
-    return json_response(
-        {
-            "resource": f"{base}/mcp",
-            "bearer_methods_supported": ["header"],
-            "resource_name": "Personal memory",
-            "resource_documentation": f"{base}/",
-        }
-    )
+    """RFC 9728 protected resource metadata for `/mcp`: this service is its authorization server."""
+    return json_response(oauth.resource_metadata(_base_url()))
+
+
+# ---- OAuth: the service is the authorization server of its own /mcp (docs/oauth.md) -------------------
+# No authorizer on these: API Gateway would turn a refusal into its own 403; errors are RFC 6749's shape.
+
+
+@app.route("/.well-known/oauth-authorization-server", methods=["GET"], content_types=ANY_BODY)
+def oauth_metadata() -> Response:
+    """RFC 8414 authorization server metadata."""
+    return json_response(oauth.metadata(_base_url()))
+
+
+@app.route("/.well-known/openid-configuration", methods=["GET"], content_types=ANY_BODY)
+def oauth_metadata_for_a_path() -> Response:
+    """The same, where clients look for an issuer with a path (the API's stage name: docs/oauth.md)."""
+    return json_response(oauth.metadata(_base_url()))
+
+
+@app.route("/oauth/authorize", methods=["GET"], content_types=ANY_BODY)
+@oauth_errors
+def oauth_authorize():  # type: ignore[no-untyped-def]
+    request = _request()
+    query = request.query_params
+    params = {k: list(query.getlist(k)) for k in query} if query is not None else {}
+    return oauth_answer(*oauth.authorize(get_stores(), get_settings(), _base_url(), params))
+
+
+@app.route("/oauth/token", methods=["POST"], content_types=ANY_BODY)
+@oauth_errors
+def oauth_token():  # type: ignore[no-untyped-def]
+    request = _request()
+    params = oauth_form(_body(), request.headers.get("content-type"))
+    return oauth_answer(*oauth.token(get_stores(), get_settings(), _base_url(), params, dict(request.headers)))
+
+
+@app.route("/oauth/register", methods=["POST"], content_types=ANY_BODY)
+@oauth_errors
+def oauth_register():  # type: ignore[no-untyped-def]
+    from chalicelib.schemas import parse_json
+
+    raw = _body() or b""
+    body = parse_json(raw) if len(raw) <= 16_384 else None
+    return oauth_answer(*oauth.register(get_stores(), get_settings(), _base_url(), body))
+
+
+@app.route("/v1/oauth/requests/{id}", methods=["GET"], authorizer=user_token, content_types=ANY_BODY)
+@contract_errors
+def get_oauth_request(id):  # type: ignore[no-untyped-def]
+    return json_response(oauth.open_request(get_stores(), get_settings(), _base_url(), _user(), path_id(id)))
+
+
+@app.route("/v1/oauth/requests/{id}", methods=["POST"], authorizer=user_token, content_types=ANY_BODY)
+@contract_errors
+def decide_oauth_request(id):  # type: ignore[no-untyped-def]
+    from chalicelib.schemas import OAuthDecisionBody, parse_body  # pydantic loads on first use, not at cold start
+
+    body = parse_body(OAuthDecisionBody, _body())
+    return json_response(oauth.decide(get_stores(), get_settings(), _base_url(), _user(), path_id(id), body))
 
 
 # ---- hosts and workers (IAM) ------------------------------------------------------------------

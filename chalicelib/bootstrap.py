@@ -20,6 +20,7 @@ from chalicelib.storage.entries import EntriesRepository
 from chalicelib.storage.events import EventsRepository
 from chalicelib.storage.journal import JournalRepository
 from chalicelib.storage.keys import KeysRepository
+from chalicelib.storage.oauth import OAuthRepository
 from chalicelib.storage.proposals import ProposalsRepository
 from chalicelib.storage.retries import guarded
 from chalicelib.storage.sessions import SessionsRepository
@@ -40,6 +41,7 @@ class Stores:
     agents: AgentsRepository  # the user's grants per agent, in the entries table
     connections: ConnectionsRepository  # the person's connections, in the keys table
     connection_key: ConnectionMacKey  # the service's key for connection tokens' MACs
+    oauth: OAuthRepository  # OAuth's clients, pending requests, codes and refresh tokens, in the keys table
     clock: Callable[[], datetime] = utc_now
 
 
@@ -64,6 +66,7 @@ def build_stores(
         agents=AgentsRepository(tables.entries),
         connections=connections,
         connection_key=ConnectionMacKey(connections, kms, clock),
+        oauth=OAuthRepository(client, tables.keys),
         clock=clock,
     )
 

@@ -31,6 +31,18 @@ class JwtSettings:
     jwks_inline: Mapping[str, object] | None
 
 
+# Where OAuth clients may send a person back (redirect URIs, exact; docs/oauth.md): the hosts of the clients people
+# use, and the loopback addresses native clients listen on (RFC 8252). A stage setting: OAUTH_REDIRECT_HOSTS.
+DEFAULT_REDIRECT_HOSTS = "claude.ai,claude.com,chatgpt.com,127.0.0.1,localhost"
+
+
+@dataclass(frozen=True)
+class OAuthSettings:
+    redirect_hosts: frozenset[str] = frozenset(DEFAULT_REDIRECT_HOSTS.split(","))
+    # Hosts whose client metadata documents may be fetched over plain http: the local stack's tests only ("127.0.0.1").
+    insecure_metadata_hosts: frozenset[str] = frozenset()
+
+
 @dataclass(frozen=True)
 class Settings:
     tables: TableNames
@@ -41,6 +53,7 @@ class Settings:
     page: Mapping[str, str]
     kms_key_id: str = ""  # the customer-managed KMS key (id, ARN or alias) that wraps every data key
     log_pseudonym_key: bytes = b""  # keys the users' pseudonyms in the logs (chalicelib/logs.py); a stage secret
+    oauth: OAuthSettings = OAuthSettings()
 
 
 def _required(env: Mapping[str, str], name: str) -> str:
@@ -51,7 +64,12 @@ def _required(env: Mapping[str, str], name: str) -> str:
 
 
 def _arn_list(env: Mapping[str, str], name: str) -> frozenset[str]:
-    return frozenset(part.strip() for part in env.get(name, "").split(",") if part.strip())
+    return _names(env.get(name, ""))
+
+
+def _names(value: str) -> frozenset[str]:
+    """A comma-separated stage setting as a set (blanks dropped)."""
+    return frozenset(part.strip() for part in value.split(",") if part.strip())
 
 
 def _page_settings(env: Mapping[str, str]) -> dict[str, str]:
@@ -106,6 +124,10 @@ def load_settings(env: Mapping[str, str]) -> Settings:
         page=_page_settings(env),
         kms_key_id=_required(env, "KMS_KEY_ID"),
         log_pseudonym_key=_pseudonym_key(env),
+        oauth=OAuthSettings(
+            redirect_hosts=_names(env.get("OAUTH_REDIRECT_HOSTS") or DEFAULT_REDIRECT_HOSTS),
+            insecure_metadata_hosts=_names(env.get("OAUTH_INSECURE_METADATA_HOSTS", "")),
+        ),
     )
 
 

@@ -148,6 +148,22 @@ class ConnectionBody(_Body):
     expires_in_days: ExpiryDays = Field(default=90, ge=1, le=365)
 
 
+class OAuthDecisionBody(_Body):
+    """`POST /v1/oauth/requests/{id}`: the person's answer to a client's request (docs/oauth.md)."""
+
+    approve: StrictBool
+    agent: AgentId | None = None  # the name the client acts under; required to approve
+    trusted: StrictBool = False  # the person says the client reads nothing from outside
+    read: StrictBool = True
+    propose: StrictBool = True
+
+    @model_validator(mode="after")
+    def _named_to_approve(self) -> OAuthDecisionBody:
+        if self.approve and self.agent is None:
+            raise ValueError("approving names the agent")
+        return self
+
+
 class AgentProposalBody(_Body):
     """`POST /v1/agent/proposals`: bounded at the door as a worker's event; the consumer refuses the rest."""
 

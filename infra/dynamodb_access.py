@@ -31,6 +31,7 @@ REPOSITORIES = {
     "keys": "KeysTable",
     "agents": "EntriesTable",  # the user's grants per agent live in their entries partition
     "connections": "KeysTable",  # a person's connections and the service's MAC key (storage/connections.py)
+    "oauth": "KeysTable",  # OAuth's clients, pending requests, codes and refresh tokens (storage/oauth.py)
 }
 # chalicelib/crypto/keyring.py reaches the keys and journal repositories as `self.keys` / `self.journal`.
 # Every function that stores or reads text goes through it: repositories seal and open with its keys.

@@ -158,6 +158,7 @@ class LocalStack:
             "WORKER_ROLE_ARNS": self.principals["worker"].arn,
             "OPERATOR_ROLE_ARNS": self.principals["operator"].arn,
             "MEMORY_DEV_SIGN_IN": "1",
+            "OAUTH_INSECURE_METADATA_HOSTS": "127.0.0.1",  # the tests serve client metadata documents on loopback
             "LOG_PSEUDONYM_KEY": secrets.token_urlsafe(32),  # a new one per launch: nothing outlives the stack
         }
         os.environ.update(env)

@@ -45,6 +45,7 @@ PARAMETERS = {
     "HostRoleArns": "HOST_ROLE_ARNS",
     "WorkerRoleArns": "WORKER_ROLE_ARNS",
     "OperatorRoleArns": "OPERATOR_ROLE_ARNS",
+    "OAuthRedirectHosts": "OAUTH_REDIRECT_HOSTS",
     "OidcAuthorizeUrl": "OIDC_AUTHORIZE_URL",
     "OidcTokenUrl": "OIDC_TOKEN_URL",
     "OidcClientId": "OIDC_CLIENT_ID",

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 
 JOURNAL_ACTION = "keep.memory.connection"
 CACHE_SECONDS = 60
+MAX_ACCESS_TOKEN_CHARACTERS = 2048  # ours are ~330: anything longer is no access token of this service
 _CACHE_MAX = 1_000
 
 _lock = threading.Lock()
@@ -36,28 +37,51 @@ _cache: dict[str, tuple[float, Connection]] = {}  # MAC -> (when read, the conne
 
 def create(stores: Stores, user_id: str, body: ConnectionBody) -> dict[str, Any]:
     """A new connection and its token (shown this once); journaled without the token."""
+    connection, token = make(stores, user_id, body.agent, trusted=body.trusted, days=body.expires_in_days)
+    return {**connection.public(), "token": token}
+
+
+def make(
+    stores: Stores,
+    user_id: str,
+    agent: str,
+    *,
+    trusted: bool,
+    days: int,
+    client_id: str | None = None,
+    client_name: str | None = None,
+) -> tuple[Connection, str]:
+    """Store a connection (both rows and its journal row, one transaction): the connection and its token.
+
+    OAuth's consent makes one for a client (`client_id`) and never shows the token: its access tokens name the
+    connection by the token's MAC (services/oauth.py).
+    """
     now = instant(stores.clock)
     token = connection_tokens.new_token()
     connection = Connection(
         id=new_id(),
         user_id=user_id,
-        agent=body.agent,
-        trusted=body.trusted,
+        agent=agent,
+        trusted=trusted,
         created_at=now.iso,
-        expires_at=now.epoch + body.expires_in_days * DAY_SECONDS,
+        expires_at=now.epoch + days * DAY_SECONDS,
         mac=connection_tokens.mac(stores.connection_key.get(), token),
+        client_id=client_id,
+        client_name=client_name,
     )
-    details = {
+    details: dict[str, Any] = {
         "operation": "create",
         "connection_id": connection.id,
         "agent": connection.agent,
         "trusted": connection.trusted,
     }
+    if client_id:
+        details["client_id"] = client_id
     transact(
         stores.client,
         [*stores.connections.create(connection), stores.journal.record(user_id, JOURNAL_ACTION, now.iso, details)],
     )
-    return {**connection.public(), "token": token}
+    return connection, token
 
 
 def list_connections(stores: Stores, user_id: str) -> dict[str, Any]:
@@ -103,7 +127,27 @@ def authenticate(stores: Stores, token: str | None) -> Connection:
     """The live connection a token names; `Unauthorized` (401) for anything else, naming nothing."""
     if token is None or not connection_tokens.is_well_formed(token):
         raise Unauthorized("A connection token is required: make one on the Agents tab of your memory page.")
-    mac = connection_tokens.mac(stores.connection_key.get(), token)
+    return by_mac(stores, connection_tokens.mac(stores.connection_key.get(), token))
+
+
+def for_mcp(stores: Stores, resource: str, token: str | None) -> Connection:
+    """The connection a bearer token on `/mcp` acts as: a connection token, or an OAuth access token issued for
+    `resource` (RFC 8707; oauth/access.py). Authlib stays unloaded here: checking a token needs only PyJWT."""
+    if token is None or not token.startswith("ey") or len(token) > MAX_ACCESS_TOKEN_CHARACTERS:
+        return authenticate(stores, token)
+    from chalicelib.oauth import access
+
+    mac = access.connection_of(stores.connection_key.get(), token, resource=resource, now=instant(stores.clock).epoch)
+    if mac is None:
+        raise Unauthorized("This access token is not valid here: it has expired, or was issued for another resource.")
+    return by_mac(stores, mac)
+
+
+def by_mac(stores: Stores, mac: str) -> Connection:
+    """The live connection of a token's MAC (a connection token's, or the one an OAuth access token names).
+
+    One consistent GetItem, cached here for at most `CACHE_SECONDS`; 401 when revoked, expired or never made.
+    """
     now_epoch, read_at = instant(stores.clock).epoch, time.monotonic()
     with _lock:
         cached = _cache.get(mac)

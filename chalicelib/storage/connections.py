@@ -36,11 +36,13 @@ class Connection:
     expires_at: int  # epoch seconds
     mac: str = ""
     last_used_at: str | None = None
+    client_id: str | None = None  # made by OAuth consent: the client it was made for (shown on the Agents tab)
+    client_name: str | None = None
 
     def public(self) -> dict[str, Any]:
         from chalicelib.models import iso_from_epoch
 
-        return {
+        shown: dict[str, Any] = {
             "id": self.id,
             "agent": self.agent,
             "trusted": self.trusted,
@@ -48,6 +50,9 @@ class Connection:
             "expires_at": iso_from_epoch(self.expires_at),
             "last_used_at": self.last_used_at,
         }
+        if self.client_id:  # made by OAuth consent: the client it is for
+            shown["client"] = {"id": self.client_id, "name": self.client_name or self.client_id}
+        return shown
 
 
 def _from_item(item: Mapping[str, Any], user_id: str | None) -> Connection | None:
@@ -55,12 +60,14 @@ def _from_item(item: Mapping[str, Any], user_id: str | None) -> Connection | Non
     texts = [item.get(name) for name in ("connection_id", "agent", "created_at", "mac")]
     owner = user_id if user_id is not None else item.get("owner")
     expires, trusted, used = item.get(EXPIRY), item.get("trusted"), item.get("last_used_at")
+    client_id, client_name = item.get("client_id"), item.get("client_name")
     if (
         not all(isinstance(value, str) and value for value in [*texts, owner])
         or isinstance(expires, bool)
         or not isinstance(expires, int | Decimal)
         or not isinstance(trusted, bool)
         or not (used is None or isinstance(used, str))
+        or not all(value is None or isinstance(value, str) for value in (client_id, client_name))
     ):
         unreadable("keys", "connection")
         return None
@@ -73,6 +80,8 @@ def _from_item(item: Mapping[str, Any], user_id: str | None) -> Connection | Non
         expires_at=int(expires),
         mac=str(item["mac"]),
         last_used_at=used,
+        client_id=client_id,
+        client_name=client_name,
     )
 
 
@@ -84,7 +93,7 @@ class ConnectionsRepository:
     def _lookup_key(self, mac: str) -> dict[str, Any]:
         return dynamo.dump({"user_id": LOOKUP_PREFIX + mac, "sk": LOOKUP_SK})
 
-    def _owned_key(self, user_id: str, connection_id: str) -> dict[str, Any]:
+    def owned_key(self, user_id: str, connection_id: str) -> dict[str, Any]:
         return dynamo.dump({"user_id": user_id, "sk": OWNED_PREFIX + connection_id})
 
     def find(self, mac: str) -> Connection | None:
@@ -102,7 +111,7 @@ class ConnectionsRepository:
 
     def get_owned(self, user_id: str, connection_id: str) -> Connection | None:
         raw = self._client.get_item(
-            TableName=self.table, Key=self._owned_key(user_id, connection_id), ConsistentRead=True
+            TableName=self.table, Key=self.owned_key(user_id, connection_id), ConsistentRead=True
         ).get("Item")
         return _from_item(dynamo.load(raw), user_id) if raw else None
 
@@ -116,6 +125,8 @@ class ConnectionsRepository:
             EXPIRY: connection.expires_at,
             "mac": connection.mac,
         }
+        if connection.client_id:
+            common.update(client_id=connection.client_id, client_name=connection.client_name or connection.client_id)
         lookup = {"user_id": LOOKUP_PREFIX + connection.mac, "sk": LOOKUP_SK, "owner": connection.user_id, **common}
         owned = {"user_id": connection.user_id, "sk": OWNED_PREFIX + connection.id, **common}
         return [
@@ -136,7 +147,7 @@ class ConnectionsRepository:
         owned = {
             "Delete": {
                 "TableName": self.table,
-                "Key": self._owned_key(connection.user_id, connection.id),
+                "Key": self.owned_key(connection.user_id, connection.id),
                 "ConditionExpression": "attribute_exists(sk)",
             }
         }
@@ -182,7 +193,7 @@ class ConnectionsRepository:
         return {
             "Update": {
                 "TableName": self.table,
-                "Key": self._owned_key(connection.user_id, connection.id),
+                "Key": self.owned_key(connection.user_id, connection.id),
                 "UpdateExpression": "SET last_used_at = :u",
                 "ConditionExpression": "attribute_exists(sk) AND mac = :m AND #e > :n AND #a = :a AND #t = :t",
                 "ExpressionAttributeNames": {"#e": EXPIRY, "#a": "agent", "#t": "trusted"},

@@ -19,6 +19,7 @@ SCRIPT_MODULES = (
     "agents-view.js",
     "api.js",
     "connect-form.js",
+    "consent-view.js",
     "connections.js",
     "dialogs.js",
     "dom.js",

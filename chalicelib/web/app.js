@@ -15,8 +15,9 @@
  *   filter.js · proposals-view.js · dialogs.js (export, forget everything) · journal-view.js · tabs.js ·
  *   live.js (polling as the server advises, the waiting count) · session.js (sign-in and out) ·
  *   agents-view.js (the Agents tab: switches per agent, forget what an agent or a conversation suggested) ·
- *   review-bulk.js (accept all, a conversation's "accept these N", reject all from an agent). Suggestions are drawn
- *   grouped by conversation (review-groups.js) in compact rows (proposal-row.js): helpers, no view.
+ *   review-bulk.js (accept all, a conversation's "accept these N", reject all from an agent) · consent-view.js (an
+ *   app asks to connect: OAuth). Suggestions are drawn grouped by conversation (review-groups.js) in compact rows
+ *   (proposal-row.js): helpers, no view.
  *   Nothing imports app.js or session.js: a module that needs sign-out asks the store for it.
  *
  * Talking across modules goes through store.js, never an import:
@@ -63,6 +64,7 @@
 
 import { renderAddForm, wireAddForm } from "./add-form.js";
 import { wireAgents } from "./agents-view.js";
+import { captureConsent, wireConsent } from "./consent-view.js";
 import { api } from "./api.js";
 import { closeForgetAll, confirmForgetAll, exportAll, openForgetAll, wireDialogs } from "./dialogs.js";
 import { $, keepingFocus } from "./dom.js";
@@ -160,6 +162,7 @@ function wire() {
   wireBulk({ reload: () => loadMemory(true), report: reportError });
   wireAgents({ reload: () => loadMemory(true), report: reportError, showTab: (name) => selectTab(name, false) });
   wireJournal();
+  wireConsent();
   wireDialogs();
   $("forget-all").addEventListener("click", () => { clearStatus(); openForgetAll(); });
   $("forget-all-cancel").addEventListener("click", closeForgetAll);
@@ -170,6 +173,7 @@ function wire() {
 }
 
 async function start() {
+  captureConsent(); // an app's `?oauth=` request leaves the address bar before anything else
   wire();
   restoreSession();
   try {

@@ -42,6 +42,7 @@ API_ONLY_ENV = {
     "HOST_ROLE_ARNS": "HostRoleArns",
     "WORKER_ROLE_ARNS": "WorkerRoleArns",
     "OPERATOR_ROLE_ARNS": "OperatorRoleArns",
+    "OAUTH_REDIRECT_HOSTS": "OAuthRedirectHosts",  # docs/oauth.md: where an app's redirect URI may point
     "OIDC_AUTHORIZE_URL": "OidcAuthorizeUrl",
     "OIDC_TOKEN_URL": "OidcTokenUrl",
     "OIDC_CLIENT_ID": "OidcClientId",

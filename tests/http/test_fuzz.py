@@ -27,7 +27,7 @@ import yaml
 ROOT = Path(__file__).resolve().parents[2]
 SPEC_PATH = ROOT / "openapi.yaml"
 CONFIG = Path(__file__).with_name("schemathesis.toml")
-FAMILIES = ("user", "host", "worker", "operator", "agent")
+FAMILIES = ("user", "host", "worker", "operator", "agent", "oauth")
 EXAMPLES_PER_OPERATION = 3  # the fuzzing phase's; coverage and stateful size themselves (~630 cases in all)
 
 
@@ -62,7 +62,7 @@ def test_every_app_route_is_in_a_fuzzed_family() -> None:
 
     by_family = _operations_by_family()
     fuzzed = set().union(*(by_family[family] for family in FAMILIES))
-    served = ("/v1/", "/mcp", "/.well-known/")  # the API, the remote MCP endpoint and its metadata (not the page)
+    served = ("/v1/", "/mcp", "/.well-known/", "/oauth/")  # the API, remote MCP, its metadata and OAuth (not the page)
     api_routes = {
         f"{method} {path}" for path, methods in app.routes.items() for method in methods if path.startswith(served)
     }

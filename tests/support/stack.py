@@ -31,6 +31,7 @@ def settings_env(names: TableNames, issuer: DevTokenIssuer) -> dict[str, str]:
         "WORKER_ROLE_ARNS": WORKER_ARN,
         "OPERATOR_ROLE_ARNS": OPERATOR_ARN,
         "MEMORY_DEV_SIGN_IN": "1",
+        "OAUTH_INSECURE_METADATA_HOSTS": "127.0.0.1",
         "LOG_PSEUDONYM_KEY": TEST_PSEUDONYM_KEY,
     }
 
