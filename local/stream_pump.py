@@ -72,8 +72,8 @@ def _names_table(params: dict[str, Any], table: str) -> bool:
 def wake_on_events_write(client: Any, table: str, wake: Callable[[], None]) -> None:
     """Call `wake` after each call of `client` that wrote to `table` (its stream then has a record to read).
 
-    botocore's `before-call` sees the call's parameters and marks its request context; `after-call` (the
-    answer is in, retries done) wakes the pump, so a poll never runs before the write it was woken for.
+    botocore's `before-parameter-build` sees the call's parameters and marks its request context;
+    `after-call` (the answer is in, retries done) wakes the pump, so a poll never runs before the write.
     """
 
     def mark(params: dict[str, Any], model: Any, context: dict[str, Any], **_: Any) -> None:
@@ -84,7 +84,7 @@ def wake_on_events_write(client: Any, table: str, wake: Callable[[], None]) -> N
         if context.get("memory_events_write"):
             wake()
 
-    client.meta.events.register("before-call.dynamodb", mark, unique_id=f"events-write-{table}")
+    client.meta.events.register("before-parameter-build.dynamodb", mark, unique_id=f"events-write-{table}")
     client.meta.events.register("after-call.dynamodb", woken, unique_id=f"events-woken-{table}")
 
 

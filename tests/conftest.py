@@ -51,10 +51,7 @@ _SLOW = {
     "tests/faults/test_faults_agents.py::test_forget_agent_interrupted_midway_says_so_and_a_retry_finishes_it": "cap-sized forget",  # noqa: E501
     "tests/faults/test_invocation_deadline.py::test_a_hanging_dynamodb_gets_the_contracts_503_before_the_api_functions_deadline": "waits out a deadline",  # noqa: E501
     "tests/faults/test_invocation_deadline.py::test_a_hanging_dynamodb_leaves_every_record_in_batch_item_failures_before_the_consumers_deadline": "waits out a deadline",  # noqa: E501
-    "tests/local_stack/test_embedded_aws.py::test_moto_keeps_a_bounded_number_of_shard_iterators": "hundreds of iterators",  # noqa: E501
     "tests/local_stack/test_embedded_aws.py::test_refused_transactions_racing_with_writes_never_undo_or_resurrect_them": "thread burst",  # noqa: E501
-    "tests/local_stack/test_moto_direct.py::test_calls_to_the_stacks_moto_url_are_answered_in_process_by_the_same_backends": "a moto server",  # noqa: E501
-    "tests/local_stack/test_moto_direct.py::test_a_faulted_call_is_never_applied_in_process": "a moto server",
     "tests/tools/test_bench.py::test_the_agents_grants_add_no_call_and_forgetting_an_agents_200_entries_with_their_fingerprints_is_16_calls": "bench workload",  # noqa: E501
     "tests/tools/test_bench.py::test_the_cap_path_refused_is_the_key_read_the_transaction_one_query_and_the_key_again_and_repairs_a_counter_ttl_left_high": "cap of 200",  # noqa: E501
     "tests/tools/test_bench.py::test_the_counter_sees_each_call_by_operation_name": "bench workload",
