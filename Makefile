@@ -56,8 +56,9 @@ run: $(STAMP) $(DDB_STAMP)
 WRITE_BYTECODE := env -u PYTHONDONTWRITEBYTECODE
 
 # --durations=10: every run (CI included) names its ten slowest tests, where a slowdown shows first.
+# MEMORY_TEST_DYNAMODB=local: the storage-facing tests run on DynamoDB Local, one per worker (docs/local-stack.md).
 test: $(STAMP) $(DDB_STAMP) browser-deps
-	$(WRITE_BYTECODE) $(PY) -m pytest -q --durations=10 $(PARALLEL)
+	MEMORY_TEST_DYNAMODB=local $(WRITE_BYTECODE) $(PY) -m pytest -q --durations=10 $(PARALLEL)
 
 # The edit-run loop (under a minute): lint, types, and every test that needs no server, browser or package
 # and takes no seconds on its own (README, "Tests"). loadgroup: a file sharing one corpus sweep runs on one worker.

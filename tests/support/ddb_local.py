@@ -4,7 +4,8 @@
 mark: the stream, consumer and fault suites, the cap and concurrency races) gets the `dynamodb` fixture's
 client, its tables and the environment's DynamoDB endpoints on the worker's DynamoDB Local instead of
 in-process moto, which still serves KMS. `make check` leaves it unset: the same tests run on moto, fast.
-A test marked `dynamodb_local` runs there always (it is about what DynamoDB Local refuses and moto lets
+MEMORY_TEST_DYNAMODB=all puts every test that has the `dynamodb` fixture there (how the differences in
+docs/local-stack.md were found). A test marked `dynamodb_local` runs there always (it is about what DynamoDB Local refuses and moto lets
 through), and so sits in the server tier.
 
 Tables are named per test (`t<n>-entries`, ...) and deleted when it ends, so no test sees another's
@@ -30,7 +31,7 @@ _numbers = itertools.count(1)
 
 def on_dynamodb_local(node: pytest.Item) -> bool:
     """Whether this test's DynamoDB is DynamoDB Local (else in-process moto)."""
-    if node.get_closest_marker("dynamodb_local") is not None:
+    if node.get_closest_marker("dynamodb_local") is not None or os.environ.get(ENV) == "all":
         return True
     return os.environ.get(ENV) == "local" and node.get_closest_marker("storage") is not None
 
