@@ -10,8 +10,9 @@ What AWS documents, and what this sweeper does the same way through DynamoDB's o
 - A TTL deletion is written to the table's stream as a REMOVE record. AWS marks it with a
   `userIdentity` of `{"PrincipalId": "dynamodb.amazonaws.com", "Type": "Service"}`; a DeleteItem
   cannot, so the local record has none (the consumer's filter drops every REMOVE either way).
-Each deletion is a conditional DeleteItem (the item is still expired by the same rule), so an item
-the app rewrote since the Scan saw it is never deleted.
+Each deletion is conditional (the item is still expired by the same rule), so an item the app rewrote
+since the Scan saw it is never deleted; up to 100 go in one TransactWriteItems (200 expired entries: two
+calls instead of 200, which took over 30 s of a `POST /dev/ttl-sweep` on a loaded machine).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ logger = logging.getLogger(__name__)
 
 FIVE_YEARS_SECONDS = 5 * 365 * 86_400
 _EXPIRED = "attribute_type(#ttl, :number) AND #ttl BETWEEN :oldest AND :cutoff"
+_ACTIONS_PER_TRANSACTION = 100  # DynamoDB's limit for one TransactWriteItems
 
 
 class TtlSweeper:
@@ -39,16 +41,18 @@ class TtlSweeper:
         self._lag = lag_seconds
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        self._one_at_a_time = threading.Lock()  # the background sweep and `POST /dev/ttl-sweep`
 
     def sweep(self, lag_seconds: int | None = None) -> int:
         """One pass over every table; returns how many items TTL deleted."""
         lag = self._lag if lag_seconds is None else lag_seconds
-        now = int(self._clock().timestamp())
         deleted = 0
-        for table in self._tables():
-            attribute = self._ttl_attribute(table)
-            if attribute is not None:
-                deleted += self._sweep_table(table, attribute, oldest=now - FIVE_YEARS_SECONDS, cutoff=now - lag)
+        with self._one_at_a_time:
+            now = int(self._clock().timestamp())
+            for table in self._tables():
+                attribute = self._ttl_attribute(table)
+                if attribute is not None:
+                    deleted += self._sweep_table(table, attribute, oldest=now - FIVE_YEARS_SECONDS, cutoff=now - lag)
         return deleted
 
     def _tables(self) -> list[str]:
@@ -80,12 +84,27 @@ class TtlSweeper:
             ExpressionAttributeNames={**expired["ExpressionAttributeNames"], **names},
             ExpressionAttributeValues=expired["ExpressionAttributeValues"],
         ):
-            for key in page["Items"]:
-                try:
-                    self._client.delete_item(TableName=table, Key=key, ConditionExpression=_EXPIRED, **expired)
-                except self._client.exceptions.ConditionalCheckFailedException:
-                    continue  # rewritten (or deleted) since the Scan: no longer expired
-                deleted += 1
+            for start in range(0, len(page["Items"]), _ACTIONS_PER_TRANSACTION):
+                deleted += self._delete(table, page["Items"][start : start + _ACTIONS_PER_TRANSACTION], expired)
+        return deleted
+
+    def _delete(self, table: str, keys: list[dict[str, Any]], expired: dict[str, Any]) -> int:
+        """Delete `keys` if still expired: one transaction of up to 100 (a call each, not a call per item);
+        where one of them is no longer expired (rewritten, or deleted meanwhile) the transaction changes
+        nothing, and each is deleted alone."""
+        action = {"TableName": table, "ConditionExpression": _EXPIRED, **expired}
+        try:
+            self._client.transact_write_items(TransactItems=[{"Delete": {**action, "Key": key}} for key in keys])
+            return len(keys)
+        except self._client.exceptions.TransactionCanceledException:
+            pass
+        deleted = 0
+        for key in keys:
+            try:
+                self._client.delete_item(Key=key, **action)
+            except self._client.exceptions.ConditionalCheckFailedException:
+                continue  # rewritten (or deleted) since the Scan: no longer expired
+            deleted += 1
         return deleted
 
     def start(self, interval: float = 5.0) -> None:

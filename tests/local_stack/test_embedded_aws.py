@@ -211,14 +211,14 @@ def test_the_sweeper_never_deletes_an_item_rewritten_since_its_scan(
     fresh = _event("s", "kept", {"N": str(clock.epoch() + 3600)})
 
     def rewrite_first(**_: Any) -> None:  # the app writes the item again between the Scan and the delete
-        dynamodb.meta.events.unregister("before-call.dynamodb.DeleteItem", unique_id="rewrite")
+        dynamodb.meta.events.unregister("before-call.dynamodb.TransactWriteItems", unique_id="rewrite")
         dynamodb.put_item(TableName=table_names.events, Item=fresh)
 
-    dynamodb.meta.events.register("before-call.dynamodb.DeleteItem", rewrite_first, unique_id="rewrite")
+    dynamodb.meta.events.register("before-call.dynamodb.TransactWriteItems", rewrite_first, unique_id="rewrite")
     try:
         assert TtlSweeper(dynamodb, clock).sweep(lag_seconds=0) == 0
     finally:
-        dynamodb.meta.events.unregister("before-call.dynamodb.DeleteItem", unique_id="rewrite")
+        dynamodb.meta.events.unregister("before-call.dynamodb.TransactWriteItems", unique_id="rewrite")
     assert dynamodb.get_item(TableName=table_names.events, Key=keys)["Item"]["ttl"] == fresh["ttl"]
 
 
