@@ -6,7 +6,8 @@ ships the jar, nothing is downloaded when it starts) and runs on Java 17 (Debian
 database for every credential and region (`-sharedDb`: the AWS CLI with any keys sees the tables the
 stack made) and no telemetry (`-disableTelemetry`: nothing leaves 127.0.0.1). The JVM gets a
 bounded heap and is ended with the process that started it (PR_SET_PDEATHSIG), so a killed stack or
-test worker leaves no JVM behind.
+test worker leaves no JVM behind. That signal fires when the starting *thread* ends: start it from a
+thread that lives as long as the stack (the launcher's and the test fixtures' main thread).
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 Deployed, Lambda reads the events table's stream, hands the consumer batches of records, honours
 its partial batch response (`ReportBatchItemFailures`), retries, and finally sends what keeps
 failing to the on-failure destination. `chalice local` runs no event sources, so this pump does
-that job on one machine, against moto's DynamoDB Streams.
+that job on one machine, against DynamoDB Local's streams (moto's in the quick tier's tests).
 
 Semantics (what a handler can rely on, deployed or local):
 - Records of a shard arrive in sequence order, in batches of at most `batch_size`, shaped like a
