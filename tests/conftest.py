@@ -132,7 +132,8 @@ def aws_credentials(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
     monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
     monkeypatch.setenv("AWS_ACCOUNT_ID_ENDPOINT_MODE", "disabled")
-    monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
+    for variable in ddb_local.ENDPOINT_VARIABLES:
+        monkeypatch.delenv(variable, raising=False)
     monkeypatch.delenv("AWS_PROFILE", raising=False)
 
 

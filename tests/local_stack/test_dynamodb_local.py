@@ -88,3 +88,20 @@ def _state(pid: int) -> str:
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
     except OSError:
         return "gone"
+
+
+def test_a_stack_endpoint_left_in_the_environment_never_reaches_a_moto_test(
+    monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
+) -> None:
+    """An in-process local stack sets AWS_ENDPOINT_URL_<SERVICE> for good (tests/support/chaos.py): a later
+    test on moto in the same worker must still reach moto, not a stopped DynamoDB Local."""
+    from local.process import free_port
+
+    dead = f"http://127.0.0.1:{free_port()}"
+    for variable in ("AWS_ENDPOINT_URL_DYNAMODB", "AWS_ENDPOINT_URL_DYNAMODB_STREAMS", "AWS_ENDPOINT_URL_KMS"):
+        monkeypatch.setenv(variable, dead)
+    tables = request.getfixturevalue("tables")
+    kms = request.getfixturevalue("kms")
+    assert request.getfixturevalue("dynamodb").describe_table(TableName="t-entries")["Table"]["TableName"]
+    assert kms.describe_key(KeyId="alias/personal-memory-local")["KeyMetadata"]["Enabled"]
+    assert tables["events_stream"]

@@ -14,6 +14,7 @@ import pytest
 from boto3.dynamodb.types import TypeDeserializer
 
 from local.stream_pump import StreamPump, create_streams_client, wake_on_events_write
+from tests.support import ddb_local
 from tests.support.moto import fresh_moto
 
 SAMPLE = Path(__file__).resolve().parents[1] / "events" / "stream_record_sample.json"
@@ -65,7 +66,8 @@ def _event_id(record: dict[str, Any]) -> str:
 
 @pytest.fixture
 def stream(monkeypatch: pytest.MonkeyPatch) -> Iterator[Stream]:
-    monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
+    for variable in ddb_local.ENDPOINT_VARIABLES:
+        monkeypatch.delenv(variable, raising=False)
     monkeypatch.delenv("AWS_PROFILE", raising=False)
     # create_streams_client must make Streams work on moto without the environment's help.
     monkeypatch.delenv("AWS_ACCOUNT_ID_ENDPOINT_MODE", raising=False)

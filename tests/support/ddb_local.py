@@ -23,7 +23,16 @@ import pytest
 
 from chalicelib.config import TableNames
 
-__all__ = ["ENV", "on_dynamodb_local", "running", "table_names_for", "drop_tables"]
+__all__ = ["ENDPOINT_VARIABLES", "ENV", "on_dynamodb_local", "running", "table_names_for", "drop_tables"]
+
+# Every variable that points boto3 somewhere else than AWS's own hosts (which moto answers). An in-process
+# local stack (tests/support/chaos.py) sets them in os.environ for good: a fixture meaning moto unsets them all.
+ENDPOINT_VARIABLES = (
+    "AWS_ENDPOINT_URL",
+    "AWS_ENDPOINT_URL_DYNAMODB",
+    "AWS_ENDPOINT_URL_DYNAMODB_STREAMS",
+    "AWS_ENDPOINT_URL_KMS",
+)
 
 ENV = "MEMORY_TEST_DYNAMODB"
 _numbers = itertools.count(1)
