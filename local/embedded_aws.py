@@ -1,4 +1,4 @@
-"""Makes the embedded moto keep the promises of the AWS services it stands in for (NOTES.md lists where it does not).
+"""Makes the tests' in-process moto keep the promises of the AWS services it stands in for (NOTES.md lists where it does not).
 
 - **Serializable.** DynamoDB runs each request, a TransactWriteItems included, as one isolated
   step. moto 5.2.5 does not: `transact_write_items` deep-copies the tables it touches and puts the
@@ -8,12 +8,6 @@
   time, as DynamoDB's own serialization makes them look. Under that lock a transaction no longer
   needs moto's whole-table copies: local/moto_transactions.py checks every condition first and
   then writes, keeping only the touched items to undo. The cost is measured in `make bench`.
-- **Bounded.** DynamoDB Streams shard iterators expire 15 minutes after they are handed out; moto
-  keeps every iterator for ever, and each holds the shard and table it was taken on, including
-  the copies a cancelled transaction discards. The iterator store keeps the newest
-  `MAX_SHARD_ITERATORS` only (a poller that asks for a fresh one per read, as ours does, never
-  needs more).
-
 - **No record of every item ever made.** moto's `BaseModel.__new__` appends every instance of every
   model to its class's `instances_tracked` (for the moto server's dashboard and S3's clean-up) and
   drops them only at a reset; for DynamoDB that is every item ever written and every copy each Query
@@ -44,33 +38,25 @@
 - **Fast answers.** DynamoDB answers that are plain JSON skip moto's shape-walking serializer
   (local/moto_wire.py): a Query of 200 items costs a third of what it did.
 
-- **Woken, not spinning.** `on_stream_record(listener)` tells the local stack's stream pump that a
-  record was written, so it polls at once instead of every 0.3 s: an idle stack costs ~0 % CPU
-  (it was ~12 % per stack, polling three Streams calls a pass), and a proposal is handled sooner.
+`lock()` is the same lock, for code that touches moto's backends directly.
 
-- **One clock.** `set_clock(clock)` stamps new stream records (`ApproximateCreationDateTime`) with
-  the local stack's dev clock, so the stream, the app and the TTL sweeper agree on the time.
-
-`lock()` is the same lock, for code that touches moto's backends directly (the TTL sweeper).
+Since the local stack (`make run`, the HTTP suites) and the storage suites of `make test` run on AWS's
+DynamoDB Local (local/dynamodb_local.py), these patches serve only the quick tier's in-process moto
+(`make check`); docs/local-stack.md says which test needs each.
 """
 
 from __future__ import annotations
 
 import functools
 import threading
-from collections import OrderedDict, deque
+from collections import deque
 from collections.abc import Callable
-from datetime import UTC, datetime
 from typing import Any
 
-__all__ = ["install", "installed", "lock", "on_stream_record", "set_clock", "MAX_SHARD_ITERATORS"]
-
-MAX_SHARD_ITERATORS = 256
+__all__ = ["install", "installed", "lock"]
 
 _LOCK = threading.RLock()
 _installed = False
-_clock: Callable[[], datetime] | None = None
-_record_listeners: list[Callable[[], None]] = []
 
 
 def lock() -> threading.RLock:
@@ -82,30 +68,6 @@ def installed() -> bool:
     return _installed
 
 
-def on_stream_record(listener: Callable[[], None]) -> Callable[[], None]:
-    """Call `listener` (cheap, non-blocking: it runs under the lock) whenever moto makes a stream record.
-
-    Returns the call that stops it.
-    """
-    _record_listeners.append(listener)
-    return lambda: _record_listeners.remove(listener)
-
-
-def set_clock(clock: Callable[[], datetime] | None) -> None:
-    """Stamp new stream records with `clock` (None: moto's own real time)."""
-    global _clock
-    _clock = clock
-
-
-class _BoundedIterators(OrderedDict[str, Any]):
-    """moto's shard-iterator store, keeping only the newest MAX_SHARD_ITERATORS (AWS: 15-minute expiry)."""
-
-    def __setitem__(self, key: Any, value: Any) -> None:
-        super().__setitem__(key, value)
-        while len(self) > MAX_SHARD_ITERATORS:
-            self.popitem(last=False)
-
-
 def install() -> None:
     """Patch moto once per process (idempotent). Must run before moto serves its first request."""
     global _installed
@@ -114,8 +76,6 @@ def install() -> None:
             return
         from moto.core.responses import BaseResponse
         from moto.dynamodb.models import DynamoDBBackend
-        from moto.dynamodb.models.table import StreamRecord
-        from moto.dynamodbstreams.models import DynamoDBStreamsBackend
 
         dispatch = BaseResponse._dispatch
 
@@ -128,25 +88,6 @@ def install() -> None:
         from local.moto_transactions import transact_write_items
 
         DynamoDBBackend.transact_write_items = transact_write_items
-
-        streams_init = DynamoDBStreamsBackend.__init__
-
-        def bounded_init(self: Any, *args: Any, **kwargs: Any) -> None:
-            streams_init(self, *args, **kwargs)
-            self.shard_iterators = _BoundedIterators(self.shard_iterators)
-
-        DynamoDBStreamsBackend.__init__ = bounded_init
-
-        record_init = StreamRecord.__init__
-
-        def clocked_init(self: Any, *args: Any, **kwargs: Any) -> None:
-            record_init(self, *args, **kwargs)
-            if _clock is not None:  # moto's own stamps are naive UTC datetimes
-                self.record["dynamodb"]["ApproximateCreationDateTime"] = _clock().astimezone(UTC).replace(tzinfo=None)
-            for listener in _record_listeners:
-                listener()
-
-        StreamRecord.__init__ = clocked_init
 
         from moto.core.common_models import BaseModel
 

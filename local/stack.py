@@ -1,8 +1,8 @@
-"""The whole product on one machine, no cloud account: moto on 127.0.0.1, the tables, the stream pump, the API and page.
+"""The whole product on one machine, no cloud account: DynamoDB Local and moto's KMS on 127.0.0.1, the tables, the stream pump, the API and page.
 
 Used by `make run` (local/run.py), `make demo`, and the tests that need the real HTTP server.
-moto is made serializable and bounded first (local/embedded_aws.py); one dev clock
-(local/dev_clock.py) drives the app, the stream's timestamps and the TTL sweeper
+DynamoDB and its streams are AWS's own DynamoDB Local (local/dynamodb_local.py), KMS is moto's server;
+one dev clock (local/dev_clock.py) drives the app, the stream's timestamps and the TTL sweeper
 (local/ttl_sweeper.py); `.local/stack.json` (beside the credentials file) names the endpoints.
 """
 
@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Any
 
 from chalicelib.config import TableNames, get_settings, reset_settings
-from local import embedded_aws
 from local.dev_clock import DevClock
 from local.dev_tokens import DevTokenIssuer
 from local.kms import LOCAL_ALIAS, create_local_key
@@ -83,27 +82,29 @@ class LocalStack:
     def start(self) -> LocalStack:
         from moto.server import ThreadedMotoServer
 
+        from local import dynamodb_local
+
         logging.getLogger("werkzeug").setLevel(logging.ERROR)
-        embedded_aws.install()
-        embedded_aws.set_clock(self.clock)
-        self.sweeper = TtlSweeper(self.clock, lag_seconds=self.ttl_lag_seconds)
-        self._moto = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+        self._ddb = dynamodb_local.start()  # AWS's DynamoDB Local: DynamoDB and its streams
+        self.dynamodb_url = self._ddb.endpoint
+        self._moto = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)  # KMS only
         self._moto.start()
         moto_host, moto_port = self._moto.get_host_and_port()
         self.moto_url = f"http://{moto_host}:{moto_port}"
-        import boto3
-
-        from local import moto_direct
-
-        moto_direct.install(boto3._get_default_session(), self.moto_url)  # the stack's own calls skip the socket
         self._set_environment()
         self._create_tables()
+        self.sweeper = TtlSweeper(self._dynamodb_client(), self.clock, lag_seconds=self.ttl_lag_seconds)
         self.kms_key_arn = create_local_key(self.moto_url)  # the template's KMS key, in moto's KMS
         self._start_api()
         self._start_pump()
         self.sweeper.start()
         self._write_stack_file()
         return self
+
+    def _dynamodb_client(self) -> Any:
+        import boto3
+
+        return boto3.client("dynamodb", endpoint_url=self.dynamodb_url, region_name="us-east-1")
 
     @property
     def stack_file(self) -> Path:
@@ -113,8 +114,8 @@ class LocalStack:
         """What a person needs to look at the raw tables with the AWS CLI or boto3 (README)."""
         description = {
             "api": self.url,
-            "dynamodb_endpoint": self.moto_url,
-            "dynamodbstreams_endpoint": self.moto_url,
+            "dynamodb_endpoint": self.dynamodb_url,
+            "dynamodbstreams_endpoint": self.dynamodb_url,
             "kms_endpoint": self.moto_url,
             "region": "us-east-1",
             "aws_access_key_id": "local",
@@ -141,7 +142,12 @@ class LocalStack:
             "AWS_ACCESS_KEY_ID": "local",
             "AWS_SECRET_ACCESS_KEY": "local",
             "AWS_DEFAULT_REGION": "us-east-1",
+            # Per service (botocore's AWS_ENDPOINT_URL_<SERVICE_ID>): DynamoDB Local for DynamoDB and its
+            # streams, moto for KMS and anything else.
             "AWS_ENDPOINT_URL": self.moto_url,
+            "AWS_ENDPOINT_URL_DYNAMODB": self.dynamodb_url,
+            "AWS_ENDPOINT_URL_DYNAMODB_STREAMS": self.dynamodb_url,
+            "AWS_ENDPOINT_URL_KMS": self.moto_url,
             "AWS_ACCOUNT_ID_ENDPOINT_MODE": "disabled",
             "ENTRIES_TABLE": TABLES.entries,
             "PROPOSALS_TABLE": TABLES.proposals,
@@ -179,12 +185,9 @@ class LocalStack:
             self.faults.attach(kms.get_client())
 
     def _create_tables(self) -> None:
-        import boto3
-
         from local.tables import create_tables
 
-        client = boto3.client("dynamodb", endpoint_url=self.moto_url, region_name="us-east-1")
-        self.stream_arn = create_tables(client, TABLES)["events_stream"]
+        self.stream_arn = create_tables(self._dynamodb_client(), TABLES)["events_stream"]
 
     def _start_api(self) -> None:
         from chalice.cli import CLIFactory
@@ -210,8 +213,9 @@ class LocalStack:
     def _start_pump(self) -> None:
         import importlib
 
+        from chalicelib.storage.dynamo import get_client
         from local.lambda_context import consumer_context
-        from local.stream_pump import StreamPump, create_streams_client
+        from local.stream_pump import StreamPump, create_streams_client, wake_on_events_write
 
         consumer = importlib.import_module("app").handle_events_stream
 
@@ -221,13 +225,15 @@ class LocalStack:
         from local.event_filter import template_filter  # the event source mapping's FilterCriteria
 
         self.pump = StreamPump(
-            create_streams_client(self.moto_url), self.stream_arn, deliver, record_filter=template_filter()
+            create_streams_client(self.dynamodb_url),
+            self.stream_arn,
+            deliver,
+            record_filter=template_filter(),
+            clock=self.clock,
         )
-        from local import embedded_aws
-
-        # Polled when a record is written (records only ever come from moto, in this process), and every
-        # few seconds besides, as a backstop (a pass that failed, a record of a retried delivery).
-        embedded_aws.on_stream_record(self.pump.wake)
+        # Polled as soon as the app has written to the events table (its records come only from the app's
+        # writes and the TTL sweeper's), and every few seconds besides, as a backstop.
+        wake_on_events_write(get_client(), TABLES.events, self.pump.wake)
         self.pump.start(interval=3.0)
 
     def token(self, user_id: str) -> str:
@@ -239,3 +245,4 @@ class LocalStack:
         self._server.server.shutdown()
         self._server.server.server_close()
         self._moto.stop()
+        self._ddb.stop()

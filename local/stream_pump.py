@@ -3,7 +3,7 @@
 Deployed, Lambda reads the events table's stream, hands the consumer batches of records, honours
 its partial batch response (`ReportBatchItemFailures`), retries, and finally sends what keeps
 failing to the on-failure destination. `chalice local` runs no event sources, so this pump does
-that job on one machine, against moto's DynamoDB Streams.
+that job on one machine, against DynamoDB Local's streams (moto's in the quick tier's tests).
 
 Semantics (what a handler can rely on, deployed or local):
 - Records of a shard arrive in sequence order, in batches of at most `batch_size`, shaped like a
@@ -28,10 +28,10 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
-__all__ = ["StreamPump", "create_streams_client"]
+__all__ = ["StreamPump", "create_streams_client", "wake_on_events_write"]
 
 logger = logging.getLogger(__name__)
 
@@ -60,6 +60,34 @@ def create_streams_client(endpoint_url: str | None = None, region: str = "us-eas
     )
 
 
+_WRITES = frozenset({"PutItem", "UpdateItem", "DeleteItem", "BatchWriteItem", "TransactWriteItems"})
+
+
+def _names_table(params: dict[str, Any], table: str) -> bool:
+    if params.get("TableName") == table or table in params.get("RequestItems", {}):
+        return True
+    return any(action.get("TableName") == table for item in params.get("TransactItems", []) for action in item.values())
+
+
+def wake_on_events_write(client: Any, table: str, wake: Callable[[], None]) -> None:
+    """Call `wake` after each call of `client` that wrote to `table` (its stream then has a record to read).
+
+    botocore's `before-parameter-build` sees the call's parameters and marks its request context;
+    `after-call` (the answer is in, retries done) wakes the pump, so a poll never runs before the write.
+    """
+
+    def mark(params: dict[str, Any], model: Any, context: dict[str, Any], **_: Any) -> None:
+        if model.name in _WRITES and _names_table(params, table):
+            context["memory_events_write"] = True
+
+    def woken(context: dict[str, Any], **_: Any) -> None:
+        if context.get("memory_events_write"):
+            wake()
+
+    client.meta.events.register("before-parameter-build.dynamodb", mark, unique_id=f"events-write-{table}")
+    client.meta.events.register("after-call.dynamodb", woken, unique_id=f"events-woken-{table}")
+
+
 class StreamPump:
     """Polls every shard of one stream and delivers its records to `handler`, in order."""
 
@@ -74,6 +102,7 @@ class StreamPump:
         region: str = "us-east-1",
         on_give_up: GiveUp | None = None,
         record_filter: Callable[[Record], bool] | None = None,
+        clock: Callable[[], datetime] | None = None,
     ) -> None:
         if not 1 <= batch_size <= MAX_BATCH_SIZE:
             raise ValueError(f"batch_size must be between 1 and {MAX_BATCH_SIZE}")
@@ -89,6 +118,9 @@ class StreamPump:
         # Lambda's FilterCriteria (local/event_filter.py): a record it drops is never delivered and
         # counts as processed.
         self._accepts = record_filter or (lambda record: True)
+        # The local stack's dev clock: a record's real-time stamp is moved by the clock's offset, so the
+        # stream, the app and the TTL sweeper agree on the time (None: the stamps as the stream gave them).
+        self._clock = clock
         # shard id -> sequence number of the last record handled (delivered or given up).
         self._checkpoints: dict[str, str] = {}
         self._finished_shards: set[str] = set()
@@ -283,6 +315,8 @@ class StreamPump:
         dynamodb = dict(raw["dynamodb"])
         created = dynamodb.get("ApproximateCreationDateTime")
         if isinstance(created, datetime):
+            if self._clock is not None:
+                created += self._clock() - datetime.now(UTC)
             # Lambda sends epoch seconds, rounded down to the second.
             dynamodb["ApproximateCreationDateTime"] = int(created.timestamp())
         for image in ("Keys", "NewImage", "OldImage"):

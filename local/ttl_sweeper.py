@@ -1,126 +1,111 @@
-"""DynamoDB's Time to Live for the embedded moto, which never deletes anything by itself.
+"""DynamoDB's Time to Live for the local stack: DynamoDB Local (like moto) stores TTL settings but deletes nothing.
 
-What AWS documents, and what this sweeper does the same way:
+What AWS documents, and what this sweeper does the same way through DynamoDB's own API:
 - An item is deleted once its TTL attribute (a Number of epoch seconds) is in the past; items
   whose attribute is missing, not a Number, or more than five years in the past are never deleted.
 - Deletion lags: AWS deletes expired items "typically within a few days". The background sweep
   deletes items expired for at least `lag_seconds` (default 60 s of the dev clock), so the app
   really meets expired-but-stored items; `sweep(lag_seconds=0)` (`POST /dev/ttl-sweep`) deletes
   everything expired now.
-- A TTL deletion is written to the table's stream (if it has one) as a REMOVE record whose
-  `userIdentity` is `{"PrincipalId": "dynamodb.amazonaws.com", "Type": "Service"}`.
-- The stream keeps records for 24 hours: older records are trimmed (by the dev clock), so a
-  long-running stack stays bounded.
-All of it runs under the embedded backend's lock (local/embedded_aws.py), like any other request.
+- A TTL deletion is written to the table's stream as a REMOVE record. AWS marks it with a
+  `userIdentity` of `{"PrincipalId": "dynamodb.amazonaws.com", "Type": "Service"}`; a DeleteItem
+  cannot, so the local record has none (the consumer's filter drops every REMOVE either way).
+Each deletion is conditional (the item is still expired by the same rule), so an item the app rewrote
+since the Scan saw it is never deleted; up to 100 go in one TransactWriteItems (200 expired entries: two
+calls instead of 200, which took over 30 s of a `POST /dev/ttl-sweep` on a loaded machine).
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Iterator
-from datetime import UTC, datetime
+from collections.abc import Callable
+from datetime import datetime
 from typing import Any
 
-from local import embedded_aws
-
-__all__ = ["TtlSweeper", "TTL_IDENTITY"]
+__all__ = ["TtlSweeper", "FIVE_YEARS_SECONDS"]
 
 logger = logging.getLogger(__name__)
 
-TTL_IDENTITY = {"PrincipalId": "dynamodb.amazonaws.com", "Type": "Service"}
 FIVE_YEARS_SECONDS = 5 * 365 * 86_400
-STREAM_RETENTION_SECONDS = 24 * 3600
-
-
-def _backends() -> Iterator[Any]:
-    from moto.dynamodb.models import dynamodb_backends
-
-    for regions in list(dynamodb_backends.values()):
-        yield from list(regions.values())
-
-
-def _stored_items(table: Any) -> list[tuple[Any, Any, Any]]:
-    """(hash key, range key or None, item) for every item of a moto table."""
-    if table.range_key_attr is None:
-        return [(hash_key, None, item) for hash_key, item in table.items.items()]
-    return [
-        (hash_key, range_key, item)
-        for hash_key, by_range in table.items.items()
-        for range_key, item in by_range.items()
-    ]
-
-
-def _expiry(item: Any, attribute: str) -> int | None:
-    value = item.attrs.get(attribute)
-    if value is None or value.type != "N":
-        return None
-    try:
-        return int(float(value.value))
-    except ValueError:
-        return None
+_EXPIRED = "attribute_type(#ttl, :number) AND #ttl BETWEEN :oldest AND :cutoff"
+_ACTIONS_PER_TRANSACTION = 100  # DynamoDB's limit for one TransactWriteItems
 
 
 class TtlSweeper:
-    """Deletes expired items of every TTL-enabled table of the embedded DynamoDB, as TTL does."""
+    """Deletes expired items of every TTL-enabled table of one DynamoDB endpoint, as TTL does."""
 
-    def __init__(self, clock: Callable[[], datetime], *, lag_seconds: int = 60) -> None:
+    def __init__(self, client: Any, clock: Callable[[], datetime], *, lag_seconds: int = 60) -> None:
+        self._client = client
         self._clock = clock
         self._lag = lag_seconds
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        self._one_at_a_time = threading.Lock()  # the background sweep and `POST /dev/ttl-sweep`
 
     def sweep(self, lag_seconds: int | None = None) -> int:
         """One pass over every table; returns how many items TTL deleted."""
         lag = self._lag if lag_seconds is None else lag_seconds
-        now = int(self._clock().timestamp())
         deleted = 0
-        with embedded_aws.lock():
-            for backend in _backends():
-                for table in list(backend.tables.values()):
-                    deleted += self._sweep_table(table, now, lag)
-                    self._trim_stream(table, now)
+        with self._one_at_a_time:
+            now = int(self._clock().timestamp())
+            for table in self._tables():
+                attribute = self._ttl_attribute(table)
+                if attribute is not None:
+                    deleted += self._sweep_table(table, attribute, oldest=now - FIVE_YEARS_SECONDS, cutoff=now - lag)
         return deleted
 
-    def _sweep_table(self, table: Any, now: int, lag: int) -> int:
-        ttl = getattr(table, "ttl", None) or {}
-        if ttl.get("TimeToLiveStatus") != "ENABLED" or not ttl.get("AttributeName"):
-            return 0
-        attribute = ttl["AttributeName"]
+    def _tables(self) -> list[str]:
+        names: list[str] = []
+        for page in self._client.get_paginator("list_tables").paginate():
+            names.extend(page["TableNames"])
+        return names
+
+    def _ttl_attribute(self, table: str) -> str | None:
+        ttl = self._client.describe_time_to_live(TableName=table)["TimeToLiveDescription"]
+        return ttl.get("AttributeName") if ttl.get("TimeToLiveStatus") == "ENABLED" else None
+
+    def _sweep_table(self, table: str, attribute: str, *, oldest: int, cutoff: int) -> int:
+        keys = [k["AttributeName"] for k in self._client.describe_table(TableName=table)["Table"]["KeySchema"]]
+        expired: dict[str, dict[str, Any]] = {
+            "ExpressionAttributeNames": {"#ttl": attribute},
+            "ExpressionAttributeValues": {
+                ":number": {"S": "N"},
+                ":oldest": {"N": str(oldest)},
+                ":cutoff": {"N": str(cutoff)},
+            },
+        }
+        names = {f"#k{i}": key for i, key in enumerate(keys)}
         deleted = 0
-        for hash_key, range_key, item in _stored_items(table):
-            expiry = _expiry(item, attribute)
-            if expiry is None or expiry < now - FIVE_YEARS_SECONDS or expiry > now - lag:
-                continue
-            shard = table.stream_shard
-            before = len(shard.items) if shard is not None else 0
-            table.delete_item(hash_key, range_key)
-            if shard is not None and len(shard.items) > before:
-                shard.items[-1].record["userIdentity"] = dict(TTL_IDENTITY)
+        for page in self._client.get_paginator("scan").paginate(
+            TableName=table,
+            FilterExpression=_EXPIRED,
+            ProjectionExpression=", ".join(names),
+            ExpressionAttributeNames={**expired["ExpressionAttributeNames"], **names},
+            ExpressionAttributeValues=expired["ExpressionAttributeValues"],
+        ):
+            for start in range(0, len(page["Items"]), _ACTIONS_PER_TRANSACTION):
+                deleted += self._delete(table, page["Items"][start : start + _ACTIONS_PER_TRANSACTION], expired)
+        return deleted
+
+    def _delete(self, table: str, keys: list[dict[str, Any]], expired: dict[str, Any]) -> int:
+        """Delete `keys` if still expired: one transaction of up to 100 (a call each, not a call per item);
+        where one of them is no longer expired (rewritten, or deleted meanwhile) the transaction changes
+        nothing, and each is deleted alone."""
+        action = {"TableName": table, "ConditionExpression": _EXPIRED, **expired}
+        try:
+            self._client.transact_write_items(TransactItems=[{"Delete": {**action, "Key": key}} for key in keys])
+            return len(keys)
+        except self._client.exceptions.TransactionCanceledException:
+            pass
+        deleted = 0
+        for key in keys:
+            try:
+                self._client.delete_item(Key=key, **action)
+            except self._client.exceptions.ConditionalCheckFailedException:
+                continue  # rewritten (or deleted) since the Scan: no longer expired
             deleted += 1
         return deleted
-
-    @staticmethod
-    def _trim_stream(table: Any, now: int) -> None:
-        """Drop stream records older than the stream's 24-hour retention (sequence numbers stay as they were)."""
-        shard = getattr(table, "stream_shard", None)
-        if shard is None or not shard.items:
-            return
-        cutoff = now - STREAM_RETENTION_SECONDS
-        old = 0
-        for record in shard.items:
-            created = record.record["dynamodb"].get("ApproximateCreationDateTime")
-            if not isinstance(created, datetime):
-                break
-            if created.tzinfo is None:  # moto stamps records with naive UTC datetimes
-                created = created.replace(tzinfo=UTC)
-            if created.timestamp() >= cutoff:
-                break
-            old += 1
-        if old:
-            # moto numbers a record as starting_sequence_number + its index, so shift the start.
-            del shard.items[:old]
-            shard.starting_sequence_number += old
 
     def start(self, interval: float = 5.0) -> None:
         if self._thread is not None and self._thread.is_alive():

@@ -26,6 +26,7 @@ if str(ROOT) not in sys.path:
 
 from chalicelib.config import TableNames, load_settings, reset_settings  # noqa: E402
 from local.dev_tokens import DevTokenIssuer  # noqa: E402
+from tests.support import ddb_local  # noqa: E402
 from tests.support.moto import fresh_local_key, fresh_moto, lent_client, share_unused_rsa_keys  # noqa: E402
 from tests.support.package import package  # noqa: E402, F401 - one package build per session
 from tests.support.stack import HOST_ARN, OPERATOR_ARN, WORKER_ARN, Clock, settings_env  # noqa: E402
@@ -50,10 +51,7 @@ _SLOW = {
     "tests/faults/test_faults_agents.py::test_forget_agent_interrupted_midway_says_so_and_a_retry_finishes_it": "cap-sized forget",  # noqa: E501
     "tests/faults/test_invocation_deadline.py::test_a_hanging_dynamodb_gets_the_contracts_503_before_the_api_functions_deadline": "waits out a deadline",  # noqa: E501
     "tests/faults/test_invocation_deadline.py::test_a_hanging_dynamodb_leaves_every_record_in_batch_item_failures_before_the_consumers_deadline": "waits out a deadline",  # noqa: E501
-    "tests/local_stack/test_embedded_aws.py::test_moto_keeps_a_bounded_number_of_shard_iterators": "hundreds of iterators",  # noqa: E501
     "tests/local_stack/test_embedded_aws.py::test_refused_transactions_racing_with_writes_never_undo_or_resurrect_them": "thread burst",  # noqa: E501
-    "tests/local_stack/test_moto_direct.py::test_calls_to_the_stacks_moto_url_are_answered_in_process_by_the_same_backends": "a moto server",  # noqa: E501
-    "tests/local_stack/test_moto_direct.py::test_a_faulted_call_is_never_applied_in_process": "a moto server",
     "tests/tools/test_bench.py::test_the_agents_grants_add_no_call_and_forgetting_an_agents_200_entries_with_their_fingerprints_is_16_calls": "bench workload",  # noqa: E501
     "tests/tools/test_bench.py::test_the_cap_path_refused_is_the_key_read_the_transaction_one_query_and_the_key_again_and_repairs_a_counter_ttl_left_high": "cap of 200",  # noqa: E501
     "tests/tools/test_bench.py::test_the_counter_sees_each_call_by_operation_name": "bench workload",
@@ -72,6 +70,19 @@ _SLOW_FILES = {"tests/unit/test_credentials_compare.py": "one detect-secrets com
 # file (--dist loadgroup), so the sweep is paid once, not once a worker.
 _SWEEP_FILES = frozenset({"tests/unit/test_credentials.py", "tests/unit/test_credentials_evasion.py"})
 _FOLDER_TIERS = {"browser": "browser", "http": "server", "deploy": "package"}
+# The storage-facing suites (tests/support/ddb_local.py): on DynamoDB Local in `make test`, on moto in
+# `make check`. Whole folders (streams, the consumer, faults) and the files of the cap and concurrency races.
+_STORAGE_FOLDERS = frozenset({"stream", "faults"})
+_STORAGE_FILES = frozenset(
+    {
+        "tests/routes/test_agent_grants.py",
+        "tests/routes/test_agent_rows_cap.py",
+        "tests/routes/test_connection_attacks.py",
+        "tests/routes/test_duplicates.py",
+        "tests/routes/test_orphans.py",
+        "tests/routes/test_proposals.py",
+    }
+)
 
 
 # tryfirst: pytest-xdist's worker turns the xdist_group marks into node ids in this same hook, registered
@@ -90,6 +101,10 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         folder = Path(str(item.fspath)).parent.name
         if folder in _FOLDER_TIERS:
             item.add_marker(_FOLDER_TIERS[folder])
+        if "dynamodb" in fixtures and (folder in _STORAGE_FOLDERS or name.split("::")[0] in _STORAGE_FILES):
+            item.add_marker("storage")
+        if item.get_closest_marker("dynamodb_local") is not None:
+            item.add_marker("server")  # it needs a JVM: never in the quick tier
         if fixtures & _SERVER_FIXTURES:
             item.add_marker("server")
         if "package" in fixtures:
@@ -125,26 +140,45 @@ def aws_credentials(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
     monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
     monkeypatch.setenv("AWS_ACCOUNT_ID_ENDPOINT_MODE", "disabled")
-    monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
+    for variable in ddb_local.ENDPOINT_VARIABLES:
+        monkeypatch.delenv(variable, raising=False)
     monkeypatch.delenv("AWS_PROFILE", raising=False)
 
 
+@pytest.fixture(scope="session")
+def dynamodb_local() -> Iterator[Any]:
+    """This test process's DynamoDB Local (tests/support/ddb_local.py), started by the first test that needs it."""
+    yield from ddb_local.running()
+
+
 @pytest.fixture
-def dynamodb(aws_credentials: None, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+def dynamodb(aws_credentials: None, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest) -> Iterator[Any]:
     import boto3
 
     from chalicelib.storage.retries import client_config, guarded
-    from local import embedded_aws
 
-    embedded_aws.install()  # one lock around moto, as DynamoDB serializes (threads in tests race too)
+    endpoint = None
+    if ddb_local.on_dynamodb_local(request.node):
+        # DynamoDB Local serializes on its own: no lock of ours anywhere on this path. Every client the test
+        # makes (the app's, the stream's) reaches it through the environment; moto's stubber lets those
+        # requests through (it answers only AWS's own hosts) and keeps serving KMS.
+        endpoint = request.getfixturevalue("dynamodb_local").endpoint
+        monkeypatch.setenv("AWS_ENDPOINT_URL_DYNAMODB", endpoint)
+        monkeypatch.setenv("AWS_ENDPOINT_URL_DYNAMODB_STREAMS", endpoint)
+    else:
+        from local import embedded_aws
+
+        embedded_aws.install()  # one lock around moto, as DynamoDB serializes (threads in tests race too)
     with fresh_moto(monkeypatch):  # the app's own client configuration: standard retries, bounded attempts
         make = lambda: guarded(boto3.client("dynamodb", region_name="us-east-1", config=client_config())).unguarded  # noqa: E731
-        with lent_client("dynamodb", make) as client:
+        with lent_client(f"dynamodb@{endpoint}", make) as client:
             yield client
 
 
 @pytest.fixture
-def table_names() -> TableNames:
+def table_names(request: pytest.FixtureRequest) -> TableNames:
+    if ddb_local.on_dynamodb_local(request.node):
+        return ddb_local.table_names_for()  # one DynamoDB Local serves the worker's tests: names of its own
     return TableNames(
         entries="t-entries", proposals="t-proposals", journal="t-journal", sessions="t-sessions", events="t-events"
     )
@@ -164,8 +198,18 @@ def kms(dynamodb: Any) -> Iterator[Any]:
 
 
 @pytest.fixture
-def tables(dynamodb: Any, table_names: TableNames, kms: Any) -> dict[str, str]:
-    return _fresh_tables(dynamodb, table_names)
+def tables(
+    dynamodb: Any, table_names: TableNames, kms: Any, request: pytest.FixtureRequest
+) -> Iterator[dict[str, str]]:
+    if not ddb_local.on_dynamodb_local(request.node):
+        yield _fresh_tables(dynamodb, table_names)
+        return
+    from local.tables import create_tables
+
+    try:
+        yield create_tables(dynamodb, table_names)
+    finally:
+        ddb_local.drop_tables(dynamodb, table_names)
 
 
 _PRISTINE: dict[TableNames, tuple[dict[str, Any], dict[str, str]]] = {}
@@ -246,7 +290,9 @@ def stream(dynamodb: Any, tables: dict[str, str], client: Any) -> Iterator[Any]:
     def deliver(payload: dict[str, Any]) -> Any:
         return invoke_consumer(payload)  # the consumer's real timeout (local/lambda_context.py)
 
-    with lent_client("dynamodbstreams", create_streams_client) as streams:
+    with lent_client(
+        f"dynamodbstreams@{os.environ.get('AWS_ENDPOINT_URL_DYNAMODB_STREAMS')}", create_streams_client
+    ) as streams:
         yield StreamPump(streams, tables["events_stream"], deliver, record_filter=template_filter())
 
 

@@ -53,7 +53,11 @@ class _Codec:
 
     def load(self, raw: Mapping[str, Any]) -> Item:
         """boto3's own decoding, but strings and booleans (most attributes of every item) read directly: a
-        list of 250 items is decoded on every GET, and boto3's per-value dispatch was most of its cost."""
+        list of 250 items is decoded on every GET, and boto3's per-value dispatch was most of its cost.
+
+        A top-level number is read exactly (`Decimal(text)`), not through boto3's 38-digit context, which
+        raises `Rounded` for a number DynamoDB hands back written out in full: DynamoDB Local answers a
+        stored `1e40` as 41 digits (docs/local-stack.md), and one damaged item must not fail its partition."""
         if self._de is None:
             self._load()
         item: Item = {}
@@ -63,8 +67,23 @@ class _Codec:
                 if (kind == "S" and type(plain) is str) or (kind == "BOOL" and type(plain) is bool):
                     item[key] = plain
                     continue
+                if kind == "N" and type(plain) is str:
+                    item[key] = _number(plain)
+                    continue
             item[key] = _plain(self._de.deserialize(value))
         return item
+
+
+def _number(text: str) -> Any:
+    """A DynamoDB Number's text as `_plain` gives it, exactly; text that is no finite number stays as it is
+    (a caller checking for an int refuses it as it refuses any other wrong type)."""
+    from decimal import Decimal, InvalidOperation
+
+    try:
+        number = Decimal(text)
+    except InvalidOperation:
+        return text
+    return _plain(number) if number.is_finite() else text
 
 
 def _plain(value: Any) -> Any:

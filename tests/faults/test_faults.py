@@ -17,8 +17,6 @@ from tests.support.invariants import assert_counters_match
 from tests.support.openapi_check import check
 from tests.support.proposals import add_proposal
 
-ENTRIES, PROPOSALS, JOURNAL = "t-entries", "t-proposals", "t-journal"
-
 
 def _call(api: Any, method: str, path: str, user: str, body: Any = None) -> tuple[int, Any, dict[str, str]]:
     response = getattr(api.client.http, method.lower())(
@@ -54,17 +52,20 @@ def test_the_injector_is_inert_without_rules(api: Any, stores: Any, faults: Faul
     assert from_environment({}) is None and from_environment({"MEMORY_FAULT_RATE": ""}) is None
 
 
-def test_every_nth_call_of_one_operation_on_one_table(api: Any, stores: Any, faults: FaultInjector) -> None:
+def test_every_nth_call_of_one_operation_on_one_table(
+    api: Any, stores: Any, faults: FaultInjector, table_names: Any
+) -> None:
+    entries, proposals = table_names.entries, table_names.proposals
     api.turn_on("alice")
-    before = len(list(faults.seen("Query", ENTRIES)))  # turning on reads the agent rows once (services/agent_rows.py)
-    faults.add(error="InternalServerError", operation="Query", table=ENTRIES, every=2)
+    before = len(list(faults.seen("Query", entries)))  # turning on reads the agent rows once (services/agent_rows.py)
+    faults.add(error="InternalServerError", operation="Query", table=entries, every=2)
     for _ in range(3):
         assert api.call("GET", "/v1/memory", "alice")[0] == 200
-    entries_queries = list(faults.seen("Query", ENTRIES))[before:]
+    entries_queries = list(faults.seen("Query", entries))[before:]
     # Calls 2 and 4 fail; botocore retries each (attempt 2), and the retry is the next call.
     assert [c.fault for c in entries_queries] == [None, "InternalServerError", None, "InternalServerError", None]
     assert [c.attempt for c in entries_queries] == [1, 1, 2, 1, 2]
-    assert all(c.fault is None for c in faults.seen("Query", PROPOSALS))
+    assert all(c.fault is None for c in faults.seen("Query", proposals))
 
 
 def test_a_seeded_rate_fails_the_same_calls_every_time(aws_credentials: None) -> None:
@@ -90,16 +91,19 @@ def test_a_seeded_rate_fails_the_same_calls_every_time(aws_credentials: None) ->
         ("TransactionConflict", "TransactionCanceledException"),
     ],
 )
-def test_faults_are_awss_own_error_shapes(stores: Any, faults: FaultInjector, fault: str, code: str) -> None:
+def test_faults_are_awss_own_error_shapes(
+    stores: Any, faults: FaultInjector, fault: str, code: str, table_names: Any
+) -> None:
     from botocore.exceptions import ClientError
 
+    journal = table_names.journal
     faults.add(error=fault)
     raw = stores.client.unguarded
     with pytest.raises(ClientError) as caught:
         raw.transact_write_items(
             TransactItems=[
-                {"Put": {"TableName": JOURNAL, "Item": {"user_id": {"S": "u"}, "sk": {"S": "a"}}}},
-                {"Put": {"TableName": JOURNAL, "Item": {"user_id": {"S": "u"}, "sk": {"S": "b"}}}},
+                {"Put": {"TableName": journal, "Item": {"user_id": {"S": "u"}, "sk": {"S": "a"}}}},
+                {"Put": {"TableName": journal, "Item": {"user_id": {"S": "u"}, "sk": {"S": "b"}}}},
             ]
         )
     error = caught.value.response

@@ -13,8 +13,6 @@ from tests.support.invariants import assert_counters_match
 from tests.support.openapi_check import check
 from tests.support.stack import OPERATOR_ARN
 
-ENTRIES, PROPOSALS, JOURNAL = "t-entries", "t-proposals", "t-journal"
-
 
 def _operator(client: Any, method: str, path: str) -> tuple[int, Any, dict[str, str]]:
     with calling_as(OPERATOR_ARN):
@@ -43,17 +41,26 @@ def alice(api: Any) -> dict[str, Any]:
     ],
 )
 def test_an_operator_access_whose_journal_write_is_refused_does_not_happen(
-    client: Any, stores: Any, api: Any, alice: Any, faults: FaultInjector, fault: str, method: str, path: str
+    client: Any,
+    stores: Any,
+    api: Any,
+    alice: Any,
+    faults: FaultInjector,
+    fault: str,
+    method: str,
+    path: str,
+    table_names: Any,
 ) -> None:
+    entries, proposals, journal = table_names.entries, table_names.proposals, table_names.journal
     faults.calls.clear()
-    faults.add(error=fault, table=JOURNAL)  # every call that touches the journal is refused
+    faults.add(error=fault, table=journal)  # every call that touches the journal is refused
     status, body, headers = _operator(client, method, path.format(id=alice["id"]))
     assert (status, body["code"]) == (503, "unavailable") and int(headers["Retry-After"]) >= 1
     assert "doctor" not in json.dumps(body) and "items" not in body
     check(method, path.split("?")[0], status, body)
     # Nothing of alice's memory was read or touched once the journal had refused the access.
-    touched = [c for c in faults.seen() if ENTRIES in c.tables or PROPOSALS in c.tables]
-    assert all(JOURNAL in c.tables for c in touched), touched  # only a transaction that holds the journal row
+    touched = [c for c in faults.seen() if entries in c.tables or proposals in c.tables]
+    assert all(journal in c.tables for c in touched), touched  # only a transaction that holds the journal row
     faults.clear()
     assert _access_rows(stores) == []
     assert [e["id"] for e in api.call("GET", "/v1/memory", "alice")[1]["items"]] == [alice["id"]]

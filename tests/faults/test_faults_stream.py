@@ -19,8 +19,6 @@ from tests.support.iam import iam_call
 from tests.support.invariants import assert_counters_match
 from tests.support.stack import WORKER_ARN
 
-PROPOSALS = "t-proposals"
-
 
 class LambdaTimedOut(BaseException):
     """Lambda stopping the function mid-batch: not an Exception, so no handler code can catch it."""
@@ -80,7 +78,14 @@ def _assert_each_event_once(stores: Any, user: str, session: str, proposed: int,
 
 
 def test_throttling_fails_only_the_affected_record_and_the_retry_converges(
-    api: Any, agents: Any, stores: Any, faults: FaultInjector, pump: StreamPump, lam: Lambda, client: Any
+    api: Any,
+    agents: Any,
+    stores: Any,
+    faults: FaultInjector,
+    pump: StreamPump,
+    lam: Lambda,
+    client: Any,
+    table_names: Any,
 ) -> None:
     api.turn_on("alice")
     agents.register("s", "alice")
@@ -89,7 +94,7 @@ def test_throttling_fails_only_the_affected_record_and_the_retry_converges(
     faults.add(
         error="ProvisionedThroughputExceededException",
         operation="TransactWriteItems",
-        table=PROPOSALS,
+        table=table_names.proposals,
         after=1,
         times=5,
     )
@@ -200,7 +205,7 @@ def test_a_session_marked_untrusted_after_posting_but_before_handling_yields_a_t
 
 
 def test_a_post_of_events_refused_midway_stores_none_and_its_retry_stores_each_once(
-    api: Any, agents: Any, stores: Any, faults: FaultInjector, client: Any
+    api: Any, agents: Any, stores: Any, faults: FaultInjector, client: Any, table_names: Any
 ) -> None:
     api.turn_on("alice")
     agents.register("s", "alice")
@@ -210,7 +215,7 @@ def test_a_post_of_events_refused_midway_stores_none_and_its_retry_stores_each_o
             {"type": "memory.propose", "kind": "note", "id": i, "text": f"fact {i}"} for i in ("old", "a", "b", "a")
         ]
     }
-    faults.add(error="ThrottlingException", operation="TransactWriteItems", table="t-events")
+    faults.add(error="ThrottlingException", operation="TransactWriteItems", table=table_names.events)
     status, answer = iam_call(client, "POST", "/v1/sessions/s/events", WORKER_ARN, body)
     assert (status, answer["code"]) == (503, "unavailable")
     faults.clear()

@@ -24,6 +24,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, ru
 from chalicelib.config import TableNames, load_settings, reset_settings
 from chalicelib.models import MAX_ACTIVE_ENTRIES, MAX_WAITING_PROPOSALS, Entry, Source, new_id
 from local.dev_tokens import DevTokenIssuer
+from tests.support import ddb_local
 from tests.support.moto import fresh_moto
 from tests.support.stack import settings_env
 
@@ -445,7 +446,8 @@ def shared_dynamodb(monkeypatch: pytest.MonkeyPatch, issuer: DevTokenIssuer) -> 
     embedded_aws.install()  # DynamoDB's serialized transactions, without moto's whole-table copies
     for key, value in _settings_env(issuer).items():
         monkeypatch.setenv(key, value)
-    monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
+    for variable in ddb_local.ENDPOINT_VARIABLES:
+        monkeypatch.delenv(variable, raising=False)
     monkeypatch.delenv("AWS_PROFILE", raising=False)
     reset_settings()
     with fresh_moto(monkeypatch):

@@ -13,7 +13,8 @@ import boto3
 import pytest
 from boto3.dynamodb.types import TypeDeserializer
 
-from local.stream_pump import StreamPump, create_streams_client
+from local.stream_pump import StreamPump, create_streams_client, wake_on_events_write
+from tests.support import ddb_local
 from tests.support.moto import fresh_moto
 
 SAMPLE = Path(__file__).resolve().parents[1] / "events" / "stream_record_sample.json"
@@ -65,7 +66,8 @@ def _event_id(record: dict[str, Any]) -> str:
 
 @pytest.fixture
 def stream(monkeypatch: pytest.MonkeyPatch) -> Iterator[Stream]:
-    monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
+    for variable in ddb_local.ENDPOINT_VARIABLES:
+        monkeypatch.delenv(variable, raising=False)
     monkeypatch.delenv("AWS_PROFILE", raising=False)
     # create_streams_client must make Streams work on moto without the environment's help.
     monkeypatch.delenv("AWS_ACCOUNT_ID_ENDPOINT_MODE", raising=False)
@@ -269,14 +271,12 @@ def test_sample_record_has_the_shape_the_pump_delivers(stream: Stream) -> None:
     assert isinstance(sample["dynamodb"]["ApproximateCreationDateTime"], int)
 
 
-def test_a_written_record_wakes_a_pump_that_would_otherwise_wait_a_minute(stream: Stream) -> None:
-    """The local stack's pump polls when moto makes a stream record (local/stack.py), not on a short timer."""
-    from local import embedded_aws
-
-    embedded_aws.install()
+def test_a_write_to_the_table_wakes_a_pump_that_would_otherwise_wait_a_minute(stream: Stream) -> None:
+    """The local stack's pump polls once the app has written to the events table (local/stack.py), not on a short timer."""
     handler = Recorder()
     pump = StreamPump(stream.client, stream.arn, handler)
-    stop_listening = embedded_aws.on_stream_record(pump.wake)
+    writer = stream.table.meta.client
+    wake_on_events_write(writer, TABLE, pump.wake)
     stream.put("first")
     pump.start(interval=60.0)
     try:
@@ -285,8 +285,20 @@ def test_a_written_record_wakes_a_pump_that_would_otherwise_wait_a_minute(stream
         _wait_for(handler, "woken")
         assert handler.delivered == ["first", "woken"]
     finally:
-        stop_listening()
         pump.stop()
+
+
+def test_only_a_write_that_names_the_table_wakes_the_pump(stream: Stream) -> None:
+    woken: list[str] = []
+    writer = stream.table.meta.client
+    wake_on_events_write(writer, TABLE, lambda: woken.append("woken"))
+    key = {"session_id": "s-1", "event_id": "e"}
+    writer.get_item(TableName=TABLE, Key=key)  # the resource's client: plain Python values
+    assert woken == []  # a read
+    stream.put("e")
+    put = {"Put": {"TableName": TABLE, "Item": {"session_id": "s-1", "event_id": "t"}}}
+    writer.transact_write_items(TransactItems=[put])
+    assert woken == ["woken", "woken"]
 
 
 def _wait_for(handler: Recorder, event_id: str, seconds: float = 30.0) -> None:

@@ -1,6 +1,6 @@
 """A seeded, scripted workload over the real HTTP server while a share of DynamoDB calls fail; `make chaos` runs it.
 
-`python -m tests.support.chaos --seed 7 --n 300` starts the local stack in this process (moto, tables,
+`python -m tests.support.chaos --seed 7 --n 300` starts the local stack in this process (DynamoDB Local, moto's KMS, tables,
 stream pump, the threaded HTTP server) with MEMORY_FAULT_RATE/SEED set, then drives it over HTTP:
 users add, edit, forget, switch, accept and reject; hosts register sessions and mark them
 untrusted; workers propose; operators read and forget. Each worker thread owns its users, so what a

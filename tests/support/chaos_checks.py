@@ -34,7 +34,7 @@ def _stores(stack: Any) -> Any:
     from chalicelib.bootstrap import build_stores
     from chalicelib.config import get_settings
 
-    raw = boto3.client("dynamodb", endpoint_url=stack.moto_url, region_name="us-east-1")  # no fault injector here
+    raw = boto3.client("dynamodb", endpoint_url=stack.dynamodb_url, region_name="us-east-1")  # no fault injector here
     return build_stores(get_settings(), raw)
 
 

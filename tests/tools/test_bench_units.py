@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from bench.units import UnitMeter, item_size, value_size
+from tests.support import ddb_local
 
 
 def test_item_sizes_follow_the_documented_rules() -> None:
@@ -32,7 +33,8 @@ def meter(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Any, UnitMeter]]:
         "AWS_DEFAULT_REGION": "us-east-1",
     }.items():
         monkeypatch.setenv(key, value)
-    monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
+    for variable in ddb_local.ENDPOINT_VARIABLES:
+        monkeypatch.delenv(variable, raising=False)
     with mock_aws():
         client, peek = boto3.client("dynamodb"), boto3.client("dynamodb")
         client.create_table(
