@@ -321,6 +321,9 @@ def _insert_counted(
             state = recount(stores, user_id, now)
             if not state.enabled:
                 raise MemoryOff() from exc
+            if release_waiting and state.waiting < release_waiting:
+                release_waiting = 0  # the proposal was never counted (the floor refused): accept it uncounted
+                continue
             refusals += 1
             if refusals == 1 and state.active < MAX_ACTIVE_ENTRIES:
                 continue  # the recount or a concurrent change made room: try again, once
