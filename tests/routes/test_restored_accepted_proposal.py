@@ -78,3 +78,14 @@ def test_a_restored_accepted_proposal_cannot_be_accepted_again_even_once_its_ent
     assert [(e["id"], e["text"]) for e in view["items"]] == [(entry_id, CAT)]  # one entry, still readable
     assert stores.entries.get_state("alice").active == 1
     assert stores.entries.get_state("alice").waiting == 0
+
+
+def test_forgetting_another_agent_never_counts_a_restored_accepted_proposal_as_waiting(
+    api: Any, agents: Any, stores: Any
+) -> None:
+    entry_id, _ = _accepted_and_restored(api, agents, stores)
+    agents.register("s-2", "alice", agent="other")
+    agents.propose("s-2", {"id": "e1", "text": CAT})
+    assert api.call("POST", "/v1/agents/other/forget", "alice", {})[0] == 200  # sets waiting to what is stored
+    assert stores.entries.get_state("alice").waiting == 0  # the restored copy is no waiting place
+    _entry_readable(api, entry_id)
