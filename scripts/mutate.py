@@ -779,7 +779,7 @@ MUTATIONS: tuple[Mutation, ...] = (
         (
             Edit(
                 "chalicelib/crypto/keyring.py",
-                "        return [self.keys.delete_text_key(user_id, t) for t in ids]\n",
+                "        return [self.keys.delete_text_key(user_id, t, unless_held_in=unless_held_in) for t in ids]\n",
                 "        return []\n",
             ),
         ),
@@ -906,7 +906,7 @@ MUTATIONS: tuple[Mutation, ...] = (
         (
             Edit(
                 "chalicelib/services/memory.py",
-                "        guarded = stores.keyring.guard(actions)\n",
+                "        guarded = stores.keyring.guard(actions, sole_in=stores.entries.table)\n",
                 "        guarded = actions\n",
             ),
         ),

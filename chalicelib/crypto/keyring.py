@@ -156,15 +156,18 @@ class Keyring:
             self.cache.put(_text_slot(user_id, row.text_id), row.text_id, opened[row.text_id])
         return opened
 
-    def shred(self, user_id: str, text_ids: Iterable[bytes | None]) -> list[dict[str, Any]]:
-        """The actions that delete these texts' keys, for a forget of one text to put in its own transaction.
+    def shred(
+        self, user_id: str, text_ids: Iterable[bytes | None], *, unless_held_in: str | None = None
+    ) -> list[dict[str, Any]]:
+        """The actions that delete these texts' keys, for a forget of one text to put in its own transaction
+        (`unless_held_in`: KeysRepository.delete_text_key's).
 
         The keys leave this container's cache now (and again by `forget_cached` after the write); other
         containers may hold one for at most the cache's age (`unrecoverable_by` in the journal).
         """
         ids = sorted({t for t in text_ids if t})
         self.forget_cached(user_id, ids)
-        return [self.keys.delete_text_key(user_id, t) for t in ids]
+        return [self.keys.delete_text_key(user_id, t, unless_held_in=unless_held_in) for t in ids]
 
     def shred_now(self, user_id: str, text_ids: Iterable[bytes | None]) -> int:
         """Delete these texts' keys before their items (a forget of many at once); the DynamoDB calls it took.
@@ -216,14 +219,15 @@ class Keyring:
         stored = self._stored(user_id)
         return stored.key_id if stored is not None else None
 
-    def guard(self, actions: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    def guard(self, actions: list[dict[str, Any]], *, sole_in: str | None = None) -> list[dict[str, Any]]:
         """`actions` followed by, for each text their Puts and Updates seal: its new key row (with the check
         that the data key wrapping it is still current), or the check that its key was not forgotten meanwhile.
 
         A forget-all may destroy the data key (or a forget delete a text's key) between sealing and the
         write; this makes such a write fail instead of storing text no key opens. The key row's TTL
         follows the item's expiry. Key rows an action already touches are left to it. The extra actions
-        come last, so the given ones keep their indices.
+        come last, so the given ones keep their indices. A Put that continues a text's key records its table
+        on the key row (`held_in`); into `sole_in`, only if no item of that table holds the text yet.
         """
         touched = {_row(a) for a in actions}
         extra: dict[Any, dict[str, Any]] = {}
@@ -251,7 +255,10 @@ class Keyring:
                 _row({"Update": {"TableName": self.keys.table, "Key": self.keys.text_key_row(user_id, text_id)}})
                 not in touched
             ):
-                keep = self.keys.keep_text_key(user_id, text_id, expires_at)
+                table = put.get("TableName")
+                keep = self.keys.keep_text_key(
+                    user_id, text_id, expires_at, held_in=table, sole=table is not None and table == sole_in
+                )
                 if update:  # an edit: its expiry is the edit's business (entries.update_entry), only check the key
                     keep = {
                         "ConditionCheck": {

@@ -22,6 +22,7 @@ from chalicelib.errors import Conflict, InvalidRequest, LimitReached, Unavailabl
 from chalicelib.identifiers import check_identifier
 from chalicelib.models import AgentGrant, Entry
 from chalicelib.services.agent_rows import fold_rows, stored_grants
+from chalicelib.services.decided import undecided
 from chalicelib.services.forget_all import Forgetting, forget_counted
 from chalicelib.storage.agents import ROW_CAP, is_agent_name, merged, older_rows
 from chalicelib.storage.dynamo import TransactionCancelled, transact
@@ -148,7 +149,8 @@ def _spellings(stores: Stores, user_id: str, agent: str) -> tuple[tuple[str, ...
 def _rows(stores: Stores, user_id: str) -> list[dict[str, Any]]:
     now = instant(stores.clock)
     state, entries = stores.entries.load(user_id)
-    return agent_rows(state.agents, [e for e in entries if not e.is_expired(now.epoch)], stores.proposals.list(user_id))
+    proposals = undecided(stores.proposals.list(user_id), entries)  # services/decided.py
+    return agent_rows(state.agents, [e for e in entries if not e.is_expired(now.epoch)], proposals)
 
 
 def agent_rows(

@@ -70,10 +70,14 @@ def remove_proposal(
             if counted
             else stores.entries.bump_version(user_id, only_if_stored=False)
         )
+        # Never the key of the entry it became: a copy of an accepted proposal put back from a backup is a 404
+        shred = stores.keyring.shred(user_id, [ref.key_id], unless_held_in=stores.entries.table)
         try:
-            transact(stores.client, [*actions, counter, *_shred(stores, user_id, ref)])
+            transact(stores.client, [*actions, counter, *shred])
             return True
         except TransactionCancelled as exc:
+            if shred and exc.failed(len(actions) + 1):
+                return False
             if len(actions) == 2 and exc.failed(1):
                 release = False
             elif exc.failed(len(actions)) and not exc.failed(0):

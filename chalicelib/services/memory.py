@@ -25,6 +25,7 @@ from chalicelib.models import (
     new_id,
 )
 from chalicelib.services.corrections import corrected
+from chalicelib.services.decided import undecided
 from chalicelib.services.forgetting import forget_entry
 from chalicelib.services.recount import recount
 from chalicelib.services.repeats import decision_read, dismiss_after
@@ -59,7 +60,7 @@ def view_and_version(stores: Stores, user_id: str) -> tuple[dict[str, Any], Memo
     body = {
         "enabled": state.enabled,
         "items": [e.public() for e in entries],
-        "proposals": [shown(p, live) for p in display_order(listed)],
+        "proposals": [shown(p, live) for p in display_order(undecided(listed, stored))],
         "repeats": repeats,  # the waiting slots duplicates hold: who repeated a kept note, rejectable by id
         "limits": LIMITS,
     }
@@ -67,10 +68,15 @@ def view_and_version(stores: Stores, user_id: str) -> tuple[dict[str, Any], Memo
 
 
 def inbox(stores: Stores, user_id: str) -> dict[str, Any]:
-    """The waiting proposals; the entries' Query only when one of them says which entry it updates."""
+    """The waiting proposals, less copies of decided ones; one entries Query only when a proposal waits."""
     listed, repeats = stores.proposals.listing(user_id)
     now = instant(stores.clock)
-    live = live_by_id(stores.entries.load(user_id)[1], now.epoch) if any(p.replaces for p in listed) else {}
+    live: dict[str, Entry] = {}
+    if any(p.replaces for p in listed):  # the entries, opened: which one each update names, and their text keys
+        entries = stores.entries.load(user_id)[1]
+        live, listed = live_by_id(entries, now.epoch), undecided(listed, entries)
+    elif listed:  # the entries' text keys only, when a proposal waits (one Query either way)
+        listed = undecided(listed, stores.entries.stored(user_id)[1])
     return {"memory_proposals": [shown(p, live) for p in display_order(listed)], "repeats": repeats}
 
 
@@ -195,6 +201,7 @@ def accept(stores: Stores, user_id: str, proposal_id: str, body: AcceptBody | No
         claim_index=2,
         replaced_index=3 if replaced is not None else None,
         releases=plan.releases,
+        continues=opened.text_id,
     )
     dismiss_after(stores, user_id, opened.agent, opened.source.session_id, others)
     return entry
@@ -286,19 +293,21 @@ def _insert_counted(
     claim_index: int,
     replaced_index: int | None = None,
     releases: list[int] | None = None,
+    continues: bytes | None = None,
 ) -> None:
     """Run `build(release)`'s actions with `count` more active entries counted; on a refusal, recount once and retry if that made room.
 
     The text is sealed by `build()` and the transaction checks its key is still the user's: if a
     concurrent forget-all destroyed it, the actions are built (sealed) again under the new key. The
     fingerprint claim at `claim_index` refuses a duplicate (`duplicate`, naming the entry that holds the
-    words) unless that fingerprint turns out stale: the write is tried again, taking it over.
+    words) unless that fingerprint turns out stale: the write is tried again, taking it over. `continues`: the
+    text key an accept's entry continues; an entry holding it already (services/decided.py) is a 404.
     """
     refusals, release = 0, True
     built = build(release)
     for _ in range(_KEY_RETRIES + 4):
         actions = [*built, stores.entries.take_entry_slots(user_id, count, release_waiting=release_waiting)]
-        guarded = stores.keyring.guard(actions)
+        guarded = stores.keyring.guard(actions, sole_in=stores.entries.table)
         try:
             transact(stores.client, guarded)
             stores.keyring.written(guarded)
@@ -311,6 +320,8 @@ def _insert_counted(
             if replaced_index is not None and exc.failed(replaced_index):
                 raise NotFound("No such entry.") from exc
             if any(exc.failed(index) for index in range(len(actions), len(guarded))):
+                if continues and stores.keyring.keys.held_in(user_id, continues) == stores.entries.table:
+                    raise NotFound("No such proposal.") from exc  # accepted already, put back since
                 built = build(release)  # the key that sealed the text is gone: seal again
                 continue
             if exc.failed(claim_index):
@@ -328,6 +339,9 @@ def _insert_counted(
             state = recount(stores, user_id, now)
             if not state.enabled:
                 raise MemoryOff() from exc
+            if release_waiting and state.waiting < release_waiting:
+                release_waiting = 0  # the proposal was never counted (the floor refused): accept it uncounted
+                continue
             refusals += 1
             if refusals == 1 and state.active < MAX_ACTIVE_ENTRIES:
                 continue  # the recount or a concurrent change made room: try again, once
@@ -361,7 +375,7 @@ def export(stores: Stores, user_id: str) -> dict[str, Any]:
     state, entries = stores.entries.load(user_id)
     ordered = display_order(entries)
     expired = [e.public() for e in ordered if e.is_expired(now.epoch)]
-    proposals = display_order(stores.proposals.list(user_id))
+    proposals = display_order(undecided(stores.proposals.list(user_id), entries))
     journal, journal_cursor = stores.journal.page(user_id, limit=EXPORT_JOURNAL_ROWS)
     return {
         "schema_version": EXPORT_SCHEMA_VERSION,

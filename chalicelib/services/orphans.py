@@ -19,6 +19,7 @@ from typing import Any
 from chalicelib.bootstrap import Stores
 from chalicelib.clock import instant
 from chalicelib.models import MemoryState
+from chalicelib.services.decided import waiting_refs
 from chalicelib.storage.dynamo import TransactionCancelled, transact
 from chalicelib.storage.entry_items import StoredRef
 from chalicelib.storage.fingerprints import Fingerprint
@@ -67,9 +68,14 @@ def true_waiting(stores: Stores, user_id: str, *, seen: MemoryState | None = Non
     state afterwards. Forget-all's last step, an agent's forget's, and the waiting cap's recount's: items put back
     from a backup were never counted, yet their deletion was, and the counter went wrong (issue 37 #11).
     `seen`: the state item as a consistent read just had it (its version), instead of reading it here.
-    Cost: a GetItem (unless `seen`) and a Query, and an UpdateItem only when the counter was wrong."""
+    Cost: a GetItem (unless `seen`) and a Query, and only when the counter was wrong a Query of the entries and an
+    UpdateItem."""
     state = seen or stores.entries.get_state(user_id)  # first: a proposal counted after this moves the version
     proposals, _ = stores.proposals.stored_all(user_id, consistent=True)
+    if state.waiting != len(proposals) and any(p.key_id for p in proposals):
+        # an accepted proposal put back from a backup holds no place (services/decided.py): one Query of the entries,
+        # only when the counter is to be corrected (an accept after the read above moves the version: no write)
+        proposals = waiting_refs(proposals, stores.entries.stored(user_id)[1])
     if state.waiting != len(proposals) and stores.entries.correct_waiting(user_id, len(proposals), state):
         return replace(state, waiting=len(proposals))
     return state

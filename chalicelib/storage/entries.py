@@ -251,7 +251,8 @@ class EntriesRepository:
         return {"Update": update}
 
     def take_entry_slots(self, user_id: str, count: int = 1, *, release_waiting: int = 0) -> dict[str, Any]:
-        """Count `count` more active entries, only while memory is on and the cap leaves room."""
+        """Count `count` more active entries, only while memory is on and the cap leaves room; `release_waiting`
+        fewer waiting proposals, only while `waiting` holds that many (never below zero, as `release_counts`'s floor)."""
         return {
             "Update": {
                 "TableName": self.table,
@@ -259,7 +260,9 @@ class EntriesRepository:
                 "UpdateExpression": "SET active = active + :n, waiting = waiting - :w, " + _BUMP,
                 # enabled = true: nothing is added while memory is off (no state item = never on).
                 # active <= cap - n: the cap holds however many requests race for the last slots.
-                "ConditionExpression": "enabled = :on AND active <= :room",
+                # waiting >= w: an accepted proposal put back from a backup (or a damaged counter) was never counted.
+                "ConditionExpression": "enabled = :on AND active <= :room"
+                + (" AND waiting >= :w" if release_waiting else ""),
                 "ExpressionAttributeValues": dynamo.values(
                     n=count, w=release_waiting, on=True, room=MAX_ACTIVE_ENTRIES - count, zero=0, one=1
                 ),

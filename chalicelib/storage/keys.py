@@ -17,6 +17,7 @@ from chalicelib.storage import dynamo, retries
 
 DATA_KEY_SK, TEXT_KEY_PREFIX = "#key", "t#"
 EXPIRY_ATTRIBUTE = "expires_at"  # the keys table's TTL: a text key that expires goes with its text
+HELD_IN_ATTRIBUTE = "held_in"  # the table whose item the text lives in now (set when a later item continues it)
 BATCH_WRITE_ITEMS = 25  # DynamoDB's BatchWriteItem limit per call
 
 
@@ -109,23 +110,59 @@ class KeysRepository:
             }
         }
 
-    def keep_text_key(self, user_id: str, text_id: bytes, expires_at: int | None) -> dict[str, Any]:
-        """Transaction action: the text's key is still there (not forgotten meanwhile); its TTL becomes the text's expiry."""
+    def keep_text_key(
+        self, user_id: str, text_id: bytes, expires_at: int | None, *, held_in: str | None = None, sole: bool = False
+    ) -> dict[str, Any]:
+        """Transaction action: the text's key is still there (not forgotten meanwhile); its TTL becomes the text's expiry.
+
+        `held_in`: the table whose new item the text now lives in (a proposal's, then the entry's it became), so a
+        copy of an earlier item put back from a backup is known as such (`delete_text_key`'s `unless_held_in`);
+        `sole`: only if no item of that table holds it already (a decided proposal's copy accepted again)."""
         update: dict[str, Any] = {
             "TableName": self.table,
             "Key": self._key(user_id, TEXT_KEY_PREFIX + text_id.hex()),
             "ConditionExpression": "attribute_exists(sk)",
         }
+        values: dict[str, Any] = {}
         if expires_at is None:
             update["UpdateExpression"] = f"REMOVE {EXPIRY_ATTRIBUTE}"
         else:
             update["UpdateExpression"] = f"SET {EXPIRY_ATTRIBUTE} = :e"
-            update["ExpressionAttributeValues"] = dynamo.values(e=expires_at)
+            values["e"] = expires_at
+        if held_in is not None:
+            set_held = f"{HELD_IN_ATTRIBUTE} = :h"
+            update["UpdateExpression"] = (
+                f"SET {set_held} REMOVE {EXPIRY_ATTRIBUTE}"
+                if expires_at is None
+                else f"SET {EXPIRY_ATTRIBUTE} = :e, {set_held}"
+            )
+            values["h"] = held_in
+            if sole:
+                update["ConditionExpression"] += (
+                    f" AND (attribute_not_exists({HELD_IN_ATTRIBUTE}) OR {HELD_IN_ATTRIBUTE} <> :h)"
+                )
+        if values:
+            update["ExpressionAttributeValues"] = dynamo.values(**values)
         return {"Update": update}
 
-    def delete_text_key(self, user_id: str, text_id: bytes) -> dict[str, Any]:
-        """Transaction action: delete one text's key, whether or not it is still there (a forget repeated is no error)."""
-        return {"Delete": {"TableName": self.table, "Key": self._key(user_id, TEXT_KEY_PREFIX + text_id.hex())}}
+    def delete_text_key(self, user_id: str, text_id: bytes, *, unless_held_in: str | None = None) -> dict[str, Any]:
+        """Transaction action: delete one text's key, whether or not it is still there (a forget repeated is no error).
+
+        `unless_held_in`: not while an item of that table holds the text (a proposal's copy put back after its
+        accept: the entry it became lives on under that key); refused, the caller deletes nothing."""
+        delete: dict[str, Any] = {"TableName": self.table, "Key": self._key(user_id, TEXT_KEY_PREFIX + text_id.hex())}
+        if unless_held_in is not None:
+            delete["ConditionExpression"] = f"attribute_not_exists({HELD_IN_ATTRIBUTE}) OR {HELD_IN_ATTRIBUTE} <> :h"
+            delete["ExpressionAttributeValues"] = dynamo.values(h=unless_held_in)
+        return {"Delete": delete}
+
+    def held_in(self, user_id: str, text_id: bytes) -> str | None:
+        """The table whose item holds the text now, as its key row says (a consistent GetItem); None if unknown or gone."""
+        raw = self._client.get_item(
+            TableName=self.table, Key=self.text_key_row(user_id, text_id), ConsistentRead=True
+        ).get("Item")
+        held = dynamo.load(raw).get(HELD_IN_ATTRIBUTE) if raw else None
+        return held if isinstance(held, str) else None
 
     def text_key_row(self, user_id: str, text_id: bytes) -> dict[str, Any]:
         """The primary key of one text's key row, as a transaction action names it."""

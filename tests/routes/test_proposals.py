@@ -71,11 +71,11 @@ def test_accepting_a_proposal_rejected_in_between_is_404_and_stores_nothing(api:
     guard = keyring.guard
     rejected: list[int] = []
 
-    def reject_first(actions: Any) -> Any:
+    def reject_first(actions: Any, **options: Any) -> Any:
         if not rejected:
             reject(stores, "alice", proposal.id)  # the other tab's reject commits first
         rejected.append(1)
-        return guard(actions)
+        return guard(actions, **options)
 
     keyring.guard = reject_first
     status, body = api.call("POST", f"/v1/memory/{proposal.id}/accept", "alice")

@@ -33,3 +33,24 @@ def test_a_reject_at_a_waiting_count_of_zero_deletes_the_proposal_and_leaves_the
     assert stores.proposals.list("alice") == []
     status, view, after = api.tagged_get("/v1/memory", "alice", before)
     assert status == 200 and after != before and view["proposals"] == []  # the uncounted reject still moves the tag
+
+
+def test_an_accept_at_a_waiting_count_of_zero_keeps_the_entry_and_leaves_the_count_at_zero(
+    api: Any, agents: Any, stores: Any
+) -> None:
+    """The accept's `waiting - 1` has the reject's floor: a condition in its own write, never a read first."""
+    api.turn_on("alice")
+    agents.register("s-1", "alice", agent="helper")
+    agents.propose("s-1", {"id": "e1", "text": "Likes green tea"}, {"id": "e2", "text": "Has a cat"})
+    waiting = api.call("GET", "/v1/memory", "alice")[1]["proposals"]
+    _set_waiting(stores, "alice", 1)  # one of them was never counted
+    for proposal in waiting:
+        status, body = api.call("POST", f"/v1/memory/{proposal['id']}/accept", "alice")
+        assert status == 201, body
+    state = stores.entries.get_state("alice")
+    assert (state.waiting, state.active) == (0, 2)
+    assert stores.proposals.list("alice") == []
+    assert sorted(e["text"] for e in api.call("GET", "/v1/memory", "alice")[1]["items"]) == [
+        "Has a cat",
+        "Likes green tea",
+    ]
