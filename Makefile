@@ -1,10 +1,13 @@
 # Personal memory — every command installs what it needs into .venv first.
-# .venv's interpreter: Debian's python3.11 where the machine has it (as every machine of this project's kind
-# does), else python3. python3 on PATH here is pyenv's 3.11.7, configured with --enable-shared alone (no PGO or
-# LTO, the interpreter in a shared library); Debian's carries it in the executable and its changelog enables
-# LTO/PGO "on some architectures". Measured, not assumed: the whole suite 282.9 -> 262.5 s of pytest, the
-# route tests -23 % (docs/notes.md). `make clean` first to move an existing .venv to another interpreter.
-PYTHON ?= $(or $(wildcard /usr/bin/python3.11),python3)
+# .venv's interpreter: the Python that Lambda runs (python3.13, the template's Runtime), wherever the machine has
+# one: /usr/bin, /usr/local/bin, then pyenv's newest 3.13.x. A machine without 3.13 still works: Debian's
+# python3.11, else python3 on PATH, and `make` says so (the tests then run on another version than Lambda's).
+# `make clean` first to move an existing .venv to another interpreter; PYTHON=... names one (docs/contributing.md).
+LAMBDA_PYTHON := $(firstword $(wildcard /usr/bin/python3.13 /usr/local/bin/python3.13) \
+	$(lastword $(sort $(wildcard $(HOME)/.pyenv/versions/3.13.*/bin/python3.13))))
+PYTHON ?= $(or $(LAMBDA_PYTHON),$(wildcard /usr/bin/python3.11),python3)
+# The oldest Python the SDK claims (sdk/pyproject.toml, requires-python): `make test-oldest` runs tests/sdk on it.
+OLDEST_PYTHON ?= $(or $(wildcard /usr/bin/python3.11),$(lastword $(sort $(wildcard $(HOME)/.pyenv/versions/3.11.*/bin/python3.11))),python3.11)
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
@@ -28,6 +31,7 @@ TYPECHECK = $(VENV)/bin/mypy app.py chalicelib local sdk/personal_memory_sdk
 UV_VERSION := 0.13.8
 UV_INSTALL = $(VENV)/bin/uv pip install -q --python $(PY)
 $(STAMP): requirements.txt requirements-dev.txt requirements-package.txt
+	@test -n "$(LAMBDA_PYTHON)" || echo "make: no python3.13 here (Lambda runs 3.13): .venv is built on $(PYTHON)"
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	($(PY) -m pip install -q uv==$(UV_VERSION) && \
 		($(UV_INSTALL) --offline -r requirements-dev.txt 2>/dev/null || $(UV_INSTALL) -r requirements-dev.txt)) \

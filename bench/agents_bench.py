@@ -36,7 +36,7 @@ def forget_call_bound(entries: int) -> int:
 def _seed_agent_entries(stack: Any, user: str, count: int) -> None:
     """`count` entries accepted from AGENT in one session, stored as an accept stores them (fingerprints and text keys
     included: bench/run.py `seed_items`), uncounted."""
-    from bench.run import seed_items
+    from bench.stack import seed_items
     from chalicelib.clock import instant
     from chalicelib.models import Entry, Source, new_id
 
@@ -75,7 +75,7 @@ def agent_counts(
     stack: Any, seed_user: Any, seed_journal: Any, journal_rows: int
 ) -> list[tuple[str, Any, float | None, dict[str, Any]]]:
     """(name, value, limit or None, detail) per figure, as bench/local_stack_bench.py's results."""
-    from bench.run import consume, drain_inserts
+    from bench.stack import consume, drain_inserts
     from chalicelib.storage.fingerprints import FINGERPRINT_PREFIX
     from tests.support.iam import iam_call
     from tests.support.stack import HOST_ARN, WORKER_ARN
@@ -258,7 +258,7 @@ if __name__ == "__main__":  # `python -m bench.agents_bench`: only the many-agen
     import contextlib
     import os
 
-    from bench.run import open_stack, seed_user
+    from bench.stack import open_stack, seed_user
 
     with open(os.devnull, "w") as devnull, contextlib.redirect_stdout(devnull), open_stack() as opened:
         figures = many_agent_counts(opened, seed_user)

@@ -252,7 +252,7 @@ class Keyring:
                 not in touched
             ):
                 keep = self.keys.keep_text_key(user_id, text_id, expires_at)
-                if update:  # an edit: its expiry is the edit's business (entries.update_entry), only check the key
+                if update:  # an edit: its expiry is the edit's business (entry_edits.update_entry), only check the key
                     keep = {
                         "ConditionCheck": {
                             k: v for k, v in keep["Update"].items() if k in ("TableName", "Key", "ConditionExpression")
