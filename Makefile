@@ -12,7 +12,8 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test check demo bench package mutate chaos lint format typecheck install clean browser-deps redrive deploy smoke
+.PHONY: run test check demo bench package mutate chaos lint format typecheck install clean browser-deps redrive deploy smoke \
+	test-oldest screenshots
 
 # pytest-xdist workers, each with its own moto, local stack and browser. The tests that read the built
 # package share one worker (built once), the browser tests one too (--dist loadgroup). Two workers: a
@@ -60,6 +61,12 @@ check: lint
 	$(WRITE_BYTECODE) $(PY) -m pytest -q -n 2 --dist loadgroup -m "$(QUICK)"; tests=$$?; \
 	wait $$mypy; types=$$?; echo "mypy:"; cat $(VENV)/.mypy-check.log; \
 	test $$tests -eq 0 && test $$types -eq 0
+
+# The SDK's tests on the oldest Python it claims (sdk/pyproject.toml, requires-python), in a venv of its own.
+OLDEST_VENV := .venv-oldest
+test-oldest:
+	$(MAKE) --no-print-directory install VENV=$(OLDEST_VENV) PYTHON=$(OLDEST_PYTHON)
+	$(WRITE_BYTECODE) $(OLDEST_VENV)/bin/python -m pytest -q $(PARALLEL) tests/sdk
 
 demo: $(STAMP)
 	$(PY) -m local.demo
@@ -116,4 +123,4 @@ browser-deps:
 	@command -v chromium >/dev/null 2>&1 || (apt-get update -qq && apt-get install -y -qq chromium >/dev/null)
 
 clean:
-	rm -rf $(VENV) build .local
+	rm -rf $(VENV) $(OLDEST_VENV) build .local
