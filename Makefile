@@ -118,6 +118,10 @@ format: $(STAMP)
 typecheck: $(STAMP)
 	$(TYPECHECK)
 
+# docs/screenshots/ anew from the current page, and the page assets they show (docs/screenshots/assets.sha256).
+screenshots: $(STAMP) browser-deps
+	$(WRITE_BYTECODE) $(PY) scripts/screenshots.py
+
 # The browser tests drive Debian's Chromium (never a downloaded browser).
 browser-deps:
 	@command -v chromium >/dev/null 2>&1 || (apt-get update -qq && apt-get install -y -qq chromium >/dev/null)
