@@ -170,7 +170,7 @@ def command_problems(path: Path, root: Path = ROOT) -> list[str]:
                     ):
                         problems.append(f"{where}:{number}: -m {word}: no such module")
                     continue
-                candidate = word.split("::", 1)[0].removeprefix("./")
+                candidate = re.sub(r"\[[\w,-]*\]$", "", word.split("::", 1)[0].removeprefix("./"))  # pip's extras
                 if "/" in candidate and candidate.split("/")[0] in tops and not (root / candidate).exists():
                     problems.append(f"{where}:{number}: {word}: no such file")
     return problems
