@@ -1,5 +1,6 @@
-"""Docs that stay true: every relative link and #anchor of the Markdown docs resolves, and every command of a
-fenced ```sh block names a make target, script or module that exists. `make check` runs it (tests/tools/
+"""Docs that stay true: every relative link and #anchor of the Markdown docs resolves, every command of a
+fenced ```sh block names a make target, script or module that exists, and no doc narrates history (an issue
+by number, a commit). `make check` runs it (tests/tools/
 test_docs_check.py); `.venv/bin/python scripts/check_docs.py` prints what it finds.
 
 Anchors follow GitHub's heading slugs: the heading's text (code and link markup dropped) in lower case, every
@@ -8,8 +9,10 @@ character that is not a letter, digit, `-`, `_` or space removed, spaces as `-`,
 
 from __future__ import annotations
 
+import functools
 import re
 import shlex
+import subprocess
 import sys
 from collections.abc import Iterable
 from pathlib import Path
@@ -17,7 +20,7 @@ from urllib.parse import unquote
 
 ROOT = Path(__file__).resolve().parent.parent
 
-__all__ = ["doc_files", "link_problems", "command_problems", "make_targets", "problems", "slugs"]
+__all__ = ["command_problems", "doc_files", "history_problems", "link_problems", "make_targets", "problems", "slugs"]
 
 _FENCE = re.compile(r"^ {0,3}(```+|~~~+)\s*([\w-]*)")
 _HEADING = re.compile(r"^ {0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
@@ -45,8 +48,10 @@ def _blocks(text: str) -> Iterable[tuple[int, str, str | None]]:
         if opened and fence is None:
             fence = (opened.group(1), opened.group(2).lower())
             continue
-        if fence is not None and line.strip().startswith(fence[0][0] * len(fence[0])) and not line.strip().strip(
-            fence[0][0]
+        if (
+            fence is not None
+            and line.strip().startswith(fence[0][0] * len(fence[0]))
+            and not line.strip().strip(fence[0][0])
         ):
             fence = None
             continue
@@ -176,8 +181,49 @@ def command_problems(path: Path, root: Path = ROOT) -> list[str]:
     return problems
 
 
-def problems(root: Path = ROOT) -> list[str]:
-    return [p for path in doc_files(root) for p in (*link_problems(path, root), *command_problems(path, root))]
+_ISSUE = re.compile(r"\bissues? #?\d+", re.IGNORECASE)
+_HEX = re.compile(r"\b(?=[0-9a-f]*[a-f])(?=[0-9a-f]*\d)[0-9a-f]{7,40}\b")
+
+
+@functools.cache
+def _is_commit(repo: Path, word: str) -> bool:
+    try:
+        found = subprocess.run(
+            ["git", "-C", str(repo), "rev-parse", "-q", "--verify", f"{word}^{{commit}}"],
+            capture_output=True,
+            timeout=10,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return False  # no git here: nothing to name
+    return found.returncode == 0
+
+
+def history_problems(path: Path, root: Path = ROOT, repo: Path | None = None) -> list[str]:
+    """Each place `path` narrates history: names an issue by number, or a commit of `repo` (a doc says what is,
+    and git keeps what was). A file name that carries a hash (in a `code/path`) is a name, not a reference."""
+    problems = []
+    where = path.relative_to(root)
+    for number, line, fence in _blocks(path.read_text(encoding="utf-8")):
+        if fence is not None:
+            continue
+        prose = _CODE_SPAN.sub(lambda m: "" if "/" in m.group(2) else m.group(2), line)
+        for found in _ISSUE.finditer(prose):
+            if re.search(r"[\w.-]+/[\w.-]+\s+$", prose[: found.start()]):
+                continue  # another project's issue (owner/repo issues #390): a source, not our history
+            problems.append(f"{where}:{number}: {found.group()!r}: say what is; the issue's history is git's")
+        for word in _HEX.findall(prose):
+            if _is_commit(repo or root, word):
+                problems.append(f"{where}:{number}: {word}: names a commit; say what is, git keeps what was")
+    return problems
+
+
+def problems(root: Path = ROOT, repo: Path | None = None) -> list[str]:
+    return [
+        p
+        for path in doc_files(root)
+        for p in (*link_problems(path, root), *command_problems(path, root), *history_problems(path, root, repo))
+    ]
 
 
 def main() -> int:

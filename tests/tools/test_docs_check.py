@@ -81,6 +81,25 @@ def test_a_planted_missing_make_target_script_or_module_in_a_sh_block_is_found(t
         assert any(planted in problem for problem in found), (planted, found)
 
 
+def test_a_planted_issue_number_or_commit_is_found_but_a_hash_in_a_file_name_or_another_projects_issue_is_not(
+    tmp_path: Path,
+) -> None:
+    import subprocess
+
+    commit = subprocess.run(["git", "rev-parse", "--short=7", "HEAD"], cwd=ROOT, capture_output=True, text=True)
+    short = commit.stdout.strip()
+    repo = _repo(
+        tmp_path,
+        GOOD
+        + f"\nThe cap was added for issue 23.\nMeasured at {short}.\n"
+        f"Kept in `tests/events/template-{short}.json`; see aws/serverless-application-model issues #390.\n"
+        "```sh\ngit show {short}\n```\n".replace("{short}", short),
+    )
+    found = check_docs.problems(repo, repo=ROOT)
+    assert len(found) == 2, found
+    assert "issue 23" in found[0] and short in found[1]
+
+
 def test_the_makefiles_targets_are_read_from_its_rules_not_its_variables() -> None:
     targets = check_docs.make_targets(ROOT / "Makefile")
     assert {"run", "test", "check", "bench", "smoke", "screenshots", "test-oldest"} <= targets
