@@ -1,15 +1,19 @@
 # Personal memory — every command installs what it needs into .venv first.
-# .venv's interpreter: Debian's python3.11 where the machine has it (as every machine of this project's kind
-# does), else python3. python3 on PATH here is pyenv's 3.11.7, configured with --enable-shared alone (no PGO or
-# LTO, the interpreter in a shared library); Debian's carries it in the executable and its changelog enables
-# LTO/PGO "on some architectures". Measured, not assumed: the whole suite 282.9 -> 262.5 s of pytest, the
-# route tests -23 % (docs/notes.md). `make clean` first to move an existing .venv to another interpreter.
-PYTHON ?= $(or $(wildcard /usr/bin/python3.11),python3)
+# .venv's interpreter: the Python that Lambda runs (python3.13, the template's Runtime), wherever the machine has
+# one: /usr/bin, /usr/local/bin, then pyenv's newest 3.13.x. A machine without 3.13 still works: Debian's
+# python3.11, else python3 on PATH, and `make` says so (the tests then run on another version than Lambda's).
+# `make clean` first to move an existing .venv to another interpreter; PYTHON=... names one (docs/contributing.md).
+LAMBDA_PYTHON := $(firstword $(wildcard /usr/bin/python3.13 /usr/local/bin/python3.13) \
+	$(lastword $(sort $(wildcard $(HOME)/.pyenv/versions/3.13.*/bin/python3.13))))
+PYTHON ?= $(or $(LAMBDA_PYTHON),$(wildcard /usr/bin/python3.11),python3)
+# The oldest Python the SDK claims (sdk/pyproject.toml, requires-python): `make test-oldest` runs tests/sdk on it.
+OLDEST_PYTHON ?= $(or $(wildcard /usr/bin/python3.11),$(lastword $(sort $(wildcard $(HOME)/.pyenv/versions/3.11.*/bin/python3.11))),python3.11)
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: js-check run test check demo bench package mutate chaos lint format typecheck install install-ddb clean browser-deps redrive deploy smoke
+.PHONY: js-check run test check demo bench package mutate chaos lint format typecheck install install-ddb clean browser-deps \
+	redrive deploy smoke test-oldest screenshots
 
 # pytest-xdist workers, each with its own moto, local stack and browser. The tests that read the built
 # package share one worker (built once), the browser tests one too (--dist loadgroup). Two workers: a
@@ -28,6 +32,7 @@ TYPECHECK = $(VENV)/bin/mypy app.py chalicelib local sdk/personal_memory_sdk
 UV_VERSION := 0.13.8
 UV_INSTALL = $(VENV)/bin/uv pip install -q --python $(PY)
 $(STAMP): requirements.txt requirements-dev.txt requirements-package.txt
+	@test -n "$(LAMBDA_PYTHON)" || echo "make: no python3.13 here (Lambda runs 3.13): .venv is built on $(PYTHON)"
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	($(PY) -m pip install -q uv==$(UV_VERSION) && \
 		($(UV_INSTALL) --offline -r requirements-dev.txt 2>/dev/null || $(UV_INSTALL) -r requirements-dev.txt)) \
@@ -85,6 +90,12 @@ check: lint js-check
 	wait $$mypy; types=$$?; echo "mypy:"; cat $(VENV)/.mypy-check.log; \
 	test $$tests -eq 0 && test $$types -eq 0
 
+# The SDK's tests on the oldest Python it claims (sdk/pyproject.toml, requires-python), in a venv of its own.
+OLDEST_VENV := .venv-oldest
+test-oldest:
+	$(MAKE) --no-print-directory install VENV=$(OLDEST_VENV) PYTHON=$(OLDEST_PYTHON)
+	$(WRITE_BYTECODE) $(OLDEST_VENV)/bin/python -m pytest -q $(PARALLEL) tests/sdk
+
 demo: $(STAMP) $(DDB_STAMP)
 	$(PY) -m local.demo
 
@@ -135,9 +146,13 @@ format: $(STAMP)
 typecheck: $(STAMP)
 	$(TYPECHECK)
 
+# docs/screenshots/ anew from the current page, and the page assets they show (docs/screenshots/assets.sha256).
+screenshots: $(STAMP) browser-deps
+	$(WRITE_BYTECODE) $(PY) scripts/screenshots.py
+
 # The browser tests drive Debian's Chromium (never a downloaded browser).
 browser-deps:
 	@command -v chromium >/dev/null 2>&1 || (apt-get update -qq && apt-get install -y -qq chromium >/dev/null)
 
 clean:
-	rm -rf $(VENV) build .local
+	rm -rf $(VENV) $(OLDEST_VENV) build .local

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import secrets
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
@@ -131,6 +132,33 @@ class AgentGrant:
     row: str = ""  # the stored row's key after `a#` (the folded name, or an older row's own spelling)
 
 
+def merged(grants: Iterable[AgentGrant], agent: str) -> AgentGrant:
+    """The rows of one folded name as one grant: a switch is on only if every row has it on; the latest times.
+
+    The name shown is the folded row's own (else the first found); an agent never set may read and propose.
+    """
+    from chalicelib.agent_names import fold_agent_name  # the name rules load with the first grant, not at import
+
+    key = fold_agent_name(agent)
+    rows = sorted((g for g in grants if g.key == key), key=lambda g: (g.row != key, g.row))
+    if not rows:
+        return AgentGrant(agent, key=key, row=key)
+
+    def latest(values: Iterable[str | None]) -> str | None:
+        return max((v for v in values if v), default=None)
+
+    return AgentGrant(
+        agent=rows[0].agent,
+        read=all(g.read for g in rows),
+        propose=all(g.propose for g in rows),
+        last_read_at=latest(g.last_read_at for g in rows),
+        last_proposal_at=latest(g.last_proposal_at for g in rows),
+        set_at=latest(g.set_at for g in rows),
+        key=key,
+        row=rows[0].row,
+    )
+
+
 @dataclass(frozen=True)
 class MemoryState:
     """A user's switch and counters. No stored state means memory was never turned on: off."""
@@ -147,8 +175,6 @@ class MemoryState:
     def grant(self, agent: str) -> AgentGrant:
         """The user's grant for `agent`, over every row of its folded name (chalicelib/agent_names.py); one never
         set may read and propose (the three gates alone decide)."""
-        from chalicelib.storage.agents import merged
-
         return merged(self.agents, agent)
 
 

@@ -17,11 +17,8 @@ import signal
 import sys
 import tempfile
 import time
-import urllib.error
-import urllib.request
 from collections import Counter
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from pathlib import Path
 from types import ModuleType
 from typing import Any, NoReturn, TextIO
@@ -46,30 +43,19 @@ from personal_memory_sdk import (  # noqa: E402
 
 from local.demo_connection import ConnectionStory  # noqa: E402
 from local.demo_mcp import McpStory  # noqa: E402
+from local.demo_steps import NEW_ENTRY_TEXT, PUMP_WAIT_SECONDS, Step, StepFailed  # noqa: E402
+from local.demo_steps import expect as _expect  # noqa: E402
+from local.demo_steps import http as _http  # noqa: E402
 from local.process import LocalProcess, start_local_stack  # noqa: E402
 
 AGENT_DIR = ROOT / "examples" / "memory-agent"
 ENTRY_TEXT = "Uses metric units"
-NEW_ENTRY_TEXT = "Starts afresh on Mondays"
 RECEIPT_ENTRY_TEXT = "Keeps the spare key with a neighbour"
 KEY_CREATED, KEY_DESTROYED = "keep.memory.key_created", "keep.memory.key_destroyed"
-PUMP_WAIT_SECONDS = 30.0  # the local pump answers in about a second; a loaded 2-core machine may take far longer
 # What a keep.memory.context journal row may hold: who read the memory and how many entries, never text.
 CONTEXT_ROW_FIELDS = frozenset({"at", "action", "session_id", "agent", "count"})
 
 __all__ = ["LocalProcess", "Step", "StepFailed", "Story", "main", "run_steps", "start_local_stack"]
-
-
-class StepFailed(Exception):
-    """An expectation that did not hold; the message says what differed (never memory text)."""
-
-
-@dataclass(frozen=True)
-class Step:
-    """One printed line of the story: a description and a check that raises StepFailed."""
-
-    description: str
-    check: Callable[[], None]
 
 
 def run_steps(steps: Sequence[Step], out: TextIO) -> int:
@@ -94,17 +80,6 @@ def run_steps(steps: Sequence[Step], out: TextIO) -> int:
 
 
 # ---- the story ---------------------------------------------------------------------------------
-
-
-def _http(url: str, method: str, headers: dict[str, str], data: bytes | None = None) -> tuple[int, str]:
-    """One request, no retries: (status, raw body text)."""
-    request = urllib.request.Request(url, data=data, headers=headers, method=method)
-    try:
-        with urllib.request.urlopen(request, timeout=30) as response:
-            return int(response.status), response.read().decode("utf-8")
-    except urllib.error.HTTPError as error:
-        with error:
-            return int(error.code), error.read().decode("utf-8", errors="replace")
 
 
 def _signed_get(url: str, keys: CallerCredentials) -> tuple[int, str]:
@@ -139,11 +114,6 @@ class _RecordingWorker:
         self.accepted += accepted
         self.event_ids.extend(event.id for event in events)
         return accepted
-
-
-def _expect(status: int, want: int, what: str) -> None:
-    if status != want:
-        raise StepFailed(f"{what} answered {status}, expected {want}")
 
 
 class Story:

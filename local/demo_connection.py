@@ -8,10 +8,9 @@ given to either. Then she revokes it, and both stop at their next call. She is l
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from local.demo import Step, Story
+from local.demo_steps import NEW_ENTRY_TEXT, PUMP_WAIT_SECONDS, PersonStory, Step, StepFailed, expect, http
 
 AGENT = "claude-code"
 STDIO_TEXT = "Prefers short answers in the morning"
@@ -21,13 +20,11 @@ __all__ = ["ConnectionStory"]
 
 
 class ConnectionStory:
-    def __init__(self, story: Story) -> None:
+    def __init__(self, story: PersonStory) -> None:
         self.story = story
         self.state: dict[str, Any] = {}
 
     def steps(self) -> list[Step]:
-        from local.demo import Step
-
         a = self.story.alice
         return [
             Step(
@@ -49,12 +46,10 @@ class ConnectionStory:
         ]
 
     def connects(self) -> None:
-        from local.demo import StepFailed, _expect
-
         a = self.story.alice
         self.story._set_enabled(a, True)
         status, made, raw = self.story._user(a, "POST", "/v1/connections", {"agent": AGENT})
-        _expect(status, 201, "POST /v1/connections")
+        expect(status, 201, "POST /v1/connections")
         if not made["token"].startswith("pmc_"):
             raise StepFailed("the token is not a connection token")
         status, listed, raw = self.story._user(a, "GET", "/v1/connections")
@@ -63,22 +58,17 @@ class ConnectionStory:
         self.state["made"] = made
 
     def _made(self) -> dict[str, Any]:
-        from local.demo import StepFailed
-
         if "made" not in self.state:
             raise StepFailed("needs the connection from the step before")
         return dict(self.state["made"])
 
     def _waiting_from_agent(self, text: str) -> dict[str, Any]:
-        from local.demo import StepFailed
-
         mine = [p for p in self.story._view(self.story.alice)["proposals"] if p["text"] == text]
         if len(mine) != 1 or mine[0]["agent"] != AGENT or mine[0]["tainted"] is not True:
             raise StepFailed(f"the suggestion is not waiting on her page from {AGENT}, tainted")
         return mine[0]
 
     def stdio_with_token(self) -> None:
-        from local.demo import NEW_ENTRY_TEXT, StepFailed
         from local.demo_mcp import _Session
 
         session = _Session(self.story.url, "", self.story.credentials_file, token=self._made()["token"])
@@ -105,7 +95,6 @@ class ConnectionStory:
         from mcp import Client
         from mcp.client.streamable_http import streamable_http_client
 
-        from local.demo import NEW_ENTRY_TEXT, PUMP_WAIT_SECONDS, StepFailed
         from local.fresh_loop import run_apart
 
         token = self._made()["token"]
@@ -136,16 +125,14 @@ class ConnectionStory:
                 time.sleep(0.2)
 
     def revoked(self) -> None:
-        from local.demo import StepFailed, _expect, _http
-
         a, made = self.story.alice, self._made()
         status, _, _ = self.story._user(a, "DELETE", f"/v1/connections/{made['id']}")
-        _expect(status, 204, "DELETE /v1/connections/{id}")
+        expect(status, 204, "DELETE /v1/connections/{id}")
         bearer = {"Authorization": f"Bearer {made['token']}", "Content-Type": "application/json"}
         ping = b'{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "memory_context"}}'
         for method, path, body in (("POST", "/mcp", ping), ("GET", "/v1/agent/memory", None)):
-            status, _ = _http(self.story.url + path, method, bearer, body)
-            _expect(status, 401, f"{method} {path} with the revoked token")
+            status, _ = http(self.story.url + path, method, bearer, body)
+            expect(status, 401, f"{method} {path} with the revoked token")
         for text in (STDIO_TEXT, HTTP_TEXT):
             waiting = self._waiting_from_agent(text)
             status, _, _ = self.story._user(a, "POST", f"/v1/memory/{waiting['id']}/reject")

@@ -13,10 +13,9 @@ import sys
 import threading
 from concurrent.futures import FIRST_COMPLETED, Future, wait
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from local.demo import Step, Story
+from local.demo_steps import NEW_ENTRY_TEXT, PersonStory, Step, StepFailed
 
 ROOT = Path(__file__).resolve().parent.parent
 CLIENT_NAME = "Claude Code"
@@ -29,13 +28,11 @@ __all__ = ["AGENT", "CLIENT_NAME", "McpStory"]
 class McpStory:
     """Three steps over MCP, after the main story; they leave the first user as they found her (off)."""
 
-    def __init__(self, story: Story) -> None:
+    def __init__(self, story: PersonStory) -> None:
         self.story = story
         self.state: dict[str, Any] = {}
 
     def steps(self) -> list[Step]:
-        from local.demo import Step
-
         a = self.story.alice
         return [
             Step(
@@ -52,8 +49,6 @@ class McpStory:
 
     def _call(self, tool: str, arguments: dict[str, Any]) -> Any:
         """One tool call in the story's MCP session (started by the first): the result's structured content."""
-        from local.demo import StepFailed
-
         if "session" not in self.state:
             self.state["session"] = _Session(self.story.url, self.story.alice, self.story.credentials_file)
         result = self.state["session"].call(tool, arguments)
@@ -68,8 +63,6 @@ class McpStory:
             session.close()
 
     def nothing_while_off(self) -> None:
-        from local.demo import StepFailed
-
         answer, text = self._call("memory_context", {})
         if answer["items"]:
             raise StepFailed(f"memory_context gave {len(answer['items'])} items while memory is off")
@@ -77,8 +70,6 @@ class McpStory:
             raise StepFailed("memory_context gave no reason in words")
 
     def context_once_on(self) -> None:
-        from local.demo import NEW_ENTRY_TEXT, StepFailed
-
         self.story._set_enabled(self.story.alice, True)
         answer, text = self._call("memory_context", {})
         texts = [item["text"] for item in answer["items"]]
@@ -94,8 +85,6 @@ class McpStory:
             self._end_session()  # the last MCP step, held or not: the server stops with it
 
     def _suggestion_waits(self) -> None:
-        from local.demo import StepFailed
-
         a = self.story.alice
         answer, text = self._call("memory_propose", {"text": MCP_PROPOSAL_TEXT, "kind": "preference"})
         if answer["status"] != "waiting_for_review" or not text.startswith(f"Suggested — waiting for {a}"):

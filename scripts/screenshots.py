@@ -1,7 +1,9 @@
 """Regenerates docs/screenshots/: the Memory page's main states, light and dark, 375 px and 1280 px wide.
 
-Run `.venv/bin/python scripts/screenshots.py` (starts its own local stack and Debian's Chromium);
-tests/browser/test_screenshots.py runs the same capture into a temporary folder on every `make test`.
+Run `make screenshots` (starts its own local stack and Debian's Chromium); it also records the page assets the
+pictures show (docs/screenshots/assets.sha256, scripts/page_assets.py), and tests/tools/test_docs_screenshots.py
+fails once an asset differs from that record. tests/browser/test_screenshots.py runs the same capture into a
+temporary folder on every `make test`.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ if str(ROOT) not in sys.path:
 
 from playwright.sync_api import Browser, Page, expect, sync_playwright  # noqa: E402
 
+from scripts.page_assets import RECORD, write_record  # noqa: E402
 from tests.browser.browser_support import (  # noqa: E402
     PROPOSAL_DEADLINE_S,
     Agent,
@@ -158,6 +161,9 @@ def main() -> None:
                 for path in capture(live, browser, args.out):
                     print(path.relative_to(ROOT) if path.is_relative_to(ROOT) else path)
                 browser.close()
+            if args.out.resolve() == OUT.resolve():
+                write_record()  # the assets these pictures show
+                print(RECORD.relative_to(ROOT))
         finally:
             live.stop()
 

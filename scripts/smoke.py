@@ -6,6 +6,8 @@ Who signs what:
 - host, worker, operator: SigV4 (service `execute-api`) with `--credentials FILE` (the local
   launcher's `.local/credentials.json` shape), or `--host-role-arn`/`--worker-role-arn`/
   `--operator-role-arn` (assumed with STS), or else the caller's own AWS credentials for all three.
+  Against the local stack (a loopback base URL) with none of these, the launcher's own keys file:
+  `MEMORY_CREDENTIALS_FILE` where `make run` was told to write it there, else `.local/credentials.json`.
 
 Each step prints one line (method, route, status, what it checked); the first failure stops the
 run with exit 1. The entry it creates is forgotten at the end (the user's forget-all). Texts are
@@ -17,16 +19,22 @@ from __future__ import annotations
 import argparse
 import base64
 import json
+import os
 import re
 import secrets
 import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 STREAM_WAIT_SECONDS = 90.0
+ROOT = Path(__file__).resolve().parent.parent
+LAUNCHER_CREDENTIALS = ROOT / ".local" / "credentials.json"  # where `make run` writes its keys (local/stack.py)
+LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
 
 
 class SmokeFailed(Exception):
@@ -115,6 +123,16 @@ def token_subject(token: str) -> str:
         return str(claims["sub"])
     except (IndexError, KeyError, ValueError) as exc:
         raise SmokeFailed("the token is not a JWT with a sub claim") from exc
+
+
+def launcher_credentials(base_url: str, environ: Mapping[str, str]) -> str:
+    """The keys file `make run` wrote, when `base_url` is the local stack (a loopback address); "" for a stage."""
+    if urlsplit(base_url).hostname not in LOOPBACK:
+        return ""
+    path = environ.get("MEMORY_CREDENTIALS_FILE") or str(LAUNCHER_CREDENTIALS)
+    if not Path(path).is_file():
+        raise SmokeFailed(f"no local stack keys at {path}: start `make run` first, or give CREDENTIALS=FILE")
+    return path
 
 
 def credentials_for(args: argparse.Namespace) -> dict[str, Any]:
@@ -262,7 +280,11 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--base-url", required=True, help="the stage's URL (EndpointURL), or http://127.0.0.1:8000")
     parser.add_argument("--token", default="", help="a user's bearer token (else the local launcher's /dev/token)")
-    parser.add_argument("--credentials", default="", help="host/worker/operator keys file (.local/credentials.json)")
+    parser.add_argument(
+        "--credentials",
+        default="",
+        help="host/worker/operator keys file (default for a loopback URL: the launcher's .local/credentials.json)",
+    )
     for role in ("host", "worker", "operator"):
         parser.add_argument(f"--{role}-role-arn", default="", help=f"assume this role for the {role} calls")
     parser.add_argument(
@@ -283,6 +305,10 @@ def main(argv: list[str]) -> int:
             stage.token = stage.step("signed in (local /dev/token)", "POST", "/dev/token", 200, {"user_id": user})[
                 "token"
             ]
+        if not (args.credentials or any(getattr(args, f"{r}_role_arn") for r in ("host", "worker", "operator"))):
+            args.credentials = launcher_credentials(stage.base_url, os.environ)
+            if args.credentials:
+                print(f"smoke: the local stack's keys ({args.credentials})")
         stage.signers = credentials_for(args)
         story(stage, user, args.wait)
     except SmokeFailed as failed:

@@ -259,7 +259,7 @@ class Keyring:
                 keep = self.keys.keep_text_key(
                     user_id, text_id, expires_at, held_in=table, sole=table is not None and table == sole_in
                 )
-                if update:  # an edit: its expiry is the edit's business (entries.update_entry), only check the key
+                if update:  # an edit: its expiry is the edit's business (entry_edits.update_entry), only check the key
                     keep = {
                         "ConditionCheck": {
                             k: v for k, v in keep["Update"].items() if k in ("TableName", "Key", "ConditionExpression")

@@ -20,11 +20,11 @@ from chalicelib.bootstrap import Stores
 from chalicelib.clock import instant
 from chalicelib.errors import Conflict, InvalidRequest, LimitReached, Unavailable
 from chalicelib.identifiers import check_identifier
-from chalicelib.models import AgentGrant, Entry
+from chalicelib.models import AgentGrant, Entry, merged
 from chalicelib.services.agent_rows import fold_rows, stored_grants
 from chalicelib.services.decided import undecided
 from chalicelib.services.forget_all import Forgetting, forget_counted
-from chalicelib.storage.agents import ROW_CAP, is_agent_name, merged, older_rows
+from chalicelib.storage.agents import ROW_CAP, is_agent_name, older_rows
 from chalicelib.storage.dynamo import TransactionCancelled, transact
 from chalicelib.storage.entries import STATE_KEY
 

@@ -18,12 +18,11 @@ from collections import defaultdict
 from typing import Any
 
 from chalicelib.bootstrap import Stores
-from chalicelib.models import AgentGrant, MemoryState
+from chalicelib.models import AgentGrant, MemoryState, merged
 from chalicelib.storage.agents import (
     AGENT_PREFIX,
     SEEN_ROW_CAP,
     grant_from_item,
-    merged,
 )
 from chalicelib.storage.dynamo import TransactionCancelled, transact
 from chalicelib.storage.entries import STATE_KEY

@@ -33,7 +33,7 @@ from chalicelib.services.repeats import reject as reject_and_dismiss
 from chalicelib.services.shredding import receipt
 from chalicelib.services.updates import live_by_id, shown
 from chalicelib.storage.dynamo import TransactionCancelled, transact
-from chalicelib.storage.entry_edits import EntryChange
+from chalicelib.storage.entry_edits import EntryChange, update_entry
 from chalicelib.storage.entry_items import StoredRef
 from chalicelib.storage.fingerprints import stale_owner
 from chalicelib.text_rules import accepted_text
@@ -139,7 +139,7 @@ def edit(stores: Stores, user_id: str, entry_id: str, body: EntryChangesBody) ->
         expires_at=now.epoch + days * DAY_SECONDS if days else None,
         remove_expiry="expires_in_days" in given and days is None,
     )
-    updated = stores.entries.update_entry(user_id, entry_id, change)
+    updated = update_entry(stores.entries, user_id, entry_id, change)
     if updated is None:
         raise NotFound("No such entry.")
     return updated

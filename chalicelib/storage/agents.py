@@ -74,31 +74,6 @@ def grant_from_item(item: Mapping[str, Any]) -> AgentGrant | None:
     )
 
 
-def merged(grants: Iterable[AgentGrant], agent: str) -> AgentGrant:
-    """The rows of one folded name as one grant: a switch is on only if every row has it on; the latest times.
-
-    The name shown is the folded row's own (else the first found); an agent never set may read and propose.
-    """
-    key = fold_agent_name(agent)
-    rows = sorted((g for g in grants if g.key == key), key=lambda g: (g.row != key, g.row))
-    if not rows:
-        return AgentGrant(agent, key=key, row=key)
-
-    def latest(values: Iterable[str | None]) -> str | None:
-        return max((v for v in values if v), default=None)
-
-    return AgentGrant(
-        agent=rows[0].agent,
-        read=all(g.read for g in rows),
-        propose=all(g.propose for g in rows),
-        last_read_at=latest(g.last_read_at for g in rows),
-        last_proposal_at=latest(g.last_proposal_at for g in rows),
-        set_at=latest(g.set_at for g in rows),
-        key=key,
-        row=rows[0].row,
-    )
-
-
 class AgentsRepository:
     """Transaction actions on the grant items (they live in the entries table, beside the state item)."""
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from chalicelib.models import MAX_ACTIVE_ENTRIES, MAX_WAITING_PROPOSALS, AgentGrant, Entry, MemoryState
 from chalicelib.storage import dynamo
@@ -33,9 +33,6 @@ from chalicelib.storage.entry_items import (
 )
 from chalicelib.storage.fingerprints import Fingerprint, FingerprintItems, fingerprint_from_item
 from chalicelib.storage.text import TextSeal, UnreadableText, unreadable
-
-if TYPE_CHECKING:
-    from chalicelib.storage.entry_edits import EntryChange
 
 STATE_KEY = "#state"
 
@@ -193,12 +190,6 @@ class EntriesRepository:
                 ),
             }
         }
-
-    def update_entry(self, user_id: str, entry_id: str, change: EntryChange) -> Entry | None:
-        """Change a live entry (chalicelib/storage/entry_edits.py); None when it is missing, expired or unreadable."""
-        from chalicelib.storage.entry_edits import update_entry
-
-        return update_entry(self, user_id, entry_id, change)
 
     def raw_entry(self, user_id: str, entry_id: str) -> dict[str, Any] | None:
         """The stored item of one entry, read consistently (not opened)."""

@@ -11,11 +11,12 @@ and the old one released; a new expiry is copied onto the fingerprint, so it exp
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from chalicelib.errors import Duplicate, Unavailable
 from chalicelib.models import Entry
 from chalicelib.storage import dynamo
+from chalicelib.storage.entries import LIVE, EntriesRepository
 from chalicelib.storage.entry_items import (
     ENTRY_PREFIX,
     EXPIRY_ATTRIBUTE,
@@ -25,9 +26,6 @@ from chalicelib.storage.entry_items import (
 )
 from chalicelib.storage.fingerprints import stale_owner
 from chalicelib.storage.text import TEXT_ATTRIBUTE, UnreadableText, sealing_key_id
-
-if TYPE_CHECKING:
-    from chalicelib.storage.entries import EntriesRepository
 
 _EDIT_ROUNDS = 4  # read, then write if unchanged: concurrent edits of one entry take turns
 
@@ -150,8 +148,6 @@ def _edit(
     expression = "SET " + ", ".join(sets)
     if change.remove_expiry:
         expression += f" REMOVE {EXPIRY_ATTRIBUTE}"
-    from chalicelib.storage.entries import LIVE
-
     return {
         "TableName": repo.table,
         "Key": dynamo.dump({"user_id": changed.user_id, "sk": stored["sk"]}),

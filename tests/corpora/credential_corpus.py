@@ -154,7 +154,11 @@ def _jwt(rng: random.Random) -> str:
     header = {"alg": alg, "typ": "JWT"}
     if rng.random() < 0.5:
         header["kid"] = _s(rng, HEX, 16)
-    payload = {"sub": _uuid(rng), "iat": rng.randint(1.6e9, 1.8e9), "exp": rng.randint(1.8e9, 1.9e9)}
+    payload = {
+        "sub": _uuid(rng),
+        "iat": rng.randint(1_600_000_000, 1_800_000_000),
+        "exp": rng.randint(1_800_000_000, 1_900_000_000),
+    }
     if rng.random() < 0.5:
         payload["iss"] = f"https://auth.{rng.choice(WORDS)}.example.com/"
         payload["email"] = f"{rng.choice(NAMES)}@example.com"

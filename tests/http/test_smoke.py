@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -11,13 +12,14 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _smoke(live: Any, *args: str) -> subprocess.CompletedProcess[str]:
+def _smoke(live: Any, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "scripts/smoke.py", "--base-url", live.url, *args],
         cwd=ROOT,
         capture_output=True,
         text=True,
         timeout=300,
+        env=env,
     )
 
 
@@ -65,3 +67,41 @@ def test_the_signing_region_comes_from_the_url_and_the_operator_is_given_the_tok
         except smoke.SmokeFailed:
             continue
         raise AssertionError(f"{bad!r} was accepted")
+
+
+def test_make_smoke_against_the_local_stack_needs_no_credentials_argument(live: Any) -> None:
+    """`make smoke BASE_URL=http://127.0.0.1:PORT` alone: the keys are the launcher's own file, found as `make run`
+    was told to write it (MEMORY_CREDENTIALS_FILE, here the test stack's), and no AWS credentials are asked for."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
+    env |= {"MEMORY_CREDENTIALS_FILE": str(live.credentials_file), "AWS_CONFIG_FILE": "/nonexistent"}
+    env |= {"AWS_SHARED_CREDENTIALS_FILE": "/nonexistent"}
+    run = subprocess.run(
+        ["make", "-s", "--no-print-directory", "smoke", f"BASE_URL={live.url}"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert f"the local stack's keys ({live.credentials_file})" in run.stdout and "smoke: passed" in run.stdout
+
+
+def test_the_launchers_keys_are_the_default_only_for_a_loopback_url(tmp_path: Path, monkeypatch: Any) -> None:
+    from scripts import smoke
+
+    keys = tmp_path / "credentials.json"
+    keys.write_text("{}")
+    given = {"MEMORY_CREDENTIALS_FILE": str(keys)}
+    for local in ("http://127.0.0.1:8000", "http://localhost:9000/", "http://[::1]:8000"):
+        assert smoke.launcher_credentials(local, given) == str(keys)
+    monkeypatch.setattr(smoke, "LAUNCHER_CREDENTIALS", keys)  # `make run`'s .local/credentials.json, unless told
+    assert smoke.launcher_credentials("http://127.0.0.1:8000", {}) == str(keys)
+    for stage in ("https://abc123.execute-api.eu-west-1.amazonaws.com/api/", "http://127.0.0.1.example.com"):
+        assert smoke.launcher_credentials(stage, given) == ""
+    try:
+        smoke.launcher_credentials("http://127.0.0.1:8000", {"MEMORY_CREDENTIALS_FILE": str(tmp_path / "none.json")})
+    except smoke.SmokeFailed as refused:
+        assert "make run" in str(refused) and "CREDENTIALS=" in str(refused)
+    else:
+        raise AssertionError("a missing keys file was not said")

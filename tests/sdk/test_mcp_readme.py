@@ -18,7 +18,7 @@ import pytest
 from mcp import Client
 from mcp_stdio import ROOT, console_script, parameters, run_client, structured, unique
 
-READMES = {"README.md": 2, "sdk/README.md": 4}
+READMES = {"docs/agents.md": 2, "sdk/README.md": 4}  # the pages a person connecting a client reads
 _FENCE = re.compile(r"^```(\w+) ([\w.-]+)\n(.*?)^```$", re.MULTILINE | re.DOTALL)
 PLACEHOLDERS = {
     "url": ("http://127.0.0.1:8000", "https://abc123.execute-api.us-east-1.amazonaws.com/api"),

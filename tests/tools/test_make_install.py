@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
+import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -24,9 +26,44 @@ def _make_value(name: str, **env: str) -> str:
     return run.stdout.strip()
 
 
-def test_the_venv_is_built_on_debians_optimized_python_where_the_machine_has_it() -> None:
-    expected = str(DEBIAN_PYTHON) if DEBIAN_PYTHON.exists() else "python3"
+def _lambda_python(home: Path) -> str | None:
+    """The python3.13 the Makefile should find: a system one first, else pyenv's newest 3.13.x under `home`."""
+    for system in (Path("/usr/bin/python3.13"), Path("/usr/local/bin/python3.13")):
+        if system.exists():
+            return str(system)
+    pyenv = sorted(home.glob(".pyenv/versions/3.13.*/bin/python3.13"))
+    return str(pyenv[-1]) if pyenv else None
+
+
+def test_the_venv_is_built_on_the_python_lambda_runs_where_the_machine_has_it() -> None:
+    runtimes = set(re.findall(r'"Runtime": "(python[0-9.]+)"', _template()))
+    assert runtimes == {"python3.13"}, runtimes  # the version looked for below is the one Lambda runs
+    found = _lambda_python(Path.home())
+    expected = found or (str(DEBIAN_PYTHON) if DEBIAN_PYTHON.exists() else "python3")
     assert _make_value("PYTHON") == expected
+
+
+def test_without_python313_the_venv_falls_back_to_debians_then_python3(tmp_path: Path) -> None:
+    if _lambda_python(tmp_path) is not None:  # a system-wide 3.13: no home can hide it
+        return
+    expected = str(DEBIAN_PYTHON) if DEBIAN_PYTHON.exists() else "python3"
+    assert _make_value("PYTHON", HOME=str(tmp_path)) == expected
+
+
+def _template() -> str:
+    """The Runtime the packaged functions declare (infra/, read as text)."""
+    return "".join(p.read_text() for p in sorted((ROOT / "infra").glob("*.json")))
+
+
+def test_the_oldest_job_runs_on_the_oldest_python_the_sdk_claims() -> None:
+    claim = tomllib.loads((ROOT / "sdk" / "pyproject.toml").read_text())["project"]["requires-python"]
+    oldest = re.fullmatch(r">=(\d+)\.(\d+)", claim)
+    assert oldest, claim
+    interpreter = _make_value("OLDEST_PYTHON")
+    version = subprocess.run(
+        [interpreter, "-c", "import sys; print(*sys.version_info[:2])"], capture_output=True, text=True, check=True
+    ).stdout.split()
+    assert tuple(version) == oldest.groups()
 
 
 def test_an_interpreter_named_by_the_caller_wins() -> None:

@@ -1,4 +1,4 @@
-"""chalicelib's modules import each other in no circle (issue 26 broke the one between the keyring and text sealing)."""
+"""The modules of chalicelib/, local/ and bench/ import each other in no circle, deferred imports included."""
 
 from __future__ import annotations
 
@@ -13,14 +13,23 @@ def _module(path: Path) -> str:
     return name.removesuffix(".__init__")
 
 
-def import_graph() -> dict[str, set[str]]:
-    """Each chalicelib module → the chalicelib modules it imports when it is imported (module level, not
-    inside functions or `if TYPE_CHECKING:`, which do not run at import)."""
+PACKAGES = ("chalicelib", "local", "bench")
+
+
+def _ours(module: str, packages: tuple[str, ...]) -> bool:
+    return module.split(".")[0] in packages
+
+
+def import_graph(packages: tuple[str, ...] = ("chalicelib",), *, deferred: bool = False) -> dict[str, set[str]]:
+    """Each module of `packages` → the modules of `packages` it imports when it is imported (module level), or,
+    with `deferred`, anywhere in it (inside functions and `if TYPE_CHECKING:` too: an import put off to a call
+    still ties the two modules together, and only hides the circle from the interpreter)."""
     graph: dict[str, set[str]] = {}
-    for path in sorted((ROOT / "chalicelib").rglob("*.py")):
+    for path in sorted(p for package in packages for p in (ROOT / package).rglob("*.py")):
         deps: set[str] = set()
-        for node in ast.parse(path.read_text()).body:
-            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("chalicelib"):
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree) if deferred else tree.body:
+            if isinstance(node, ast.ImportFrom) and node.module and _ours(node.module, packages):
                 deps.add(node.module)
                 deps |= {
                     f"{node.module}.{a.name}"
@@ -28,8 +37,8 @@ def import_graph() -> dict[str, set[str]]:
                     if (ROOT / f"{node.module}.{a.name}".replace(".", "/")).with_suffix(".py").exists()
                 }
             elif isinstance(node, ast.Import):
-                deps |= {a.name for a in node.names if a.name.startswith("chalicelib")}
-        graph[_module(path)] = deps
+                deps |= {a.name for a in node.names if _ours(a.name, packages)}
+        graph[_module(path)] = deps - {_module(path)}
     return graph
 
 
@@ -64,3 +73,17 @@ def test_chalicelib_imports_in_no_circle_and_the_keyring_knows_nothing_of_text_s
     assert "chalicelib.storage.keys" in graph["chalicelib.crypto.keyring"]  # the reader sees the imports
     assert find_cycle(graph) is None, " → ".join(find_cycle(graph) or [])
     assert "chalicelib.storage.text" not in graph["chalicelib.crypto.keyring"]
+
+
+def test_chalicelib_local_and_bench_import_in_no_circle_even_through_deferred_imports() -> None:
+    graph = import_graph(PACKAGES, deferred=True)
+    assert "bench.agents_bench" in graph["bench.run"]  # the reader sees all three packages, imports in functions too
+    assert "local.demo_steps" in graph["local.demo_mcp"]
+    assert find_cycle(graph) is None, " → ".join(find_cycle(graph) or [])
+
+
+def test_a_deferred_import_is_read_as_an_import() -> None:
+    """The circles this test is for were each closed by an import inside a function."""
+    graph = import_graph(("chalicelib",), deferred=True)
+    assert "chalicelib.agent_names" in graph["chalicelib.models"]  # MemoryState.grant's import, inside `merged`
+    assert "chalicelib.agent_names" not in import_graph(("chalicelib",))["chalicelib.models"]
