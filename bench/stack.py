@@ -117,7 +117,10 @@ def open_stack() -> Iterator[Stack]:
         "AWS_SECRET_ACCESS_KEY": "testing",
         "AWS_DEFAULT_REGION": "us-east-1",
         "AWS_ACCOUNT_ID_ENDPOINT_MODE": "disabled",
-        "AWS_ENDPOINT_URL": None,
+        "AWS_ENDPOINT_URL": None,  # and each service's own: the bench's moto answers every call
+        "AWS_ENDPOINT_URL_DYNAMODB": None,
+        "AWS_ENDPOINT_URL_DYNAMODB_STREAMS": None,
+        "AWS_ENDPOINT_URL_KMS": None,
         "AWS_PROFILE": None,
     }
     from local import embedded_aws

@@ -237,6 +237,7 @@ def run(
         botocore.endpoint.time = backoff  # type: ignore[attr-defined] # it uses time only to sleep between retries
         retries.sleep = backoff.sleep
 
+    environment = dict(os.environ)  # put back at the end: the stack sets its endpoints in os.environ for good
     os.environ.update({"MEMORY_FAULT_RATE": str(rate), "MEMORY_FAULT_SEED": str(seed)})
     tee_out, tee_err = Tee(sys.stdout), Tee(sys.stderr)
     real_out, real_err = sys.stdout, sys.stderr
@@ -271,6 +272,8 @@ def run(
                 stack.stop()
     finally:
         sys.stdout, sys.stderr = real_out, real_err
+        os.environ.clear()
+        os.environ.update(environment)
     report.update(seed=seed, steps=steps, rate=rate, workers=workers, workload_seconds=round(workload_seconds, 1))
     if not real_sleeps:
         report.update(backoffs=backoff.count, backoff_seconds_skipped=round(backoff.seconds, 1))
