@@ -176,7 +176,7 @@ def accept(stores: Stores, user_id: str, proposal_id: str, body: AcceptBody | No
     ):
         # the entry its agent said it updates (issue 39): replaced as an explicit `replaces` would be, while it is
         # live; forgotten or expired meanwhile, the proposal is accepted as an ordinary one (the page showed no link)
-        replaced = stores.entries.live_ref(user_id, opened.replaces, now.epoch)
+        replaced = _kept(stores.entries.live_ref(user_id, opened.replaces, now.epoch))
     entry = opened.with_changes(
         created_at=now.iso, updated_at=now.iso, expires_at=None, fingerprint=None, replaces=None
     )
@@ -260,10 +260,16 @@ def _replaced(stores: Stores, user_id: str, body: AcceptBody | None, now: Instan
     replaces = body.replaces if body is not None else None
     if replaces is None:
         return None
-    ref = stores.entries.live_ref(user_id, replaces, now.epoch) if is_id(replaces) else None
+    ref = _kept(stores.entries.live_ref(user_id, replaces, now.epoch)) if is_id(replaces) else None
     if ref is None:
         raise NotFound("No such entry.")
     return ref
+
+
+def _kept(ref: StoredRef | None) -> StoredRef | None:
+    """`ref` unless it is an item put back after its forget (its text key gone): counted out already, so never
+    replaced one in one out (that moved the cap), and not the person's entry, as its own forget (a 404) says."""
+    return ref if ref is not None and ref.key_live else None
 
 
 def reject(stores: Stores, user_id: str, proposal_id: str) -> None:

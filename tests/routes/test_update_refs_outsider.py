@@ -1,0 +1,185 @@
+"""An outsider's attack on issue 39's `ref` / `replaces` (docs/review.md), through the real routes and moto's stream:
+refs in odd spellings, refs across forget-all, an entry put back from a backup after its forget, two updates of one
+entry, and what an agent could learn from `replaces`."""
+
+from __future__ import annotations
+
+import base64
+from typing import Any
+
+import pytest
+
+from chalicelib.storage import dynamo
+from tests.support.calls import dynamodb_calls
+
+
+def _session(agents: Any, session_id: str, user: str, agent: str = "helper") -> dict[str, str]:
+    assert agents.register(session_id, user, agent=agent)[0] in (200, 201)
+    return {item["text"]: item["ref"] for item in agents.items(session_id)}
+
+
+def _view(api: Any, user: str = "alice") -> dict[str, Any]:
+    status, view = api.call("GET", "/v1/memory", user)
+    assert status == 200, view
+    return dict(view)
+
+
+def _entry_item(stores: Any, user: str, entry_id: str) -> dict[str, Any]:
+    raw = stores.client.get_item(
+        TableName=stores.entries.table, Key=dynamo.dump({"user_id": user, "sk": f"e#{entry_id}"}), ConsistentRead=True
+    )
+    return dict(raw["Item"])
+
+
+def _variants(ref: str) -> dict[str, str]:
+    raw = base64.urlsafe_b64decode(ref + "=" * (-len(ref) % 4))
+    standard = base64.b64encode(raw).decode()
+    return {
+        "padded": ref + "=" * (-len(ref) % 4 or 4),
+        "standard-alphabet": standard if standard.rstrip("=") != ref else standard + "=",
+        "truncated": ref[:-1],
+        "extended": ref + "A",
+        "spaced": f" {ref} ",
+        "fullwidth": "".join(chr(ord(c) + 0xFEE0) if c.isalnum() else c for c in ref),
+        "other-version": base64.urlsafe_b64encode(bytes([2]) + raw[1:]).decode().rstrip("="),
+        "256": (ref * 6)[:256],
+        "empty-ish": "\u200b",
+    }
+
+
+def test_a_ref_in_any_other_spelling_makes_an_ordinary_proposal_told_the_same_way(
+    api: Any, agents: Any, stores: Any
+) -> None:
+    """Held on merge: kept as a regression guard for refs.entry_of's one-spelling rule."""
+    api.turn_on("alice")
+    api.add("alice", "Lives in Lyon")
+    variants = _variants(_session(agents, "s-0", "alice")["Lives in Lyon"])
+    for n, (name, ref) in enumerate(variants.items()):
+        session = f"s-{n + 1}"
+        refs = _session(agents, session, "alice")
+        assert len(refs) == 1
+        assert agents.propose(session, {"id": name, "text": f"Now lives in city {n}", "replaces": ref})[0] == 202
+        assert agents.outcomes(session)[name]["type"] == "memory.proposed"
+    # even a variant of this session's own ref links nothing
+    refs = _session(agents, "s-own", "alice")
+    for n, (name, ref) in enumerate(_variants(refs["Lives in Lyon"]).items()):
+        if n >= 5:
+            break
+        agents.propose("s-own", {"id": name, "text": f"Moved to town {n}", "replaces": ref})
+    assert [p["replaces"] for p in _view(api)["proposals"]] == [None] * (len(variants) + 5)
+
+
+def test_a_ref_given_before_forget_all_names_nothing_after_it(api: Any, agents: Any, stores: Any) -> None:
+    """Held on merge: forget-all destroys the data key the refs' key comes from."""
+    api.turn_on("alice")
+    api.add("alice", "Lives in Lyon")
+    old = _session(agents, "s-1", "alice")["Lives in Lyon"]
+    assert api.call("DELETE", "/v1/memory", "alice")[0] == 200
+    api.turn_on("alice")
+    api.add("alice", "Lives in Lyon")  # the same words again: a new entry under a new key
+    agents.propose("s-1", {"id": "e-1", "text": "Now lives in Berlin", "replaces": old})
+    assert agents.outcomes("s-1")["e-1"]["type"] == "memory.proposed"
+    [proposal] = _view(api)["proposals"]
+    assert proposal["replaces"] is None
+    assert api.call("POST", f"/v1/memory/{proposal['id']}/accept", "alice")[0] == 201
+    assert sorted(e["text"] for e in _view(api)["items"]) == ["Lives in Lyon", "Now lives in Berlin"]
+
+
+def test_two_updates_of_one_entry_both_accepted_replace_it_once_and_delete_nothing_else(
+    api: Any, agents: Any, stores: Any
+) -> None:
+    """Held on merge: the second accept finds its entry gone and is an ordinary accept (no 404, no 500)."""
+    api.turn_on("alice")
+    api.add("alice", "Lives in Lyon")
+    api.add("alice", "Likes tea")
+    refs = _session(agents, "s-1", "alice")
+    agents.propose(
+        "s-1",
+        {"id": "e-1", "text": "Now lives in Berlin", "replaces": refs["Lives in Lyon"]},
+        {"id": "e-2", "text": "Now lives in Hamburg", "replaces": refs["Lives in Lyon"]},
+    )
+    first, second = _view(api)["proposals"]
+    assert first["replaces"] == second["replaces"] is not None
+    assert api.call("POST", f"/v1/memory/{first['id']}/accept", "alice")[0] == 201
+    assert _view(api)["proposals"][0]["replaces"] is None  # the link is gone from the second one's card
+    assert api.call("POST", f"/v1/memory/{second['id']}/accept", "alice")[0] == 201
+    view = _view(api)
+    assert sorted(e["text"] for e in view["items"]) == ["Likes tea", "Now lives in Berlin", "Now lives in Hamburg"]
+    assert stores.entries.get_state("alice").active == 3 and view["proposals"] == []
+
+
+def test_an_entry_put_back_from_a_backup_after_its_forget_is_not_replaced_uncounted(
+    api: Any, agents: Any, stores: Any
+) -> None:
+    """Found: accept's stored link took an entry restored after its forget (its text key shredded) for a live one, so
+    the accept counted one in one out while the restored item had been counted out already: `active` fell one below
+    the entries stored, and the 200 cap moved up by one each time. A restored item is not the person's entry (its
+    forget said so; forgetting it again is a 404): the accept is an ordinary one and leaves it as forget does."""
+    api.turn_on("alice")
+    lyon = api.add("alice", "Lives in Lyon")
+    api.add("alice", "Likes tea")
+    refs = _session(agents, "s-1", "alice")
+    agents.propose("s-1", {"id": "e-1", "text": "Now lives in Berlin", "replaces": refs["Lives in Lyon"]})
+    backup = _entry_item(stores, "alice", lyon["id"])
+    assert api.call("DELETE", f"/v1/memory/{lyon['id']}", "alice")[0] == 204
+    stores.client.put_item(TableName=stores.entries.table, Item=backup)  # put back from a backup
+    stores.keyring.cache.drop_prefix("")
+    [proposal] = _view(api)["proposals"]
+    assert proposal["replaces"] is None  # the person is shown no link
+    assert api.call("POST", f"/v1/memory/{proposal['id']}/accept", "alice")[0] == 201
+    view = _view(api)
+    assert sorted(e["text"] for e in view["items"]) == ["Likes tea", "Now lives in Berlin"]
+    assert stores.entries.get_state("alice").active == len(view["items"]) == 2
+
+
+def test_an_explicit_replaces_of_an_entry_put_back_after_its_forget_is_a_404_as_its_forget_is(
+    api: Any, agents: Any, stores: Any
+) -> None:
+    """Found (the explicit `replaces` of issue 24, which the link reuses): the same restored item was replaced and
+    counted out a second time."""
+    api.turn_on("alice")
+    lyon = api.add("alice", "Lives in Lyon")
+    _session(agents, "s-1", "alice")
+    agents.propose("s-1", {"id": "e-1", "text": "Now lives in Berlin"})
+    backup = _entry_item(stores, "alice", lyon["id"])
+    assert api.call("DELETE", f"/v1/memory/{lyon['id']}", "alice")[0] == 204
+    stores.client.put_item(TableName=stores.entries.table, Item=backup)
+    stores.keyring.cache.drop_prefix("")
+    assert api.call("DELETE", f"/v1/memory/{lyon['id']}", "alice")[0] == 404
+    [proposal] = _view(api)["proposals"]
+    status, body = api.call("POST", f"/v1/memory/{proposal['id']}/accept", "alice", {"replaces": lyon["id"]})
+    assert (status, body["code"]) == (404, "not_found") and "Lyon" not in str(body)
+    assert stores.entries.get_state("alice").active == 0 and len(_view(api)["proposals"]) == 1
+
+
+@pytest.mark.parametrize("target", ["live", "forgotten", "another-users", "forged"])
+def test_the_consumers_work_and_answer_do_not_depend_on_whether_the_ref_names_a_kept_entry(
+    api: Any, agents: Any, stores: Any, target: str
+) -> None:
+    """Held on merge (a guard against an oracle): the same calls, by kind, and the same outcome shape and event item
+    whatever the ref names, so an agent cannot learn whether the person still keeps an entry."""
+    api.turn_on("alice")
+    api.turn_on("bob")
+    lyon = api.add("alice", "Lives in Lyon")
+    api.add("bob", "Lives in Lyon")
+    refs = _session(agents, "s-1", "alice")
+    ref = {
+        "live": refs["Lives in Lyon"],
+        "forgotten": refs["Lives in Lyon"],
+        "another-users": _session(agents, "s-b", "bob")["Lives in Lyon"],
+        "forged": refs["Lives in Lyon"][:-2] + ("AA" if not refs["Lives in Lyon"].endswith("AA") else "BA"),
+    }[target]
+    if target == "forgotten":
+        assert api.call("DELETE", f"/v1/memory/{lyon['id']}", "alice")[0] == 204
+    agents.propose("s-1", {"id": "e-1", "text": "Now lives in Berlin", "replaces": ref}, pump=False)
+    with dynamodb_calls(stores.client) as calls:
+        agents.stream.drain()
+    assert dict(calls) == {"GetItem": 2, "TransactWriteItems": 1}
+    [event] = agents.events("s-1")
+    outcome = event.get("outcome")
+    assert set(outcome) == {"type", "proposal_id"} and outcome["type"] == "memory.proposed"
+    assert "replaces" not in str(event) and ref not in str(event)
+    stored = stores.client.get_item(
+        TableName=stores.events.table, Key=dynamo.dump({"session_id": "s-1", "event_id": "e-1"})
+    )["Item"]
+    assert "replaces" not in stored and "Berlin" not in str(stored)
