@@ -183,3 +183,75 @@ def test_the_consumers_work_and_answer_do_not_depend_on_whether_the_ref_names_a_
         TableName=stores.events.table, Key=dynamo.dump({"session_id": "s-1", "event_id": "e-1"})
     )["Item"]
     assert "replaces" not in stored and "Berlin" not in str(stored)
+
+
+def _mcp_call(client: Any, token: str, tool: str, arguments: dict[str, Any] | None = None) -> dict[str, Any]:
+    import json
+
+    message = {
+        "jsonrpc": "2.0",
+        "id": 7,
+        "method": "tools/call",
+        "params": {"name": tool, "arguments": arguments or {}},
+    }
+    headers = {
+        "Content-Type": "application/json",
+        "Accept": "application/json, text/event-stream",
+        "Authorization": f"Bearer {token}",
+    }
+    response = client.http.post("/mcp", headers=headers, body=json.dumps(message))
+    assert response.status_code == 200, response.body
+    return dict(json.loads(response.body)["result"])
+
+
+def test_a_connections_ref_names_nothing_for_another_connection_nor_in_the_next_hour(
+    api: Any, client: Any, stream: Any, clock: Any
+) -> None:
+    """Held on merge: over remote /mcp, a ref is its connection's conversation's (one hour) and nobody else's."""
+    from chalicelib.services import connections as connections_service
+
+    connections_service.forget_cache()
+    api.turn_on("alice")
+    api.add("alice", "Uses an Android phone")
+    tokens = [api.call("POST", "/v1/connections", "alice", {"agent": "claude-code"})[1]["token"] for _ in range(2)]
+    clock.advance(seconds=3600 - clock().timestamp() % 3600 - 120)  # two minutes before the hour turns
+    ref = _mcp_call(client, tokens[0], "memory_context")["structuredContent"]["items"][0]["ref"]
+    other = _mcp_call(client, tokens[1], "memory_context")["structuredContent"]["items"][0]["ref"]
+    assert other != ref
+    sent = _mcp_call(client, tokens[1], "memory_propose", {"text": "Uses a Pixel", "kind": "fact", "replaces": ref})
+    assert sent.get("isError") is not True
+    clock.advance(seconds=240)  # the next hour: the same connection, another conversation
+    sent = _mcp_call(client, tokens[0], "memory_propose", {"text": "Uses an iPhone", "kind": "fact", "replaces": ref})
+    assert sent.get("isError") is not True
+    stream.drain()
+    view = _view(api)
+    assert sorted((p["text"], p["replaces"]) for p in view["proposals"]) == [
+        ("Uses a Pixel", None),
+        ("Uses an iPhone", None),
+    ]
+
+
+def test_a_linked_accept_puts_no_text_ref_or_entry_id_in_the_journal_logs_or_the_operators_view(
+    api: Any, agents: Any, client: Any, stores: Any, capsys: Any
+) -> None:
+    """Found (the operator part): `GET /v1/operator/memory` gave each proposal `replaces {id, text}`, though DESIGN.md
+    shows the link to the person only and openapi.yaml's OperatorMemoryView allows no such field. Held: the journal
+    and the logs carry neither text, nor ref, nor the replaced entry's id; the operator reads texts (DESIGN.md)."""
+    from tests.support.iam import iam_call
+    from tests.support.stack import OPERATOR_ARN
+
+    api.turn_on("alice")
+    lyon = api.add("alice", "Lives in Lyon")
+    ref = _session(agents, "s-1", "alice")["Lives in Lyon"]
+    agents.propose("s-1", {"id": "e-1", "text": "Now lives in Berlin", "replaces": ref})
+    status, seen = iam_call(client, "GET", "/v1/operator/memory?user_id=alice", OPERATOR_ARN)
+    # the operator reads the texts (DESIGN.md, Operator API), never the link nor the ref
+    assert status == 200 and [p["text"] for p in seen["proposals"]] == ["Now lives in Berlin"]
+    assert "replaces" not in str(seen) and ref not in str(seen)
+    capsys.readouterr()
+    [proposal] = _view(api)["proposals"]
+    assert api.call("POST", f"/v1/memory/{proposal['id']}/accept", "alice")[0] == 201
+    journal = str([row.public() for row in stores.journal.all("alice") if row.action != "keep.memory.operator_access"])
+    logs = capsys.readouterr()
+    for secret in ("Lyon", "Berlin", ref, lyon["id"]):
+        assert secret not in journal and secret not in logs.out and secret not in logs.err
