@@ -255,3 +255,65 @@ def test_a_linked_accept_puts_no_text_ref_or_entry_id_in_the_journal_logs_or_the
     logs = capsys.readouterr()
     for secret in ("Lyon", "Berlin", ref, lyon["id"]):
         assert secret not in journal and secret not in logs.out and secret not in logs.err
+
+
+def test_an_update_whose_entry_another_tab_forgets_meanwhile_is_accepted_as_an_ordinary_one(
+    api: Any, agents: Any, stores: Any, monkeypatch: Any
+) -> None:
+    """Found: docs/review.md says a linked accept whose entry went meanwhile is an ordinary accept, "never a 404"; but
+    when the entry went between the accept's read and its write (another tab forgetting it, or accepting another
+    update of it), the accept answered 404 "No such entry." for a proposal that was there, and a bulk accept
+    failed on it. The person did not name that entry: the accept reads again and goes on as the page showed."""
+    from chalicelib.services import memory
+
+    api.turn_on("alice")
+    lyon = api.add("alice", "Lives in Lyon")
+    api.add("alice", "Likes tea")
+    refs = _session(agents, "s-1", "alice")
+    agents.propose("s-1", {"id": "e-1", "text": "Now lives in Berlin", "replaces": refs["Lives in Lyon"]})
+    [proposal] = _view(api)["proposals"]
+    read = stores.entries.live_ref
+    armed = [True]
+
+    def read_then_the_other_tab_forgets(user_id: str, entry_id: str, now_epoch: int) -> Any:
+        found = read(user_id, entry_id, now_epoch)
+        if armed and entry_id == lyon["id"]:
+            armed.clear()
+            memory.forget(stores, "alice", entry_id)
+        return found
+
+    monkeypatch.setattr(stores.entries, "live_ref", read_then_the_other_tab_forgets)
+    status, body = api.call("POST", f"/v1/memory/{proposal['id']}/accept", "alice")
+    assert status == 201, body
+    view = _view(api)
+    assert sorted(e["text"] for e in view["items"]) == ["Likes tea", "Now lives in Berlin"]
+    assert view["proposals"] == [] and stores.entries.get_state("alice").active == 2
+
+
+def test_an_explicit_replaces_whose_entry_goes_meanwhile_is_still_a_404(
+    api: Any, agents: Any, stores: Any, monkeypatch: Any
+) -> None:
+    """Held (a guard for the fix above): an entry the person named themselves, gone meanwhile, is a 404 that
+    changes nothing."""
+    from chalicelib.services import memory
+
+    api.turn_on("alice")
+    lyon = api.add("alice", "Lives in Lyon")
+    _session(agents, "s-1", "alice")
+    agents.propose("s-1", {"id": "e-1", "text": "Now lives in Berlin"})
+    [proposal] = _view(api)["proposals"]
+    read = stores.entries.live_ref
+    armed = [True]
+
+    def read_then_the_other_tab_forgets(user_id: str, entry_id: str, now_epoch: int) -> Any:
+        found = read(user_id, entry_id, now_epoch)
+        if armed and entry_id == lyon["id"]:
+            armed.clear()
+            memory.forget(stores, "alice", entry_id)
+        return found
+
+    monkeypatch.setattr(stores.entries, "live_ref", read_then_the_other_tab_forgets)
+    status, body = api.call("POST", f"/v1/memory/{proposal['id']}/accept", "alice", {"replaces": lyon["id"]})
+    assert (status, body["code"]) == (404, "not_found")
+    view = _view(api)
+    assert view["items"] == [] and len(view["proposals"]) == 1 and stores.entries.get_state("alice").active == 0
