@@ -185,7 +185,10 @@ def accept(stores: Stores, user_id: str, proposal_id: str, body: AcceptBody | No
     for attempt in range(_LINK_READS if linked else 1):
         if linked and opened.replaces is not None:
             replaced = _kept(stores.entries.live_ref(user_id, opened.replaces, now.epoch))
-        plan = _AcceptPlan(stores, user_id, proposal, replaced, entry, now)
+        # an update of a pinned entry stays pinned unless the person says otherwise in this accept
+        keeps_pin = replaced is not None and replaced.pinned and not (body is not None and body.pinned is not None)
+        made = entry.with_changes(pinned=True) if keeps_pin else entry
+        plan = _AcceptPlan(stores, user_id, proposal, replaced, made, now)
         try:
             _insert_counted(
                 stores,
@@ -206,7 +209,7 @@ def accept(stores: Stores, user_id: str, proposal_id: str, body: AcceptBody | No
             if not linked or attempt == _LINK_READS - 1:
                 raise
     dismiss_after(stores, user_id, opened.agent, opened.source.session_id, others)
-    return entry
+    return made
 
 
 class _AcceptPlan:

@@ -317,3 +317,30 @@ def test_an_explicit_replaces_whose_entry_goes_meanwhile_is_still_a_404(
     assert (status, body["code"]) == (404, "not_found")
     view = _view(api)
     assert view["items"] == [] and len(view["proposals"]) == 1 and stores.entries.get_state("alice").active == 0
+
+
+def test_an_update_of_a_pinned_entry_stays_pinned_unless_the_person_says_otherwise(
+    api: Any, agents: Any, stores: Any
+) -> None:
+    """Found: accepting an agent's update of a pinned entry (alone or in "Accept all") unpinned the person's fact
+    without a word: the card says "Update of: <text>", never that the pin goes. The update now keeps the pin; an
+    accept that sets `pinned` decides. The same for an explicit `replaces` (the one path both take)."""
+    api.turn_on("alice")
+    api.add("alice", "Lives in Lyon", pinned=True)
+    api.add("alice", "Is vegetarian", pinned=True)
+    tea = api.add("alice", "Likes tea", pinned=True)
+    refs = _session(agents, "s-1", "alice")
+    agents.propose(
+        "s-1",
+        {"id": "e-1", "text": "Now lives in Berlin", "replaces": refs["Lives in Lyon"]},
+        {"id": "e-2", "text": "Is vegan now", "replaces": refs["Is vegetarian"]},
+        {"id": "e-3", "text": "Likes green tea"},
+    )
+    waiting = {p["text"]: p["id"] for p in _view(api)["proposals"]}
+    status, made = api.call("POST", f"/v1/memory/{waiting['Now lives in Berlin']}/accept", "alice")
+    assert status == 201 and made["pinned"] is True
+    assert api.call("POST", f"/v1/memory/{waiting['Is vegan now']}/accept", "alice", {"pinned": False})[0] == 201
+    status, made = api.call("POST", f"/v1/memory/{waiting['Likes green tea']}/accept", "alice", {"replaces": tea["id"]})
+    assert status == 201 and made["pinned"] is True
+    pins = {e["text"]: e["pinned"] for e in _view(api)["items"]}
+    assert pins == {"Now lives in Berlin": True, "Is vegan now": False, "Likes green tea": True}
