@@ -344,3 +344,32 @@ def test_an_update_of_a_pinned_entry_stays_pinned_unless_the_person_says_otherwi
     assert status == 201 and made["pinned"] is True
     pins = {e["text"]: e["pinned"] for e in _view(api)["items"]}
     assert pins == {"Now lives in Berlin": True, "Is vegan now": False, "Likes green tea": True}
+
+
+def test_a_replaces_that_is_no_ref_is_never_stored_as_plaintext_in_the_events_table_or_stream(
+    api: Any, agents: Any, client: Any, stores: Any
+) -> None:
+    """Found: the door takes any string of at most 256 characters as `replaces`, and the pending event stored it as it
+    came, unsealed, in the events table (and so on its stream, 24 h, and any dead letter). An agent that passes the
+    note's text instead of its ref (an easy mistake for a model) put the person's text there in plaintext, where
+    DESIGN.md says tables and the stream hold none. A string that is not of a ref's shape now names nothing at
+    the door: the suggestion is an ordinary one, as for any ref that names nothing, and nothing of it is kept."""
+    import json
+
+    api.turn_on("alice")
+    api.add("alice", "Lives in Lyon")
+    ref = _session(agents, "s-1", "alice")["Lives in Lyon"]
+    text_as_ref = "Lives in Lyon"
+    assert agents.propose("s-1", {"id": "e-1", "text": "Now lives in Berlin", "replaces": text_as_ref}, pump=False)[0]
+    assert agents.propose("s-1", {"id": "e-2", "text": "Likes tea", "replaces": ref}, pump=False)[0] == 202
+    token = api.call("POST", "/v1/connections", "alice", {"agent": "claude-code"})[1]["token"]
+    headers = {"Content-Type": "application/json", "Authorization": f"Bearer {token}"}
+    sent = {"text": "Now lives in Paris", "replaces": "the note Lives in Lyon"}
+    assert client.http.post("/v1/agent/proposals", headers=headers, body=json.dumps(sent)).status_code == 202
+    _mcp_call(client, token, "memory_propose", {"text": "Now in Rome", "kind": "fact", "replaces": "Lives in Lyon!"})
+    pending = str(stores.client.scan(TableName=stores.events.table)["Items"])
+    assert "Lyon" not in pending and ref in pending  # a real ref (ciphertext) still waits with its event
+    agents.stream.drain()
+    shown = {p["text"]: p["replaces"] for p in _view(api)["proposals"]}
+    assert shown["Now lives in Berlin"] is None and shown["Now lives in Paris"] is None
+    assert shown["Now in Rome"] is None and shown["Likes tea"] is not None
