@@ -373,3 +373,23 @@ def test_a_replaces_that_is_no_ref_is_never_stored_as_plaintext_in_the_events_ta
     shown = {p["text"]: p["replaces"] for p in _view(api)["proposals"]}
     assert shown["Now lives in Berlin"] is None and shown["Now lives in Paris"] is None
     assert shown["Now in Rome"] is None and shown["Likes tea"] is not None
+
+
+def test_an_entry_edited_while_its_update_waits_is_shown_as_it_is_now_and_that_is_what_accept_replaces(
+    api: Any, agents: Any, stores: Any
+) -> None:
+    """Held on merge: the card names the entry's text at the time of the view, never the text the agent saw, so
+    the person decides on what will go; the accept replaces that entry (its id), edited or not."""
+    api.turn_on("alice")
+    lyon = api.add("alice", "Lives in Lyon")
+    refs = _session(agents, "s-1", "alice")
+    agents.propose("s-1", {"id": "e-1", "text": "Now lives in Berlin", "replaces": refs["Lives in Lyon"]})
+    edited = "Lives in Lyon, moving to Berlin in May"
+    assert api.call("PATCH", f"/v1/memory/{lyon['id']}", "alice", {"text": edited})[0] == 200
+    [proposal] = _view(api)["proposals"]
+    assert proposal["replaces"] == {"id": lyon["id"], "text": edited}
+    inbox = api.call("GET", "/v1/inbox", "alice")[1]["memory_proposals"]
+    assert inbox[0]["replaces"] == {"id": lyon["id"], "text": edited}
+    assert api.call("POST", f"/v1/memory/{proposal['id']}/accept", "alice")[0] == 201
+    assert [e["text"] for e in _view(api)["items"]] == ["Now lives in Berlin"]
+    assert stores.entries.get_state("alice").active == 1
