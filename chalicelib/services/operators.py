@@ -34,8 +34,6 @@ def view(stores: Stores, operator: str, user_id: str, request_id: str) -> dict[s
     result = memory.view(stores, user_id)
     result.pop("limits", None)
     result.pop("repeats", None)  # the person's own review aid: no text, nothing an operator acts on
-    # which entry an agent says a suggestion updates is shown to the person only (DESIGN.md, issue 39)
-    result["proposals"] = [{k: v for k, v in p.items() if k != "replaces"} for p in result["proposals"]]
     return result
 
 
