@@ -34,6 +34,8 @@ def view(stores: Stores, operator: str, user_id: str, request_id: str) -> dict[s
     result = memory.view(stores, user_id)
     result.pop("limits", None)
     result.pop("repeats", None)  # the person's own review aid: no text, nothing an operator acts on
+    for proposal in result["proposals"]:  # which entry a suggestion updates: the person's decision aid too
+        proposal.pop("replaces", None)
     return result
 
 

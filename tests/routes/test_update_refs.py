@@ -308,3 +308,19 @@ def test_an_events_ref_altered_in_storage_is_refused_unreadable_and_links_nothin
     outcomes = agents.outcomes("s-1")
     assert outcomes["e-1"] == outcomes["e-2"] == {"type": "memory.proposal_refused", "reason": "unreadable"}
     assert _waiting(api, "alice") == []
+
+
+def test_the_operators_view_of_a_linked_proposal_is_the_contracts_shape(api: Any, agents: Any, client: Any) -> None:
+    """Which entry a suggestion updates is the person's decision aid: the operator's view (openapi.yaml's
+    OperatorMemoryView, additionalProperties: false) shows the proposal without it."""
+    from tests.support.iam import iam_call
+    from tests.support.openapi_check import check
+    from tests.support.stack import OPERATOR_ARN
+
+    _on_with(api, "alice", "Lives in Lyon")
+    refs = _session(agents, "s-1", "alice")
+    agents.propose("s-1", {"id": "e-1", "text": "Now lives in Berlin", "replaces": refs["Lives in Lyon"]})
+    assert _waiting(api, "alice")[0]["replaces"] is not None
+    status, body = iam_call(client, "GET", "/v1/operator/memory?user_id=alice", OPERATOR_ARN)
+    assert status == 200 and [p["text"] for p in body["proposals"]] == ["Now lives in Berlin"]
+    check("GET", "/v1/operator/memory", status, body)
