@@ -14,7 +14,7 @@ from __future__ import annotations
 import base64
 import binascii
 
-__all__ = ["MAX_REF_CHARACTERS", "entry_of", "make_ref", "ref_key"]
+__all__ = ["MAX_REF_CHARACTERS", "entry_of", "make_ref", "ref_key", "shaped"]
 
 INFO = "personal-memory/ref/v1"
 VERSION = 1
@@ -52,17 +52,29 @@ def _text(raw: bytes) -> str:
     return base64.urlsafe_b64encode(raw).decode("ascii").rstrip("=")
 
 
-def entry_of(key: bytes, user_id: str, session_id: str, ref: str) -> str | None:
-    """The entry id `ref` names if it was made for this user's session; None for anything else (never raises)."""
-    from cryptography.exceptions import InvalidTag
-
+def _raw(ref: object) -> bytes | None:
+    """The bytes of a string of a ref's shape (this version, its length, its one spelling); None for any other."""
     if not isinstance(ref, str) or not ref.isascii() or len(ref) > MAX_REF_CHARACTERS:
         return None
     try:
         raw = base64.urlsafe_b64decode(ref + "=" * (-len(ref) % 4))
     except (binascii.Error, ValueError):
         return None
-    if len(raw) != _REF_BYTES or raw[0] != VERSION or _text(raw) != ref:  # one spelling per ref
+    return raw if len(raw) == _REF_BYTES and raw[0] == VERSION and _text(raw) == ref else None
+
+
+def shaped(ref: object) -> bool:
+    """Whether `ref` could be a ref at all. Anything else names nothing and is never kept: an agent that sends a
+    note's text as `replaces` must not leave it unsealed in the events table (services/agents.py, connected.py)."""
+    return _raw(ref) is not None
+
+
+def entry_of(key: bytes, user_id: str, session_id: str, ref: str) -> str | None:
+    """The entry id `ref` names if it was made for this user's session; None for anything else (never raises)."""
+    from cryptography.exceptions import InvalidTag
+
+    raw = _raw(ref)
+    if raw is None:
         return None
     try:
         entry_id = _siv(key).decrypt(raw[1:], _bound(user_id, session_id))  # type: ignore[attr-defined]

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from chalicelib.bootstrap import Stores
 from chalicelib.clock import instant
+from chalicelib.crypto.refs import shaped
 from chalicelib.errors import Conflict, NotFound
 from chalicelib.identifiers import check_identifier
 from chalicelib.metrics import count
@@ -137,7 +138,7 @@ def post_events(stores: Stores, session_id: str, body: EventsBody) -> dict[str, 
             tainted_at_post=bool(session and session.tainted),
             user_id=session.user_id if session else None,
             text=event.text,
-            replaces=event.replaces,
+            replaces=event.replaces if shaped(event.replaces) else None,  # no ref: nothing of it is kept
         )
     return {"accepted": _store_all_or_none(stores, list(new.values()), now.epoch), "received": len(body.events)}
 

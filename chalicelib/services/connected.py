@@ -14,6 +14,7 @@ from typing import Any
 
 from chalicelib.bootstrap import Stores
 from chalicelib.clock import Instant, instant
+from chalicelib.crypto.refs import shaped
 from chalicelib.errors import NotFound, Unauthorized
 from chalicelib.metrics import count
 from chalicelib.models import Session, new_id
@@ -100,7 +101,7 @@ def propose(
         tainted_at_post=session.tainted,
         user_id=connection.user_id,
         text=text,
-        replaces=replaces,
+        replaces=replaces if shaped(replaces) else None,  # no ref: nothing of it is kept (crypto/refs.py)
     )
     actions = [
         stores.connections.used(connection, now.iso, now.epoch),

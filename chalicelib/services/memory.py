@@ -43,6 +43,11 @@ if TYPE_CHECKING:  # request bodies are pydantic models; pydantic loads only whe
 
 LIMITS = {"entries": MAX_ACTIVE_ENTRIES, "proposals": MAX_WAITING_PROPOSALS, "bytes_per_entry": MAX_ENTRY_BYTES}
 _KEY_RETRIES = 2  # a key destroyed between sealing and writing (a concurrent forget-all): seal again
+_LINK_READS = 3  # a linked entry changed between an accept's read and its write: read it again
+
+
+class _ReplacedGone(NotFound):
+    """The entry an accept replaces changed or went between its read and the write (a 404 when the person named it)."""
 
 
 def view(stores: Stores, user_id: str) -> dict[str, Any]:
@@ -175,36 +180,43 @@ def accept(stores: Stores, user_id: str, proposal_id: str, body: AcceptBody | No
     proposal = StoredRef(id=opened.id, expires_at=None, fingerprint=opened.fingerprint)
     now = instant(stores.clock)
     replaced = _replaced(stores, user_id, body, now)
-    if (
-        replaced is None
-        and opened.replaces is not None
-        and not (body is not None and "replaces" in body.model_fields_set)
-    ):
-        # the entry its agent said it updates (issue 39): replaced as an explicit `replaces` would be, while it is
-        # live; forgotten or expired meanwhile, the proposal is accepted as an ordinary one (the page showed no link)
-        replaced = stores.entries.live_ref(user_id, opened.replaces, now.epoch)
+    # the entry its agent said it updates (issue 39): replaced as an explicit `replaces` would be, while it is
+    # live; forgotten or expired meanwhile, the proposal is accepted as an ordinary one (the page showed no link)
+    linked = replaced is None and opened.replaces is not None and not (body and "replaces" in body.model_fields_set)
     entry = opened.with_changes(
         created_at=now.iso, updated_at=now.iso, expires_at=None, fingerprint=None, replaces=None
     )
     if body is not None:
         entry = corrected(entry, body, text, now)
-
-    plan = _AcceptPlan(stores, user_id, proposal, replaced, entry, now)
-    _insert_counted(
-        stores,
-        user_id,
-        plan.actions,
-        now,
-        count=0 if replaced else 1,
-        release_waiting=1,
-        gone_index=0,
-        claim_index=2,
-        replaced_index=3 if replaced is not None else None,
-        releases=plan.releases,
-        continues=opened.text_id,
-    )
+    for attempt in range(_LINK_READS if linked else 1):
+        if linked and opened.replaces is not None:
+            replaced = _kept(stores.entries.live_ref(user_id, opened.replaces, now.epoch))
+        # an update of a pinned entry stays pinned unless the person says otherwise in this accept
+        keeps_pin = replaced is not None and replaced.pinned and not (body is not None and body.pinned is not None)
+        made = entry.with_changes(pinned=True) if keeps_pin else entry
+        plan = _AcceptPlan(stores, user_id, proposal, replaced, made, now)
+        try:
+            _insert_counted(
+                stores,
+                user_id,
+                plan.actions,
+                now,
+                count=0 if replaced else 1,
+                release_waiting=1,
+                gone_index=0,
+                claim_index=2,
+                replaced_index=3 if replaced is not None else None,
+                releases=plan.releases,
+                continues=opened.text_id,
+            )
+            break
+        except _ReplacedGone:
+            # gone (another tab's forget or update) or edited between the read and the write: a linked entry is
+            # read again (the person named none), an explicit one is the 404 it always was
+            if not linked or attempt == _LINK_READS - 1:
+                raise
     dismiss_after(stores, user_id, opened.agent, opened.source.session_id, others)
-    return entry
+    return made
 
 
 class _AcceptPlan:
@@ -267,10 +279,16 @@ def _replaced(stores: Stores, user_id: str, body: AcceptBody | None, now: Instan
     replaces = body.replaces if body is not None else None
     if replaces is None:
         return None
-    ref = stores.entries.live_ref(user_id, replaces, now.epoch) if is_id(replaces) else None
+    ref = _kept(stores.entries.live_ref(user_id, replaces, now.epoch)) if is_id(replaces) else None
     if ref is None:
         raise NotFound("No such entry.")
     return ref
+
+
+def _kept(ref: StoredRef | None) -> StoredRef | None:
+    """`ref` unless it is an item put back after its forget (its text key gone): counted out already, so never
+    replaced one in one out (that moved the cap), and not the person's entry, as its own forget (a 404) says."""
+    return ref if ref is not None and ref.key_live else None
 
 
 def reject(stores: Stores, user_id: str, proposal_id: str) -> None:
@@ -318,7 +336,7 @@ def _insert_counted(
             if gone_index is not None and exc.failed(gone_index):
                 raise NotFound("No such proposal.") from exc
             if replaced_index is not None and exc.failed(replaced_index):
-                raise NotFound("No such entry.") from exc
+                raise _ReplacedGone("No such entry.") from exc
             if any(exc.failed(index) for index in range(len(actions), len(guarded))):
                 if continues and stores.keyring.keys.held_in(user_id, continues) == stores.entries.table:
                     raise NotFound("No such proposal.") from exc  # accepted already, put back since

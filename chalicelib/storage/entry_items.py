@@ -229,6 +229,7 @@ class StoredRef:
     key_live: bool = True
     # A waiting slot a duplicate holds (storage/proposals.py `hold_slot`): counted, never shown, no text.
     slot: bool = False
+    pinned: bool = False  # the person's pin, as the page shows it: an update that replaces the entry keeps it
 
     def is_expired(self, now_epoch: int) -> bool:
         return self.expires_at is not None and self.expires_at <= now_epoch
@@ -256,6 +257,7 @@ def ref_from_item(item: Mapping[str, Any], prefix: str) -> StoredRef | None:
         session_id=session_id if came_from_agent and isinstance(session_id, str) else None,
         fingerprint=_fingerprint(item),
         slot=item.get(SLOT_ATTRIBUTE) is True,
+        pinned=item.get("pinned") is True,
     )
 
 
