@@ -1,5 +1,5 @@
 /* "Looks like an update of": for a suggestion whose agent named no entry it updates, the one kept entry the page's
-   word-overlap matcher (similar.js) ranks first, shown on its row; accepting the row, alone or in a bulk decision,
+   word-overlap matcher (similar.js) ranks first (alone: no tie), shown on its row; accepting the row, alone or in a bulk decision,
    replaces that entry (the same request as "Replace this one"), unless the person pressed "Keep both" on the row.
 
    Only the entry named on the row at the moment of the click is ever replaced: the guesses are read from the rows
@@ -11,7 +11,7 @@
 
 import { api } from "./api.js";
 import { el, plural, shortText, textNodes } from "./dom.js";
-import { similarEntries } from "./similar.js";
+import { likeness, similarEntries } from "./similar.js";
 import { on, visibleItems } from "./store.js";
 
 const SHOWN_CHARS = 300; // of the entry it looks like an update of; the whole text is in memory, beside it
@@ -24,10 +24,15 @@ export function replacesOf(entry) {
   return r && typeof r === "object" && typeof r.id === "string" && typeof r.text === "string" ? r : null;
 }
 
-/** The kept entry an unmarked suggestion most likely updates ({id, text}), or null (marked, kept both, nothing close). */
+/**
+ * The kept entry an unmarked suggestion most likely updates ({id, text}): the closest in wording, only when no other
+ * is as close ("Likes maps" is as like "Likes tea" as "Likes coffee": no guess). Null when marked, kept both, or none.
+ */
 export function likelyUpdate(proposal) {
   if (proposal.replaces || keptBoth.has(proposal.id)) return null;
-  return similarEntries(proposal.text, visibleItems())[0] || null;
+  const [first, second] = similarEntries(proposal.text, visibleItems());
+  if (!first || (second && likeness(proposal.text, second.text) >= likeness(proposal.text, first.text))) return null;
+  return first;
 }
 
 export const keepBoth = (id) => keptBoth.add(id);
