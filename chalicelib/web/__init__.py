@@ -27,6 +27,7 @@ SCRIPT_MODULES = (
     "filter.js",
     "item.js",
     "journal-view.js",
+    "likely-update.js",
     "live.js",
     "memory.js",
     "proposal-row.js",

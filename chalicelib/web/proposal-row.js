@@ -1,14 +1,17 @@
 /*
  * One waiting suggestion as a compact row: the taint mark, its kind, its text, "Update of: <entry>" when the agent
- * said what it updates, and Accept / Edit / Reject; where it came from (and its ids) behind "Details", the edit
+ * said what it updates ("Looks like an update of: <entry>" and "Keep both" when it did not but one entry is close in
+ * wording: likely-update.js), and Accept / Edit / Reject; where it came from (and its ids) behind "Details", the edit
  * form on "Edit". Entries close in wording are offered "Replace this one" when the agent named none (similar.js).
  *
- * Hooks (in li[data-testid=proposal][data-proposal-id]): [data-testid=kind|tainted|text|update-of|details|origin|
- * source|similar|similar-entry], button[data-action=accept|correct|reject|details|replace|accept-changes|cancel].
+ * Hooks (in li[data-testid=proposal][data-proposal-id]): [data-testid=kind|tainted|text|update-of|likely-update|
+ * kept-both|details|origin|source|similar|similar-entry], button[data-action=accept|correct|reject|details|replace|
+ * keep-both|accept-changes|cancel].
  */
 
 import { el, nextId, shortText, textNodes, timeEl } from "./dom.js";
 import { actionButton, editFields, idsDisclosure, itemText, metaRow, sourceLine } from "./item.js";
+import { keepsBoth, keptBothLine, likelyUpdate, likelyUpdateLine, replacesOf } from "./likely-update.js";
 import { similarEntries } from "./similar.js";
 import { state, visibleItems } from "./store.js";
 import { KIND_LABELS, originWords } from "./words.js";
@@ -16,9 +19,10 @@ import { KIND_LABELS, originWords } from "./words.js";
 const described = (...ids) => ids.filter(Boolean).join(" ") || null;
 const UPDATE_CHARS = 300; // of the entry it updates, shown in the row; the whole text is under "Details"
 
-/** "Like what you keep": the entries closest in wording (similar.js, on the page), each with "Replace this one". */
-function likeWhatYouKeep(entry, off, describedBy) {
-  const like = similarEntries(entry.text, visibleItems()); // not one waiting out its undo window
+/** "Like what you keep": the entries closest in wording (similar.js, on the page), each with "Replace this one";
+    not the one the row already names as what it looks like an update of (`guess`). */
+function likeWhatYouKeep(entry, off, describedBy, guess) {
+  const like = similarEntries(entry.text, visibleItems()).filter((kept) => !guess || kept.id !== guess.id); // not one waiting out its undo window
   if (!like.length) return null;
   const headingId = `similar-${entry.id}`;
   return el("div", { className: "similar", attrs: { "data-testid": "similar" } }, [
@@ -33,12 +37,6 @@ function likeWhatYouKeep(entry, off, describedBy) {
       } }),
     ]))),
   ]);
-}
-
-/** The entry a suggestion updates, as the server named it ({id, text}); anything else is no update. */
-export function replacesOf(entry) {
-  const r = entry.replaces;
-  return r && typeof r === "object" && typeof r.id === "string" && typeof r.text === "string" ? r : null;
 }
 
 function updateOf(replaces, id) {
@@ -82,8 +80,9 @@ function editForm(entry, draft, off, describedBy) {
   ]);
 }
 
-function decisions(entry, off, describedBy, detailsId, open) {
+function decisions(entry, off, describedBy, detailsId, open, guess) {
   const accept = actionButton("accept", "Accept", entry, "button-primary");
+  if (guess) accept.setAttribute("aria-label", `Accept “${shortText(entry.text)}” in place of “${shortText(guess.text)}”`);
   const edit = el("button", { className: "button button-small", text: "Edit",
     attrs: { type: "button", "data-action": "correct", "aria-label": `Edit and accept “${shortText(entry.text)}”` } });
   for (const button of [accept, edit]) {
@@ -104,19 +103,22 @@ export function proposalRow(entry) {
     attrs: { "data-testid": "proposal", "data-proposal-id": entry.id, "data-tainted": String(Boolean(entry.tainted)), "data-origin": entry.origin },
   });
   const replaces = replacesOf(entry);
-  const [taintId, updateId, detailsId] = [entry.tainted ? nextId("taint") : null, replaces ? nextId("update") : null, nextId("details")];
+  const draft = state.correcting.get(entry.id);
+  const guess = draft ? null : likelyUpdate(entry); // what Accept replaces when the agent named nothing (likely-update.js)
+  const [taintId, updateId, detailsId] = [entry.tainted ? nextId("taint") : null, replaces || guess ? nextId("update") : null, nextId("details")];
   const describedBy = described(off ? "proposals-off-note" : null, updateId, taintId);
   const open = state.details.has(entry.id);
-  const draft = state.correcting.get(entry.id);
   const [text, expand] = itemText(entry);
   const kind = el("span", { className: "badge", text: KIND_LABELS[entry.kind] || entry.kind, attrs: { "data-testid": "kind" } });
   li.append(...[
     el("div", { className: "row-line" }, [kind, taintId ? taintMark(taintId) : null, text,
-      draft ? null : decisions(entry, off, describedBy, detailsId, open)]),
+      draft ? null : decisions(entry, off, describedBy, detailsId, open, guess)]),
     expand || null,
     replaces ? updateOf(replaces, updateId) : null,
+    guess ? likelyUpdateLine(entry, guess, updateId) : null,
+    !draft && !replaces && !guess && keepsBoth(entry.id) ? keptBothLine() : null,
     draft ? editForm(entry, draft, off, describedBy) : null,
-    draft || replaces ? null : likeWhatYouKeep(entry, off, describedBy),
+    draft || replaces ? null : likeWhatYouKeep(entry, off, describedBy, guess),
     detailsOf(entry, replaces, detailsId, open),
   ].filter(Boolean));
   return li;

@@ -4,7 +4,8 @@ import { api } from "./api.js";
 import { $, focusNode, keepingFocus } from "./dom.js";
 import { DAYS_PROBLEM, checkText, fieldOf, parseDays, toggleText, trackDraft } from "./item.js";
 import { loadMemory, reportError } from "./memory.js";
-import { proposalRow, replacesOf } from "./proposal-row.js";
+import { acceptGuessed, keepBoth, replacesOf } from "./likely-update.js";
+import { proposalRow } from "./proposal-row.js";
 import { groupItem, groupsOf, shownProposals } from "./review-groups.js";
 import { clearFieldError, fieldError, say } from "./status.js";
 import { ask, changed, on, run, signedInAsNow, state } from "./store.js";
@@ -45,13 +46,15 @@ function refocus(id, action, index) {
   focusNode(button || $("proposals-heading"));
 }
 
-async function decide(entry, verdict, index, body) {
+/** `guess`: the entry the row named as the one it looks like an update of when Accept was clicked (likely-update.js). */
+async function decide(entry, verdict, index, body, guess) {
   const still = signedInAsNow();
   try {
-    await api("POST", `v1/memory/${encodeURIComponent(entry.id)}/${verdict}`, body);
+    const how = guess ? await acceptGuessed(entry.id, guess) : await api("POST", `v1/memory/${encodeURIComponent(entry.id)}/${verdict}`, body);
     state.correcting.delete(entry.id);
     say(verdict !== "accept" ? "Rejected: the suggestion was deleted."
-      : (body && body.replaces) || (!body && replacesOf(entry)) ? "Accepted: it is now in your memory, in place of the entry it replaces."
+      : how === "unreplaced" ? "Accepted: it is now in your memory. The entry it looked like an update of was no longer there, so nothing was replaced."
+      : (body && body.replaces) || how === "replaced" || (!body && replacesOf(entry)) ? "Accepted: it is now in your memory, in place of the entry it replaces."
       : body ? "Accepted with your changes: it is now in your memory." : "Accepted: it is now in your memory.", "ok");
     await loadMemory(true);
     if (still()) refocus(null, verdict, index); // signed out meanwhile: the next person's focus stays
@@ -93,6 +96,14 @@ function toggleDetails(id) {
   changed();
 }
 
+/** "Keep both": this row's Accept (alone or in a bulk decision) no longer replaces what it looks like an update of. */
+function keepBothOn(id) {
+  keepBoth(id);
+  changed();
+  const li = document.querySelector(`#proposals li[data-proposal-id="${CSS.escape(id)}"]`); // drawn again: read the note
+  focusNode((li && li.querySelector("[data-testid=kept-both]")) || li);
+}
+
 function stopCorrecting(id) {
   state.correcting.delete(id);
   changed();
@@ -115,11 +126,13 @@ function onClick(event) {
   else if (action === "details") toggleDetails(entry.id);
   else if (action === "correct") startCorrecting(entry);
   else if (action === "cancel") stopCorrecting(entry.id);
+  else if (action === "keep-both") keepBothOn(entry.id);
   else if (action === "accept" || action === "reject" || action === "replace") {
     const body = action === "replace" ? { replaces: button.getAttribute("data-replaces") } : undefined;
+    const line = action === "accept" && li.querySelector("[data-testid=likely-update][data-replaces]"); // as shown now
     run(async () => {
       if (action !== "reject") await ask("settleForget"); // a forget in its undo window still counts: it goes first
-      const err = await decide(entry, action === "reject" ? "reject" : "accept", index, body);
+      const err = await decide(entry, action === "reject" ? "reject" : "accept", index, body, line ? line.getAttribute("data-replaces") : null);
       if (err) await reportError(err, action === "reject" ? "reject" : "accept");
       // A 404 to a replace may be the entry, not the suggestion: say which, once the list is fresh.
       if (err && err.code === "not_found" && body && state.memory && state.memory.proposals.some((p) => p.id === entry.id)) {

@@ -14,6 +14,7 @@
 import { api } from "./api.js";
 import { $, el, focusNode, plural, quoted, setText } from "./dom.js";
 import { say } from "./status.js";
+import { acceptGuessed, guessesOnScreen, replacedWords } from "./likely-update.js";
 import { shownInGroup } from "./review-groups.js";
 import { ask, changed, limits, run, signedInAsNow, state } from "./store.js";
 import { agentLabel, agentQuoted, describeError, goneWords } from "./words.js";
@@ -84,15 +85,17 @@ function stopsTheRest(err, verdict) {
  * ended the run early (a lost connection, a full memory), or null when every one was tried; null when the person
  * signed out midway (the rest are not sent under anyone else's token).
  */
-async function decideAll(proposals, verdict) {
+async function decideAll(proposals, verdict, guesses = new Map()) {
   const done = [];
   const gone = [];
+  const how = { plain: 0, replaced: 0, unreplaced: 0 }; // accepts that replaced the entry their row named, or found it gone
   let stopped = null;
   const still = signedInAsNow();
   failures = [];
   for (const [at, proposal] of proposals.entries()) {
     try {
-      await api("POST", `v1/memory/${encodeURIComponent(proposal.id)}/${verdict}`);
+      if (verdict === "accept") how[await acceptGuessed(proposal.id, guesses.get(proposal.id))] += 1;
+      else await api("POST", `v1/memory/${encodeURIComponent(proposal.id)}/${verdict}`);
       if (!still()) break;
       done.push(proposal);
     } catch (err) {
@@ -125,7 +128,7 @@ async function decideAll(proposals, verdict) {
   if (state.memory) state.memory = { ...state.memory, proposals: state.memory.proposals.filter((p) => !decided.has(p.id)) };
   changed();
   await deps.reload();
-  return { done: done.length, gone: gone.length, stopped };
+  return { done: done.length, gone: gone.length, stopped, ...how };
 }
 
 /** What happened, in words: all of them, or how many of how many and why the others still wait. */
@@ -156,16 +159,18 @@ function stillCorrecting(proposals, label) {
 /** "Accept all", or a conversation's "Accept these N" (`group`: review-groups.js; the ones it counted on screen). */
 async function acceptAll(group) {
   const counted = group ? new Set(shownInGroup(group).map((p) => p.id)) : null;
+  const guesses = guessesOnScreen($("proposals")); // the entries the rows name now, and no other, are replaced
   if (stillCorrecting(state.memory.proposals.filter((p) => !counted || counted.has(p.id)), group ? `Accept these ${counted.size}` : "Accept all")) return;
   await ask("settleForget"); // a forget in its undo window still counts against the cap: it goes first
   if (!state.memory) return;
   const proposals = state.memory.proposals.filter((p) => !counted || counted.has(p.id));
-  const result = await decideAll(proposals, "accept");
+  const result = await decideAll(proposals, "accept", guesses);
   if (result === null) return;
   const failed = failures.length;
   const all = !result.gone ? `Accepted ${group ? "the" : "all"} ${plural(result.done, "suggestion")}${group ? " from that conversation" : ""}: they are now in your memory.`
     : result.done ? `Accepted ${plural(result.done, "suggestion")}: they are now in your memory.` : "Nothing was accepted here.";
-  say((failed ? outcome("Accepted", proposals.length, result, group ? " from that conversation" : "") : all) + goneWords(result), failed ? "error" : "ok", failed ? "bulk_partial" : "");
+  say((failed ? outcome("Accepted", proposals.length, result, group ? " from that conversation" : "") : all) + replacedWords(result.replaced, result.unreplaced)
+    + goneWords(result), failed ? "error" : "ok", failed ? "bulk_partial" : "");
   renderBulk();
   focusNode(failed ? $("bulk-report") : $("proposals-heading"));
 }

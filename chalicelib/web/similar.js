@@ -6,7 +6,8 @@
    sets' Jaccard index (shared words / all words) is at least 1/3: "Prefers coffee" and "Now prefers tea"
    are ({prefer} of {prefer, coffee, tea}); "Prefers coffee" and "Prefers metric units" are not (1 of 4). A
    product's i-/e- compound meets its base word ("iPhone" and "phone"). Measured on updates a person keeps
-   (tests/browser/test_update_pairs.py, docs/review.md): it sees 6 of 10; agents say the rest (`replaces`).
+   (tests/browser/test_update_pairs.py, docs/review.md): it sees 6 of 10; agents say the rest (`replaces`). The
+   closest entry, when no other is as close, is shown as "Looks like an update of" (likely-update.js).
    Imports only the store, to forget the texts it holds when the person signs out. */
 
 import { on } from "./store.js";

@@ -135,7 +135,10 @@ def test_forced_colors_keep_the_selected_tab_marked(page: Page, live: Any) -> No
 def test_every_accessible_name_contains_its_visible_words(page: Page, live: Any) -> None:
     serve_memory(
         page,
-        [hostile_item("e-1", "Prefers coffee in the morning", agent=None)],
+        [
+            hostile_item("e-1", "Prefers coffee in the morning", agent=None),
+            hostile_item("e-2", "Prefers coffee at noon", agent=None),
+        ],
         [hostile_item("p-1", "Now prefers coffee in the morning")],
     )
     rows = {
@@ -154,6 +157,7 @@ def test_every_accessible_name_contains_its_visible_words(page: Page, live: Any)
     page.route("**/v1/agents", lambda route: route.fulfill(json=rows))
     sign_in(page, new_user("names"))
     expect(page.locator(f"{PROPOSALS} [data-action=replace]")).to_be_visible()
+    expect(page.locator(f"{PROPOSALS} [data-action=keep-both]")).to_be_visible()  # "Looks like an update of" e-1
     rule = {
         "runOnly": {"type": "rule", "values": ["label-content-name-mismatch"]},
         "rules": {"label-content-name-mismatch": {"enabled": True}},

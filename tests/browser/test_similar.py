@@ -56,20 +56,24 @@ def test_similar_js_pins_pairs_that_must_and_must_not_be_shown_as_similar(page: 
 
 
 def test_a_suggestion_like_an_entry_shows_it_and_replaces_it(page: Page, live: Any, agent: Agent) -> None:
+    """The closest entry is the row's "Looks like an update of" (tests/browser/test_likely_update.py); the others
+    close in wording are listed below it, each with "Replace this one"."""
     user = new_user("similar")
     token = sign_in(page, user)
     switch_on(page)
     add_entry(page, "Prefers coffee in the morning", kind="preference")
+    add_entry(page, "Prefers green tea at night", kind="preference")
     add_entry(page, "Lives in Lyon")
     proposal = agent.propose(user, token, "Now prefers tea in the morning")
     reload(page)
     item = page.locator(PROPOSALS).first
+    expect(item.get_by_test_id("likely-update")).to_contain_text("Prefers coffee in the morning")
     like = item.get_by_test_id("similar-entry")
     expect(like).to_have_count(1)
-    expect(like).to_contain_text("Prefers coffee in the morning")
+    expect(like).to_contain_text("Prefers green tea at night")
     button = like.get_by_role(
         "button",
-        name="Replace this one: accept “Now prefers tea in the morning” and forget “Prefers coffee in the morning”",
+        name="Replace this one: accept “Now prefers tea in the morning” and forget “Prefers green tea at night”",
     )
     expect(button).to_have_text("Replace this one")
     button.click()
@@ -77,7 +81,11 @@ def test_a_suggestion_like_an_entry_shows_it_and_replaces_it(page: Page, live: A
     expect(page.locator("#status")).to_contain_text("in place of the entry it replaces")
     expect(page.locator(PROPOSALS)).to_have_count(0)
     stored = memory(live, token)
-    assert sorted(i["text"] for i in stored["items"]) == ["Lives in Lyon", "Now prefers tea in the morning"]
+    assert sorted(i["text"] for i in stored["items"]) == [
+        "Lives in Lyon",
+        "Now prefers tea in the morning",
+        "Prefers coffee in the morning",
+    ]
     assert stored["proposals"] == [] and proposal["id"] in {i["id"] for i in stored["items"]}
 
 
@@ -106,11 +114,13 @@ def test_replace_this_one_after_the_entry_was_forgotten_in_another_tab_says_so_a
     token = sign_in(page, user)
     switch_on(page)
     add_entry(page, "Prefers coffee in the morning", kind="preference")
+    add_entry(page, "Prefers green tea at night", kind="preference")
     proposal = agent.propose(user, token, "Now prefers tea in the morning")
     reload(page)
-    (kept,) = memory(live, token)["items"]
-    assert live.request("DELETE", f"/v1/memory/{kept['id']}", token=token)[0] == 204  # another tab forgets it
-    page.locator(PROPOSALS).first.locator("[data-action=replace]").click()
+    kept = {i["text"]: i["id"] for i in memory(live, token)["items"]}
+    gone = kept["Prefers green tea at night"]
+    assert live.request("DELETE", f"/v1/memory/{gone}", token=token)[0] == 204  # another tab forgets it
+    page.locator(PROPOSALS).first.locator(f"[data-action=replace][data-replaces='{gone}']").click()
     settled(page)
     status = page.locator("#status")
     expect(status).to_contain_text("The entry it was to replace no longer exists")
@@ -118,7 +128,8 @@ def test_replace_this_one_after_the_entry_was_forgotten_in_another_tab_says_so_a
     expect(page.locator(PROPOSALS)).to_have_count(1)
     expect(page.get_by_test_id("similar")).to_have_count(0)  # the refreshed list offers no gone entry
     stored = memory(live, token)
-    assert stored["items"] == [] and [p["id"] for p in stored["proposals"]] == [proposal["id"]]
+    assert [i["text"] for i in stored["items"]] == ["Prefers coffee in the morning"]
+    assert [p["id"] for p in stored["proposals"]] == [proposal["id"]]
 
 
 def test_a_full_inbox_against_full_memory_reads_each_text_once_not_once_per_pair(page: Page) -> None:
@@ -149,7 +160,7 @@ def test_sign_out_leaves_none_of_the_persons_texts_held_by_the_similarity_cache(
     add_entry(page, "Prefers coffee in the morning", kind="preference")
     agent.propose(user, token, "Now prefers tea in the morning")
     reload(page)
-    expect(page.locator(PROPOSALS).first.get_by_test_id("similar-entry")).to_have_count(1)
+    expect(page.locator(PROPOSALS).first.get_by_test_id("likely-update")).to_have_count(1)
     held = 'async () => (await import(new URL("assets/similar.js", document.baseURI).href)).heldTexts()'
     assert page.evaluate(held) >= 2  # the suggestion's and the entry's words were worked out for the render
     page.locator("#signout").click()
