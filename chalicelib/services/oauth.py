@@ -194,8 +194,10 @@ def decide(stores: Stores, settings: Settings, base: str, user_id: str, request_
     if body.approve:
         from chalicelib.services import agent_grants
 
-        # The switches first: refused (the person's 200 agent rows are taken), nothing is made.
-        agent_grants.set_switches(stores, user_id, body.agent, read=body.read, propose=body.propose)
+        # The switches first: refused (the person's 200 agent rows are taken), nothing is made. Consent may turn a
+        # switch off, never back on for an agent (any spelling) the person switched off: the Agents tab does that.
+        read, propose = agent_grants.within_blocks(stores, user_id, body.agent, read=body.read, propose=body.propose)
+        agent_grants.set_switches(stores, user_id, body.agent, read=read, propose=propose)
         connection, _ = connections.make(
             stores,
             user_id,
