@@ -114,3 +114,128 @@ def test_consent_does_not_quietly_lift_a_block_on_an_agent_of_the_same_folded_na
     flow.code(client_id, verifier, agent="Helper")  # the screen's defaults: read and propose ticked
     row = _agents(api)["helper"]
     assert row["read"] is False and row["propose"] is False
+
+
+def _hs256(header: dict[str, Any], claims: dict[str, Any], key: bytes) -> str:
+    """Signed by hand: PyJWT refuses an asymmetric key as an HMAC secret, an attacker's tool does not."""
+    import base64
+    import hashlib
+    import hmac
+    import json as json_
+
+    def part(value: bytes) -> str:
+        return base64.urlsafe_b64encode(value).rstrip(b"=").decode()
+
+    signed = f"{part(json_.dumps(header).encode())}.{part(json_.dumps(claims).encode())}"
+    return f"{signed}.{part(hmac.new(key, signed.encode(), hashlib.sha256).digest())}"
+
+
+def test_forged_access_tokens_are_refused(flow: OAuthFlow, issuer: Any) -> None:
+    import jwt
+    from cryptography.hazmat.primitives import serialization
+
+    _, tokens = flow.tokens()
+    claims = jwt.decode(tokens["access_token"], options={"verify_signature": False})
+    person = jwt.decode(issuer.mint("alice"), options={"verify_signature": False})
+    public_pem = issuer.rsa_key.public_key().public_bytes(
+        serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
+    )
+    unsigned = _hs256({"alg": "none", "typ": "at+jwt"}, claims, b"").rsplit(".", 1)[0] + "."
+    forged = [
+        unsigned,
+        tokens["access_token"].rsplit(".", 1)[0] + ".",
+        _hs256({"alg": "HS256", "typ": "at+jwt"}, claims, public_pem),
+        issuer.mint("alice", aud=RESOURCE, cnx=claims["cnx"]),
+    ]
+    for token in forged:
+        assert flow.mcp(token).status == 401, token[:40]
+    # the person's routes: no HS256 token signed with the issuer's public key, nor with the access-token shape
+    for header in ({"alg": "HS256", "kid": "local-rs"}, {"alg": "HS256", "typ": "at+jwt"}):
+        assert flow.get("/v1/memory", token=_hs256(header, person, public_pem)).status == 401
+    assert flow.mcp(tokens["access_token"]).status == 200
+
+
+def test_refused_tokens_and_codes_never_reach_the_logs(flow: OAuthFlow, capsys: Any, caplog: Any) -> None:
+    caplog.set_level("DEBUG")
+    client_id, verifier = flow.client_id(), secrets.token_urlsafe(40)
+    code = flow.code(client_id, verifier)
+    first = flow.exchange(client_id, code, verifier).body
+    flow.exchange(client_id, code, verifier)  # replayed
+    flow.refresh(flow.client_id(), first["refresh_token"])  # another client's
+    flow.get("/v1/memory", token=first["access_token"])
+    flow.refresh(client_id, "pmr_" + "x" * 43)
+    seen = capsys.readouterr().out + capsys.readouterr().err + caplog.text
+    for secret in (code, first["access_token"], first["refresh_token"], verifier):
+        assert secret not in seen and secret[-16:] not in seen
+
+
+@pytest.mark.parametrize("mark", ["\u202e", "\u2066", "\u2067", "\u2068", "\u200f", "\u061c", "\u200b", "\U000e0041"])
+def test_a_client_name_with_bidi_or_invisible_controls_is_refused(flow: OAuthFlow, mark: str) -> None:
+    answer = flow.register(client_name=f"Claude{mark}lai.live")
+    assert answer.status == 400 and answer.body["error"] == "invalid_client_metadata"
+
+
+def test_many_redirect_uris_or_an_oversized_registration_is_refused(flow: OAuthFlow) -> None:
+    many = [f"https://claude.ai/cb{i}" for i in range(11)]
+    assert (
+        flow.post_json("/oauth/register", {"redirect_uris": many, "token_endpoint_auth_method": "none"}).status == 400
+    )
+    big = {"redirect_uris": ["https://claude.ai/cb"], "token_endpoint_auth_method": "none", "x": "a" * 20_000}
+    answer = flow.post_json("/oauth/register", big)
+    assert answer.status in (400, 413) and "client_id" not in (answer.body or {})
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="open finding: a registered client's name is its own word; one may call itself Claude (or Сlaude in "
+    "Cyrillic) with a loopback redirect and the consent screen and Agents tab show that name (docs/oauth.md)",
+)
+def test_a_client_may_not_call_itself_claude_off_claudes_hosts(flow: OAuthFlow) -> None:
+    for name in ("Claude", "claude", "\u0421laude"):
+        answer = flow.register("http://127.0.0.1:33418/callback", client_name=name)
+        assert answer.status == 400, name
+
+
+@pytest.mark.parametrize(
+    "uri",
+    [
+        "https://claude.ai@evil.example/cb",
+        "https://claude.ai%2F@evil.example/cb",
+        "https://claude.ai:443@evil.example/cb",
+        "https://evil.example#@claude.ai/cb",
+        "https://evil.example\\@claude.ai/cb",
+        "https://claude.ai.evil.example/cb",
+        "https://claude.ai./cb",
+        "https://xn--clude-jua.ai/cb",
+        "https://cl\u0430ude.ai/cb",
+        "javascript:alert(1)//claude.ai",
+        "data:text/html,claude.ai",
+        "//claude.ai/cb",
+        "https:///claude.ai/cb",
+        "http://127.0.0.2/cb",
+        "http://0x7f000001/cb",
+        "http://[::ffff:127.0.0.1]/cb",
+    ],
+)
+def test_registration_refuses_redirect_uris_that_lead_elsewhere(flow: OAuthFlow, uri: str) -> None:
+    answer = flow.register(uri)
+    assert answer.status == 400 and "client_id" not in answer.body, answer.body
+
+
+@pytest.mark.parametrize(
+    "variant",
+    [
+        "https://CLAUDE.AI/api/mcp/auth_callback",
+        "https://claude.ai/api/mcp/auth_callback?x=1",
+        "https://claude.ai/api/mcp/auth_callback#x",
+        "https://claude.ai/api/mcp/auth_callback%2F",
+        "https://claude.ai/api/mcp/AUTH_CALLBACK",
+        "https://claude.ai:443/api/mcp/auth_callback",
+        "https://claude.ai/api/mcp/auth_callback/../auth_callback",
+    ],
+)
+def test_authorize_compares_the_redirect_uri_exactly_and_never_redirects_an_error_there(
+    flow: OAuthFlow, variant: str
+) -> None:
+    answer = flow.authorize(flow.client_id(), secrets.token_urlsafe(40), redirect_uri=variant)
+    assert answer.status == 400 and "location" not in answer.headers
