@@ -134,14 +134,24 @@ def _uri(metadata: Mapping[str, Any]) -> str | None:
     return uri
 
 
-def registered(client_id: str, metadata: Mapping[str, Any], key: bytes) -> OAuthClient:
-    """A client stored by Dynamic Client Registration (its metadata as stored)."""
+def registered(client_id: str, metadata: Mapping[str, Any], key: bytes, settings: OAuthSettings) -> OAuthClient | None:
+    """A client stored by Dynamic Client Registration, checked again as registration checks it (a stored row is
+    hostile: one altered to add a redirect URI, or a name with bidi controls, is not believed); None if it fails.
+    The stage's redirect hosts of today apply: removing a host stops the clients registered with it."""
+    method = metadata.get("token_endpoint_auth_method", "none")
+    try:
+        redirect_uris = check_redirect_uris(metadata.get("redirect_uris"), settings)
+        name, uri = _name(metadata, client_id), _uri(metadata)
+    except ClientRefused:
+        return None
+    if method not in AUTH_METHODS:
+        return None
     return OAuthClient(
         client_id=client_id,
-        name=str(metadata.get("client_name") or client_id),
-        uri=metadata.get("client_uri") if isinstance(metadata.get("client_uri"), str) else None,
-        redirect_uris=tuple(str(u) for u in metadata.get("redirect_uris") or ()),
-        auth_method=str(metadata.get("token_endpoint_auth_method") or "none"),
+        name=name,
+        uri=uri,
+        redirect_uris=redirect_uris,
+        auth_method=method,
         secret_mac=metadata.get("secret_mac") if isinstance(metadata.get("secret_mac"), str) else None,
         secret_key=key,
     )

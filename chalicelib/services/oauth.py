@@ -83,7 +83,7 @@ def _server(stores: Stores, settings: Settings, base: str) -> Server:
         if clients.is_document_id(client_id):
             return clients.from_document(client_id, settings.oauth)
         found = stores.oauth.client(client_id, now())
-        return clients.registered(client_id, found, key()) if found is not None else None
+        return clients.registered(client_id, found, key(), settings.oauth) if found is not None else None
 
     def spend(kind: str, token: str, client_id: str) -> Grant | None:
         if not _PRINTABLE.fullmatch(token):

@@ -239,3 +239,34 @@ def test_authorize_compares_the_redirect_uri_exactly_and_never_redirects_an_erro
 ) -> None:
     answer = flow.authorize(flow.client_id(), secrets.token_urlsafe(40), redirect_uri=variant)
     assert answer.status == 400 and "location" not in answer.headers
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"redirect_uris": ["https://claude.ai/api/mcp/auth_callback", "https://evil.example/cb"]},
+        {"redirect_uris": "https://evil.example/cb"},
+        {"client_name": "Claude\u202e"},
+        {"client_name": ["Claude"]},
+        {"client_uri": "javascript:alert(1)"},
+        {"token_endpoint_auth_method": "client_secret_jwt"},
+    ],
+)
+def test_an_altered_client_row_is_not_believed(flow: OAuthFlow, dynamodb: Any, change: dict[str, Any]) -> None:
+    import json as json_
+
+    client_id = flow.client_id()
+    key = {"user_id": {"S": f"oclient#{client_id}"}, "sk": {"S": "#oclient"}}
+    stored = json_.loads(dynamodb.get_item(TableName="memory-keys", Key=key)["Item"]["metadata"]["S"])
+    altered = json_.dumps({**stored, **change})
+    dynamodb.update_item(
+        TableName="memory-keys",
+        Key=key,
+        UpdateExpression="SET metadata = :m",
+        ExpressionAttributeValues={":m": {"S": altered}},
+    )
+    clients.forget_documents()
+    uri = "https://evil.example/cb" if "redirect_uris" in change else None
+    answer = flow.authorize(client_id, secrets.token_urlsafe(40), **({"redirect_uri": uri} if uri else {}))
+    assert answer.status == 400 and answer.body["error"] == "invalid_client", answer.body
+    assert "location" not in answer.headers
