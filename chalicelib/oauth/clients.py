@@ -26,11 +26,11 @@ from urllib.parse import urlsplit
 from authlib.oauth2.rfc6749 import ClientMixin
 
 from chalicelib.config import OAuthSettings
+from chalicelib.oauth import fetch
 
 AUTH_METHODS = ("none", "client_secret_post", "client_secret_basic")
 GRANT_TYPES = ("authorization_code", "refresh_token")
 DOCUMENT_SECONDS = 300
-MAX_DOCUMENT_BYTES = 16_384
 MAX_REDIRECT_URIS = 10
 MAX_NAME_CHARACTERS = 100
 LOOPBACK = {"127.0.0.1", "localhost", "[::1]"}
@@ -134,14 +134,24 @@ def _uri(metadata: Mapping[str, Any]) -> str | None:
     return uri
 
 
-def registered(client_id: str, metadata: Mapping[str, Any], key: bytes) -> OAuthClient:
-    """A client stored by Dynamic Client Registration (its metadata as stored)."""
+def registered(client_id: str, metadata: Mapping[str, Any], key: bytes, settings: OAuthSettings) -> OAuthClient | None:
+    """A client stored by Dynamic Client Registration, checked again as registration checks it (a stored row is
+    hostile: one altered to add a redirect URI, or a name with bidi controls, is not believed); None if it fails.
+    The stage's redirect hosts of today apply: removing a host stops the clients registered with it."""
+    method = metadata.get("token_endpoint_auth_method", "none")
+    try:
+        redirect_uris = check_redirect_uris(metadata.get("redirect_uris"), settings)
+        name, uri = _name(metadata, client_id), _uri(metadata)
+    except ClientRefused:
+        return None
+    if method not in AUTH_METHODS:
+        return None
     return OAuthClient(
         client_id=client_id,
-        name=str(metadata.get("client_name") or client_id),
-        uri=metadata.get("client_uri") if isinstance(metadata.get("client_uri"), str) else None,
-        redirect_uris=tuple(str(u) for u in metadata.get("redirect_uris") or ()),
-        auth_method=str(metadata.get("token_endpoint_auth_method") or "none"),
+        name=name,
+        uri=uri,
+        redirect_uris=redirect_uris,
+        auth_method=method,
         secret_mac=metadata.get("secret_mac") if isinstance(metadata.get("secret_mac"), str) else None,
         secret_key=key,
     )
@@ -186,7 +196,7 @@ def from_document(client_id: str, settings: OAuthSettings) -> OAuthClient | None
     if not parts.path or parts.path == "/" or not client_id.isascii():
         return None
     try:
-        document = _fetch(client_id)
+        document = _fetch(client_id, settings)
         if not isinstance(document, dict) or document.get("client_id") != client_id:
             return None
         if document.get("token_endpoint_auth_method", "none") != "none":
@@ -197,7 +207,7 @@ def from_document(client_id: str, settings: OAuthSettings) -> OAuthClient | None
             uri=_uri(document),
             redirect_uris=check_redirect_uris(document.get("redirect_uris"), settings),
         )
-    except (ClientRefused, OSError, ValueError):
+    except (ClientRefused, OSError, ValueError):  # FetchRefused is a ValueError
         return None
     with _lock:
         if len(_documents) > 500:
@@ -206,23 +216,10 @@ def from_document(client_id: str, settings: OAuthSettings) -> OAuthClient | None
     return client
 
 
-def _fetch(url: str) -> Any:
-    """GET the document: no redirects followed, 5 s, at most `MAX_DOCUMENT_BYTES`."""
-    import urllib.request
-
-    class _NoRedirect(urllib.request.HTTPRedirectHandler):
-        def redirect_request(self, *args: Any, **kwargs: Any) -> None:
-            return None
-
-    opener = urllib.request.build_opener(_NoRedirect)
-    request = urllib.request.Request(url, headers={"Accept": "application/json"})
-    with opener.open(request, timeout=5) as response:  # noqa: S310 - the scheme is checked above (https, or the stage's http hosts)
-        if response.status != 200:
-            return None
-        data = response.read(MAX_DOCUMENT_BYTES + 1)
-    if len(data) > MAX_DOCUMENT_BYTES:
-        return None
-    return json.loads(data)
+def _fetch(url: str, settings: OAuthSettings) -> Any:
+    """GET the document (chalicelib/oauth/fetch.py: public addresses only, no redirects, 5 s, 16 KiB)."""
+    data = fetch.document(url, settings.insecure_metadata_hosts)
+    return None if data is None else json.loads(data)
 
 
 def forget_documents() -> None:

@@ -87,6 +87,12 @@ def set_switches(
     return next(row for row in _rows(stores, user_id) if fold_agent_name(row["agent"]) == key)
 
 
+def within_blocks(stores: Stores, user_id: str, agent: str, *, read: bool, propose: bool) -> tuple[bool, bool]:
+    """The switches asked for, kept off where the agent's folded rows already say no (a client's consent lifts no block)."""
+    current = merged(stored_grants(stores, user_id), agent)
+    return read and current.read, propose and current.propose
+
+
 def forget_agent(stores: Stores, user_id: str, agent: str, session_id: str | None = None) -> dict[str, int]:
     """Forget every entry that came from `agent` (or one of its sessions) and its waiting proposals.
 

@@ -83,7 +83,7 @@ def _server(stores: Stores, settings: Settings, base: str) -> Server:
         if clients.is_document_id(client_id):
             return clients.from_document(client_id, settings.oauth)
         found = stores.oauth.client(client_id, now())
-        return clients.registered(client_id, found, key()) if found is not None else None
+        return clients.registered(client_id, found, key(), settings.oauth) if found is not None else None
 
     def spend(kind: str, token: str, client_id: str) -> Grant | None:
         if not _PRINTABLE.fullmatch(token):
@@ -194,8 +194,10 @@ def decide(stores: Stores, settings: Settings, base: str, user_id: str, request_
     if body.approve:
         from chalicelib.services import agent_grants
 
-        # The switches first: refused (the person's 200 agent rows are taken), nothing is made.
-        agent_grants.set_switches(stores, user_id, body.agent, read=body.read, propose=body.propose)
+        # The switches first: refused (the person's 200 agent rows are taken), nothing is made. Consent may turn a
+        # switch off, never back on for an agent (any spelling) the person switched off: the Agents tab does that.
+        read, propose = agent_grants.within_blocks(stores, user_id, body.agent, read=body.read, propose=body.propose)
+        agent_grants.set_switches(stores, user_id, body.agent, read=read, propose=propose)
         connection, _ = connections.make(
             stores,
             user_id,
