@@ -40,6 +40,9 @@ KEYRING = ROOT / "chalicelib" / "crypto" / "keyring.py"
 # issue 24) acting on the same table; services reach it as `stores.<table>.fingerprints`.
 FINGERPRINTS = STORAGE / "fingerprints.py"
 FINGERPRINT_HELPER = "fingerprints"
+# Modules whose functions act for a repository they are handed as `repo` (kept apart to keep imports one-way):
+# read as that repository's methods, and `f(stores.<repo>, ...)` in a service as a call of one.
+COMPANIONS = {"entries": ("entry_edits",)}
 TEXT_REPOSITORIES = {"entries", "proposals", "events"}
 KEYRING_FOR_TEXT = {"sealing_key", "opening_key"}
 CLIENT_CALLS = {
@@ -187,6 +190,8 @@ def repository_actions(module: Path) -> dict[str, set[str]]:
     classes = [n for n in tree.body if isinstance(n, ast.ClassDef) and n.name.endswith("Repository")]
     if len(classes) != 1:
         raise UnreadableAccess(f"{module.name}: expected one repository class, found {len(classes)}")
+    for companion in COMPANIONS.get(module.stem, ()):
+        classes[0].body.extend(_as_methods(STORAGE / f"{companion}.py"))
     helper = fingerprint_actions()
     resolved = _class_actions(classes, helper, _module_constants(tree))
     if any(
@@ -195,6 +200,35 @@ def repository_actions(module: Path) -> dict[str, set[str]]:
     ):
         resolved.update(helper)
     return resolved
+
+
+class _RepoAsSelf(ast.NodeTransformer):
+    """A companion module's functions read as methods: `repo` is `self`, `f(repo, ...)` is `self.f(...)`."""
+
+    def __init__(self, functions: set[str]) -> None:
+        self.functions = functions
+
+    def visit_Call(self, node: ast.Call) -> ast.AST:
+        self.generic_visit(node)
+        if isinstance(node.func, ast.Name) and node.func.id in self.functions and node.args:
+            if _is_name(node.args[0], "self"):
+                return ast.Call(
+                    ast.Attribute(ast.Name("self", ast.Load()), node.func.id, ast.Load()), node.args[1:], node.keywords
+                )
+        return node
+
+    def visit_Name(self, node: ast.Name) -> ast.AST:
+        return ast.Name("self", node.ctx) if node.id == "repo" else node
+
+
+def _as_methods(module: Path) -> list[ast.FunctionDef]:
+    """The module's functions whose first parameter is `repo` (the repository they act for), read as its methods."""
+    tree = ast.parse(module.read_text())
+    functions = [
+        n for n in tree.body if isinstance(n, ast.FunctionDef) and n.args.args and n.args.args[0].arg == "repo"
+    ]
+    names = {f.name for f in functions}
+    return [_RepoAsSelf(names).visit(f) for f in functions]
 
 
 def _service_imports(tree: ast.Module) -> set[str]:
@@ -231,6 +265,11 @@ def repository_calls(module: Path) -> set[tuple[str, str]]:
             # `stores.<table>.fingerprints` handed to a helper: all of its actions on that table
             calls.add((node.value.attr, f"{FINGERPRINT_HELPER}.*"))  # type: ignore[attr-defined]
             called.add(id(node.value))
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.args:
+            first = node.args[0]
+            if _is_stores_repo(first) and node.func.id in _companion_functions(first.attr):  # type: ignore[attr-defined]
+                calls.add((first.attr, node.func.id))  # type: ignore[attr-defined]
+                called.add(id(first))
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
             owner = node.func.value
             if isinstance(owner, ast.Attribute) and _is_stores(owner.value):
@@ -243,6 +282,10 @@ def repository_calls(module: Path) -> set[tuple[str, str]]:
         if _is_stores_repo(node) and id(node) not in called:
             raise UnreadableAccess(f"{module.name}: stores.{node.attr} used other than by a method call")  # type: ignore[attr-defined]
     return calls
+
+
+def _companion_functions(repo: str) -> set[str]:
+    return {f.name for companion in COMPANIONS.get(repo, ()) for f in _as_methods(STORAGE / f"{companion}.py")}
 
 
 def _is_stores(node: ast.expr) -> bool:

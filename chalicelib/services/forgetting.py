@@ -71,7 +71,7 @@ def remove_proposal(
             else stores.entries.bump_version(user_id, only_if_stored=False)
         )
         # Never the key of the entry it became: a copy of an accepted proposal put back from a backup is a 404
-        shred = stores.keyring.shred(user_id, [ref.key_id], unless_held_in=stores.entries.table)
+        shred = stores.keyring.shred(user_id, [ref.key_id], unless_held_in=stores.entries.holder_name())
         try:
             transact(stores.client, [*actions, counter, *shred])
             return True

@@ -325,7 +325,7 @@ def _insert_counted(
     built = build(release)
     for _ in range(_KEY_RETRIES + 4):
         actions = [*built, stores.entries.take_entry_slots(user_id, count, release_waiting=release_waiting)]
-        guarded = stores.keyring.guard(actions, sole_in=stores.entries.table)
+        guarded = stores.keyring.guard(actions, sole_in=stores.entries.holder_name())
         try:
             transact(stores.client, guarded)
             stores.keyring.written(guarded)
@@ -338,7 +338,7 @@ def _insert_counted(
             if replaced_index is not None and exc.failed(replaced_index):
                 raise _ReplacedGone("No such entry.") from exc
             if any(exc.failed(index) for index in range(len(actions), len(guarded))):
-                if continues and stores.keyring.keys.held_in(user_id, continues) == stores.entries.table:
+                if continues and stores.keyring.keys.held_in(user_id, continues) == stores.entries.holder_name():
                     raise NotFound("No such proposal.") from exc  # accepted already, put back since
                 built = build(release)  # the key that sealed the text is gone: seal again
                 continue

@@ -81,6 +81,10 @@ class EntriesRepository:
         self.seal = seal
         self.fingerprints = FingerprintItems(table)
 
+    def holder_name(self) -> str:
+        """What the keys table's `held_in` says of a text key an entry holds (this table's name)."""
+        return self.table
+
     def _key(self, user_id: str, sort_key: str) -> dict[str, Any]:
         return dynamo.dump({"user_id": user_id, "sk": sort_key})
 

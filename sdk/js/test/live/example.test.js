@@ -22,7 +22,7 @@ test("with a connection token alone, the example's suggestion waits on the perso
   const made = expectStatus(await asPerson(token, "POST", "/v1/connections", { agent: "memory-agent-js" }), 201);
   const report = await run("--token", made.token, "--wait", "60");
   assert.equal(report.items, 1);
-  assert.match(report.prompt, /\| \[1\] kind=preference pinned=no tainted=no text="Lives in Lyon"/);
+  assert.match(report.prompt, /\| \[1\] kind=preference pinned=no tainted=no ref=[A-Za-z0-9_-]+ text="Lives in Lyon"/);
   assert.equal(report.outcome.type, "memory.proposed");
   const [proposal] = await waitingProposals(token);
   assert.deepEqual([proposal.text, proposal.agent, proposal.tainted], ["Prefers short, direct answers", "memory-agent-js", true]);
