@@ -906,7 +906,7 @@ MUTATIONS: tuple[Mutation, ...] = (
         (
             Edit(
                 "chalicelib/services/memory.py",
-                "        guarded = stores.keyring.guard(actions, sole_in=stores.entries.table)\n",
+                "        guarded = stores.keyring.guard(actions, sole_in=stores.entries.holder_name())\n",
                 "        guarded = actions\n",
             ),
         ),
