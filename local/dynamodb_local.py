@@ -25,6 +25,8 @@ import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from local.process import stop_child
+
 __all__ = ["DynamoDBLocal", "JAVA_OPTIONS", "jar_path", "start"]
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -56,13 +58,7 @@ class DynamoDBLocal:
         return self.process.pid
 
     def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        stop_child(self.process)
 
 
 def _die_with_parent() -> None:  # pragma: no cover - runs in the child between fork and exec

@@ -23,6 +23,17 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+def stop_child(process: subprocess.Popen[bytes]) -> None:
+    """Ask a child to end (SIGTERM), and end it (SIGKILL) if it has not within 10 s."""
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
 @dataclass
 class LocalProcess:
     """`python -m local.run` running in a subprocess: its URL, its credentials file and its log."""
@@ -37,13 +48,7 @@ class LocalProcess:
         return "\n".join(text.splitlines()[-lines:])
 
     def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        stop_child(self.process)
 
 
 def _answers(url: str) -> bool:
