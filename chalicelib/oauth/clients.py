@@ -26,7 +26,7 @@ from urllib.parse import urlsplit
 from authlib.oauth2.rfc6749 import ClientMixin
 
 from chalicelib.config import OAuthSettings
-from chalicelib.oauth import fetch
+from chalicelib.oauth import fetch, names
 
 AUTH_METHODS = ("none", "client_secret_post", "client_secret_basic")
 GRANT_TYPES = ("authorization_code", "refresh_token")
@@ -125,6 +125,13 @@ def _name(metadata: Mapping[str, Any], fallback: str) -> str:
     return name.strip()
 
 
+def _named(name: str, redirect_uris: tuple[str, ...], settings: OAuthSettings) -> str:
+    """A name the stage keeps for a known web client only on that client's hosts (oauth/names.py)."""
+    if name and not names.may_use(name, redirect_uris, settings.reserved_names):
+        raise ClientRefused("client_name is kept for a known client: it may be used only on that client's own hosts.")
+    return name
+
+
 def _uri(metadata: Mapping[str, Any]) -> str | None:
     uri = metadata.get("client_uri")
     if uri is None:
@@ -141,7 +148,7 @@ def registered(client_id: str, metadata: Mapping[str, Any], key: bytes, settings
     method = metadata.get("token_endpoint_auth_method", "none")
     try:
         redirect_uris = check_redirect_uris(metadata.get("redirect_uris"), settings)
-        name, uri = _name(metadata, client_id), _uri(metadata)
+        name, uri = _named(_name(metadata, client_id), redirect_uris, settings), _uri(metadata)
     except ClientRefused:
         return None
     if method not in AUTH_METHODS:
@@ -167,12 +174,13 @@ def registration_metadata(body: Mapping[str, Any], settings: OAuthSettings) -> d
         raise ClientRefused("grant_types may hold authorization_code and refresh_token only.")
     if body.get("response_types", ["code"]) != ["code"]:
         raise ClientRefused("response_types must be code.")
+    redirect_uris = check_redirect_uris(body.get("redirect_uris"), settings)
     metadata: dict[str, Any] = {
-        "redirect_uris": list(check_redirect_uris(body.get("redirect_uris"), settings)),
+        "redirect_uris": list(redirect_uris),
         "token_endpoint_auth_method": method,
         "grant_types": list(GRANT_TYPES),
         "response_types": ["code"],
-        "client_name": _name(body, ""),
+        "client_name": _named(_name(body, ""), redirect_uris, settings),
     }
     uri = _uri(body)
     if uri:
@@ -201,11 +209,12 @@ def from_document(client_id: str, settings: OAuthSettings) -> OAuthClient | None
             return None
         if document.get("token_endpoint_auth_method", "none") != "none":
             return None
+        redirect_uris = check_redirect_uris(document.get("redirect_uris"), settings)
         client = OAuthClient(
             client_id=client_id,
-            name=_name(document, parts.hostname or client_id),
+            name=_named(_name(document, parts.hostname or client_id), redirect_uris, settings),
             uri=_uri(document),
-            redirect_uris=check_redirect_uris(document.get("redirect_uris"), settings),
+            redirect_uris=redirect_uris,
         )
     except (ClientRefused, OSError, ValueError):  # FetchRefused is a ValueError
         return None

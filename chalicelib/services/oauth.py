@@ -25,7 +25,7 @@ from chalicelib.clock import instant
 from chalicelib.config import Settings
 from chalicelib.errors import NotFound, Unauthorized
 from chalicelib.models import new_id
-from chalicelib.oauth import access, clients
+from chalicelib.oauth import access, clients, names
 from chalicelib.oauth.server import ACCESS_SECONDS, REFRESH_SECONDS, Context, Server, json_request, request
 from chalicelib.services import connections
 from chalicelib.storage.dynamo import TransactionCancelled, transact
@@ -172,9 +172,16 @@ def open_request(stores: Stores, settings: Settings, base: str, user_id: str, re
     client = _server(stores, settings, base).query_client(pending.client_id)
     if client is None:
         raise NotFound("No such authorization request.")
+    verified = _verified(client, pending)
     return {
         "id": pending.id,
-        "client": {"id": client.client_id, "name": client.name, "uri": client.uri},
+        "client": {
+            "id": client.client_id,
+            "name": client.name,
+            "uri": client.uri,
+            "from": verified,
+            "shown": names.shown(client.name, verified),
+        },
         "redirect_host": urlsplit(pending.query.get("redirect_uri", "")).netloc,
         "agent": _agent_name(client.name),
         "expires_in": max(0, pending.expires_at - instant(stores.clock).epoch),
@@ -206,10 +213,17 @@ def decide(stores: Stores, settings: Settings, base: str, user_id: str, request_
             days=CONNECTION_DAYS,
             client_id=grant.client.client_id,
             client_name=grant.client.name,
+            client_from=_verified(grant.client, pending),
         )
         resource = f"{base}/mcp"
         user = Grant(user_id, connection.id, connection.mac, grant.client.client_id, resource, 0)
     return _location(server.create_authorization_response(oauth_request, grant_user=user, grant=grant))
+
+
+def _verified(client: clients.OAuthClient, pending: PendingRequest) -> str:
+    """What the service checked of who the client is (oauth/names.py): "" this device, else a host."""
+    redirect = pending.query.get("redirect_uri", "")
+    return names.verified_from(client.client_id, redirect, clients.is_document_id(client.client_id))
 
 
 def _location(answer: Answer) -> dict[str, str]:
