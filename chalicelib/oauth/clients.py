@@ -31,12 +31,14 @@ from chalicelib.oauth import fetch, names
 AUTH_METHODS = ("none", "client_secret_post", "client_secret_basic")
 GRANT_TYPES = ("authorization_code", "refresh_token")
 DOCUMENT_SECONDS = 300
+REFUSED_SECONDS = 60  # a document that could not be fetched or used is not asked for again for a minute
 MAX_REDIRECT_URIS = 10
 MAX_NAME_CHARACTERS = 100
 LOOPBACK = {"127.0.0.1", "localhost", "[::1]"}
 
 _lock = threading.Lock()
-_documents: dict[str, tuple[float, OAuthClient]] = {}
+_documents: dict[str, tuple[float, OAuthClient | None]] = {}  # per container; None: refused
+clock = time.monotonic
 
 
 class ClientRefused(ValueError):
@@ -191,11 +193,14 @@ def registration_metadata(body: Mapping[str, Any], settings: OAuthSettings) -> d
 
 
 def from_document(client_id: str, settings: OAuthSettings) -> OAuthClient | None:
-    """The client a metadata document URL names, fetched (or cached); None when it cannot be used."""
-    now = time.monotonic()
+    """The client a metadata document URL names, fetched (or cached); None when it cannot be used.
+
+    A refusal is remembered too, for `REFUSED_SECONDS` in this container: a repeated authorize naming the same
+    failing URL makes no second outbound fetch (each could hold the function for up to 5 s)."""
+    now = clock()
     with _lock:
         cached = _documents.get(client_id)
-    if cached is not None and now - cached[0] <= DOCUMENT_SECONDS:
+    if cached is not None and now - cached[0] <= (DOCUMENT_SECONDS if cached[1] is not None else REFUSED_SECONDS):
         return cached[1]
     parts = urlsplit(client_id)
     insecure = parts.scheme == "http" and parts.hostname in settings.insecure_metadata_hosts
@@ -203,6 +208,15 @@ def from_document(client_id: str, settings: OAuthSettings) -> OAuthClient | None
         return None
     if not parts.path or parts.path == "/" or not client_id.isascii():
         return None
+    client = _fetched_client(client_id, parts.hostname or client_id, settings)
+    with _lock:
+        if len(_documents) > 500:
+            _documents.clear()
+        _documents[client_id] = (now, client)
+    return client
+
+
+def _fetched_client(client_id: str, host: str, settings: OAuthSettings) -> OAuthClient | None:
     try:
         document = _fetch(client_id, settings)
         if not isinstance(document, dict) or document.get("client_id") != client_id:
@@ -210,19 +224,14 @@ def from_document(client_id: str, settings: OAuthSettings) -> OAuthClient | None
         if document.get("token_endpoint_auth_method", "none") != "none":
             return None
         redirect_uris = check_redirect_uris(document.get("redirect_uris"), settings)
-        client = OAuthClient(
+        return OAuthClient(
             client_id=client_id,
-            name=_named(_name(document, parts.hostname or client_id), redirect_uris, settings),
+            name=_named(_name(document, host), redirect_uris, settings),
             uri=_uri(document),
             redirect_uris=redirect_uris,
         )
     except (ClientRefused, OSError, ValueError):  # FetchRefused is a ValueError
         return None
-    with _lock:
-        if len(_documents) > 500:
-            _documents.clear()
-        _documents[client_id] = (now, client)
-    return client
 
 
 def _fetch(url: str, settings: OAuthSettings) -> Any:

@@ -192,3 +192,22 @@ def test_the_stage_listed_local_host_is_fetched_and_a_redirect_is_never_followed
     _refused(flow, moved, dynamodb)
     _refused(flow, big, dynamodb)
     assert _Local.hits == ["/good.json", "/moved.json", "/big.json"]
+
+
+def test_a_refused_document_is_not_fetched_again_for_a_minute(
+    flow: OAuthFlow, fakes: Fakes, dynamodb: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    now = [1000.0]
+    monkeypatch.setattr(clients, "clock", lambda: now[0], raising=False)
+    fakes.answers["tools.example.com"] = ["93.184.216.34"]
+    monkeypatch.setattr(fakes, "get", lambda *args: (fakes.got.append(args), None)[1])  # a 404, say
+    monkeypatch.setattr(fetch, "get", fakes.get)
+    for _ in range(3):
+        _refused(flow, DOC, dynamodb)
+    assert len(fakes.got) == 1 and fakes.resolved == ["tools.example.com"]  # one outbound fetch for three asks
+    fakes.answers["other.example.com"] = ["93.184.216.34"]
+    _refused(flow, "https://other.example.com/client.json", dynamodb)  # another URL is its own question
+    assert len(fakes.got) == 2
+    now[0] += 61
+    _refused(flow, DOC, dynamodb)  # a minute later it is asked again
+    assert len(fakes.got) == 3
