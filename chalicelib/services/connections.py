@@ -51,11 +51,12 @@ def make(
     client_id: str | None = None,
     client_name: str | None = None,
     client_from: str | None = None,
+    also: tuple[dict[str, Any], ...] = (),
 ) -> tuple[Connection, str]:
     """Store a connection (both rows and its journal row, one transaction): the connection and its token.
 
     OAuth's consent makes one for a client (`client_id`) and never shows the token: its access tokens name the
-    connection by the token's MAC (services/oauth.py).
+    connection by the token's MAC (services/oauth.py); `also` (the pending request's delete) joins the transaction.
     """
     now = instant(stores.clock)
     token = connection_tokens.new_token()
@@ -81,7 +82,11 @@ def make(
         details["client_id"] = client_id
     transact(
         stores.client,
-        [*stores.connections.create(connection), stores.journal.record(user_id, JOURNAL_ACTION, now.iso, details)],
+        [
+            *stores.connections.create(connection),
+            stores.journal.record(user_id, JOURNAL_ACTION, now.iso, details),
+            *also,
+        ],
     )
     return connection, token
 

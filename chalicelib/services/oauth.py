@@ -10,6 +10,8 @@ refresh token that rotates. Revoking the connection on the Agents tab ends both 
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import re
 import secrets
 from collections.abc import Mapping
@@ -189,34 +191,46 @@ def open_request(stores: Stores, settings: Settings, base: str, user_id: str, re
 
 
 def decide(stores: Stores, settings: Settings, base: str, user_id: str, request_id: str, body: Any) -> dict[str, str]:
-    """The person's decision, once: approving makes the connection and a code; either way, where the browser goes."""
-    pending = _pending(stores, user_id, request_id, close=True)
+    """The person's decision, once: approving makes the connection and a code; either way, where the browser goes.
+
+    An approval ends the request in the transaction that makes the connection, so one refused before it (the
+    person's 200 agent rows are taken: 409) leaves the request waiting for another decision."""
+    pending = _pending(stores, user_id, request_id, close=False)
     server = _server(stores, settings, base)
     oauth_request = request("GET", pending.query, {})
     try:
         grant = server.get_consent_grant(oauth_request)
     except OAuth2Error as error:
+        _pending(stores, user_id, request_id, close=True)
         return _location(_error(server, error))
     user = None
     if body.approve:
         from chalicelib.services import agent_grants
 
-        # The switches first: refused (the person's 200 agent rows are taken), nothing is made. Consent may turn a
-        # switch off, never back on for an agent (any spelling) the person switched off: the Agents tab does that.
+        # The switches first: refused (the person's 200 agent rows are taken), nothing is made and the request
+        # waits. Consent may turn a switch off, never back on for an agent (any spelling) the person switched off:
+        # the Agents tab does that.
         read, propose = agent_grants.within_blocks(stores, user_id, body.agent, read=body.read, propose=body.propose)
         agent_grants.set_switches(stores, user_id, body.agent, read=read, propose=propose)
-        connection, _ = connections.make(
-            stores,
-            user_id,
-            body.agent,
-            trusted=body.trusted,
-            days=CONNECTION_DAYS,
-            client_id=grant.client.client_id,
-            client_name=grant.client.name,
-            client_from=_verified(grant.client, pending),
-        )
+        now = instant(stores.clock).epoch
+        try:
+            connection, _ = connections.make(
+                stores,
+                user_id,
+                body.agent,
+                trusted=body.trusted,
+                days=CONNECTION_DAYS,
+                client_id=grant.client.client_id,
+                client_name=grant.client.name,
+                client_from=_verified(grant.client, pending),
+                also=(stores.oauth.close_request_action(pending.id, _opener(stores, user_id), now),),
+            )
+        except TransactionCancelled as exc:  # decided meanwhile (another tab) or expired: nothing was made
+            raise NotFound("No such authorization request.") from exc
         resource = f"{base}/mcp"
         user = Grant(user_id, connection.id, connection.mac, grant.client.client_id, resource, 0)
+    else:
+        _pending(stores, user_id, request_id, close=True)
     return _location(server.create_authorization_response(oauth_request, grant_user=user, grant=grant))
 
 
@@ -233,14 +247,21 @@ def _location(answer: Answer) -> dict[str, str]:
     return {"redirect": headers["Location"]}
 
 
+def _opener(stores: Stores, user_id: str) -> str:
+    """Who opened a request, as its row keeps it: a MAC of the person's id under the service's connections key, so
+    the row (kept until DynamoDB's TTL removes it, which may lag by days) names nobody, erased or not."""
+    key = stores.connection_key.get()
+    return hmac.new(key, b"oauth-request-opener\0" + user_id.encode("utf-8"), hashlib.sha256).hexdigest()
+
+
 def _pending(stores: Stores, user_id: str, request_id: str, *, close: bool) -> PendingRequest:
     now = instant(stores.clock).epoch
     found = None
     if re.fullmatch(r"[0-9a-f]{32}", request_id):
         if close:
-            found = stores.oauth.close_request(request_id, user_id, now)
+            found = stores.oauth.close_request(request_id, _opener(stores, user_id), now)
         else:
-            found = stores.oauth.open_request(request_id, user_id, now)
+            found = stores.oauth.open_request(request_id, _opener(stores, user_id), now)
     if found is None:
         raise NotFound("No such authorization request.")
     return found

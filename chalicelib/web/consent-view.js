@@ -96,6 +96,10 @@ async function decide(approve) {
         fieldError(...field, "Use letters, digits, '.', '_', ':' or '-' (at most 128).", err.code);
         return;
       }
+      if (err instanceof ApiError && err.status === 409) { // nothing was made: the request still waits
+        fieldError(...field, "You have as many agents as you can: name one you already have, or deny.", err.code);
+        return;
+      }
       sessionStorage.removeItem(KEY);
       hide();
       if (err instanceof ApiError && err.status === 404) say("That connection request is no longer waiting: start again from the app.", "error", "not_found");
