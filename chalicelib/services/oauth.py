@@ -28,6 +28,9 @@ from chalicelib.config import Settings
 from chalicelib.errors import NotFound, Unauthorized
 from chalicelib.models import new_id
 from chalicelib.oauth import access, clients, names
+from chalicelib.oauth.discovery import metadata, resource_metadata
+
+__all__ = ["authorize", "decide", "metadata", "open_request", "register", "resource_metadata", "token"]
 from chalicelib.oauth.server import ACCESS_SECONDS, REFRESH_SECONDS, Context, Server, json_request, request
 from chalicelib.services import connections
 from chalicelib.storage.dynamo import TransactionCancelled, transact
@@ -37,35 +40,6 @@ Answer = tuple[int, Any, dict[str, str]]
 REQUEST_SECONDS = 600  # the person has ten minutes to sign in and decide
 CONNECTION_DAYS = 90  # a connection made by consent lives as long as a made one does by default
 _PRINTABLE = re.compile(r"[\x21-\x7e]{1,512}")
-
-
-def metadata(base: str) -> dict[str, Any]:
-    """RFC 8414 authorization server metadata (served also where OpenID clients look: docs/oauth.md)."""
-    return {
-        "issuer": base,
-        "authorization_endpoint": f"{base}/oauth/authorize",
-        "token_endpoint": f"{base}/oauth/token",
-        "registration_endpoint": f"{base}/oauth/register",
-        "response_types_supported": ["code"],
-        "response_modes_supported": ["query"],
-        "grant_types_supported": ["authorization_code", "refresh_token"],
-        "code_challenge_methods_supported": ["S256"],
-        "token_endpoint_auth_methods_supported": list(clients.AUTH_METHODS),
-        "client_id_metadata_document_supported": True,
-        "scopes_supported": [],
-        "service_documentation": f"{base}/",
-    }
-
-
-def resource_metadata(base: str) -> dict[str, Any]:
-    """RFC 9728 protected resource metadata of `/mcp`: this service is its authorization server."""
-    return {
-        "resource": f"{base}/mcp",
-        "authorization_servers": [base],
-        "bearer_methods_supported": ["header"],
-        "resource_name": "Personal memory",
-        "resource_documentation": f"{base}/",
-    }
 
 
 def single_values(params: Mapping[str, list[str]]) -> dict[str, str]:
@@ -160,7 +134,7 @@ def authorize(stores: Stores, settings: Settings, base: str, params: Mapping[str
         query = single_values(params)
         grant = server.get_consent_grant(request("GET", query, {}))
     except OAuth2Error as error:
-        return _error(server, error)
+        return _with_iss(_error(server, error), base)
     except ValueError:  # Authlib refuses to describe an error in characters RFC 6749 forbids (a hostile redirect URI)
         return _error(server, InvalidRequestError("The request is not valid."))
     pending = PendingRequest(new_id(), query, grant.client.client_id, instant(stores.clock).epoch + REQUEST_SECONDS)
@@ -202,7 +176,7 @@ def decide(stores: Stores, settings: Settings, base: str, user_id: str, request_
         grant = server.get_consent_grant(oauth_request)
     except OAuth2Error as error:
         _pending(stores, user_id, request_id, close=True)
-        return _location(_error(server, error))
+        return _location(_error(server, error), base)
     user = None
     if body.approve:
         from chalicelib.services import agent_grants
@@ -231,7 +205,7 @@ def decide(stores: Stores, settings: Settings, base: str, user_id: str, request_
         user = Grant(user_id, connection.id, connection.mac, grant.client.client_id, resource, 0)
     else:
         _pending(stores, user_id, request_id, close=True)
-    return _location(server.create_authorization_response(oauth_request, grant_user=user, grant=grant))
+    return _location(server.create_authorization_response(oauth_request, grant_user=user, grant=grant), base)
 
 
 def _verified(client: clients.OAuthClient, pending: PendingRequest) -> str:
@@ -240,11 +214,22 @@ def _verified(client: clients.OAuthClient, pending: PendingRequest) -> str:
     return names.verified_from(client.client_id, redirect, clients.is_document_id(client.client_id))
 
 
-def _location(answer: Answer) -> dict[str, str]:
-    status, body, headers = answer
+def _location(answer: Answer, base: str) -> dict[str, str]:
+    status, body, headers = _with_iss(answer, base)
     if status != 302 or "Location" not in headers:
         raise NotFound("No such authorization request.")
     return {"redirect": headers["Location"]}
+
+
+def _with_iss(answer: Answer, base: str) -> Answer:
+    """RFC 9207 §2: every authorization response sent to the client's redirect URI, errors included, names the
+    issuer (`iss`), so a client talking to several servers can tell which one answered (mix-up attacks)."""
+    from authlib.common.urls import add_params_to_uri
+
+    status, body, headers = answer
+    if status == 302 and "Location" in headers:
+        headers = {**headers, "Location": add_params_to_uri(headers["Location"], [("iss", base)])}
+    return status, body, headers
 
 
 def _opener(stores: Stores, user_id: str) -> str:

@@ -208,6 +208,13 @@ class OAuthRepository:
         if not dynamo.put_if_absent(self._client, self.table, self._grant_item(CODE, mac, grant), "sk"):
             raise RuntimeError("an authorization code repeated")
 
+    def refresh(self, mac: str, now_epoch: int) -> Grant | None:
+        """A live, unspent refresh token's grant (token revocation reads it, spends nothing); None otherwise."""
+        item = self._get(REFRESH, mac)
+        if item is None or (_epoch(item.get(EXPIRY)) or 0) <= now_epoch or item.get("spent", False) is not False:
+            return None
+        return _grant(item)
+
     def spend(self, kind: str, mac: str, now_epoch: int, client_id: str) -> tuple[Grant | None, bool]:
         """Mark a code or refresh token spent, once, by the client it was issued to: (its grant, True) the first
         time; (its grant, False) when it was spent before (a replay, by anyone: the caller ends what it made);
