@@ -57,6 +57,9 @@ class OAuthSettings:
     redirect_hosts: frozenset[str] = frozenset(DEFAULT_REDIRECT_HOSTS.split(","))
     # Hosts whose client metadata documents may be fetched over plain http: the local stack's tests only ("127.0.0.1").
     insecure_metadata_hosts: frozenset[str] = frozenset()
+    # A CA file trusted for https metadata documents on those hosts only: the local stack's tests, which serve one
+    # over https on 127.0.0.1 with a certificate they made ("" everywhere else: the system's CAs, as for any host).
+    metadata_ca_file: str = ""
     reserved_names: tuple[tuple[str, frozenset[str]], ...] = reserved_names(DEFAULT_RESERVED_NAMES)
 
 
@@ -144,6 +147,7 @@ def load_settings(env: Mapping[str, str]) -> Settings:
         oauth=OAuthSettings(
             redirect_hosts=_names(env.get("OAUTH_REDIRECT_HOSTS") or DEFAULT_REDIRECT_HOSTS),
             insecure_metadata_hosts=_names(env.get("OAUTH_INSECURE_METADATA_HOSTS", "")),
+            metadata_ca_file=env.get("OAUTH_METADATA_CA_FILE", "").strip(),
             reserved_names=reserved_names(env.get("OAUTH_RESERVED_NAMES") or DEFAULT_RESERVED_NAMES),
         ),
     )

@@ -167,6 +167,8 @@ class LocalStack:
             # 127.0.0.1: tests/browser/test_oauth_oidc_sign_in.py); `/dev/token` is there either way.
             "MEMORY_DEV_SIGN_IN": "" if os.environ.get("OIDC_AUTHORIZE_URL") else "1",
             "OAUTH_INSECURE_METADATA_HOSTS": "127.0.0.1",  # the tests serve client metadata documents on loopback
+            # ... over https too, with a certificate a test made: the CA file it names is trusted for those hosts only
+            "OAUTH_METADATA_CA_FILE": os.environ.get("OAUTH_METADATA_CA_FILE", ""),
             "LOG_PSEUDONYM_KEY": secrets.token_urlsafe(32),  # a new one per launch: nothing outlives the stack
         }
         os.environ.update(env)

@@ -236,7 +236,7 @@ def _fetched_client(client_id: str, host: str, settings: OAuthSettings) -> OAuth
 
 def _fetch(url: str, settings: OAuthSettings) -> Any:
     """GET the document (chalicelib/oauth/fetch.py: public addresses only, no redirects, 5 s, 16 KiB)."""
-    data = fetch.document(url, settings.insecure_metadata_hosts)
+    data = fetch.document(url, settings.insecure_metadata_hosts, settings.metadata_ca_file)
     return None if data is None else json.loads(data)
 
 
