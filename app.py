@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from chalice import AuthResponse, Chalice, IAMAuthorizer, Response
+from chalice import AuthResponse, Chalice, CORSConfig, IAMAuthorizer, Response
 from chalice.app import Request
 
 from chalicelib.errors import Unauthorized
@@ -334,6 +334,15 @@ def get_agent_proposal(event_id):  # type: ignore[no-untyped-def]
 # ---- remote MCP (Streamable HTTP, stateless, JSON responses), by connection token -------------------
 
 MCP_METADATA_PATH = "/.well-known/oauth-protected-resource/mcp"
+# MCP clients that run in a browser page (the MCP Inspector) reach the OAuth endpoints they call from script: the
+# discovery documents, token, registration and revocation. No cookie is read on these (Allow-Credentials is never
+# sent), so any origin may call them. Not the page's `/v1` routes, nor `/oauth/authorize` (a navigation).
+OAUTH_CORS = CORSConfig(
+    allow_origin="*",
+    allow_headers=["Authorization", "Content-Type", "MCP-Protocol-Version"],
+    expose_headers=["WWW-Authenticate"],
+    max_age=600,
+)
 
 
 def _base_url() -> str:
@@ -363,7 +372,7 @@ def mcp_no_stream() -> Response:
     return Response(body="", status_code=405, headers={"Allow": "POST", "Cache-Control": "no-store"})
 
 
-@app.route(MCP_METADATA_PATH, methods=["GET"], content_types=ANY_BODY)
+@app.route(MCP_METADATA_PATH, methods=["GET"], content_types=ANY_BODY, cors=OAUTH_CORS)
 def mcp_resource_metadata() -> Response:
     """RFC 9728 protected resource metadata for `/mcp`: this service is its authorization server."""
     return json_response(oauth.resource_metadata(_base_url()))
@@ -373,13 +382,13 @@ def mcp_resource_metadata() -> Response:
 # No authorizer on these: API Gateway would turn a refusal into its own 403; errors are RFC 6749's shape.
 
 
-@app.route("/.well-known/oauth-authorization-server", methods=["GET"], content_types=ANY_BODY)
+@app.route("/.well-known/oauth-authorization-server", methods=["GET"], content_types=ANY_BODY, cors=OAUTH_CORS)
 def oauth_metadata() -> Response:
     """RFC 8414 authorization server metadata."""
     return json_response(oauth.metadata(_base_url()))
 
 
-@app.route("/.well-known/openid-configuration", methods=["GET"], content_types=ANY_BODY)
+@app.route("/.well-known/openid-configuration", methods=["GET"], content_types=ANY_BODY, cors=OAUTH_CORS)
 def oauth_metadata_for_a_path() -> Response:
     """The same, where clients look for an issuer with a path (the API's stage name: docs/oauth.md)."""
     return json_response(oauth.metadata(_base_url()))
@@ -394,7 +403,7 @@ def oauth_authorize():  # type: ignore[no-untyped-def]
     return oauth_answer(*oauth.authorize(get_stores(), get_settings(), _base_url(), params))
 
 
-@app.route("/oauth/token", methods=["POST"], content_types=ANY_BODY)
+@app.route("/oauth/token", methods=["POST"], content_types=ANY_BODY, cors=OAUTH_CORS)
 @oauth_errors
 def oauth_token():  # type: ignore[no-untyped-def]
     request = _request()
@@ -402,7 +411,18 @@ def oauth_token():  # type: ignore[no-untyped-def]
     return oauth_answer(*oauth.token(get_stores(), get_settings(), _base_url(), params, dict(request.headers)))
 
 
-@app.route("/oauth/register", methods=["POST"], content_types=ANY_BODY)
+@app.route("/oauth/revoke", methods=["POST"], content_types=ANY_BODY, cors=OAUTH_CORS)
+@oauth_errors
+def oauth_revoke():  # type: ignore[no-untyped-def]
+    """RFC 7009 token revocation: a client ends its own connection (docs/oauth.md)."""
+    from chalicelib.services.oauth_revocation import revoke
+
+    request = _request()
+    params = oauth_form(_body(), request.headers.get("content-type"))
+    return oauth_answer(*revoke(get_stores(), get_settings(), _base_url(), params, dict(request.headers)))
+
+
+@app.route("/oauth/register", methods=["POST"], content_types=ANY_BODY, cors=OAUTH_CORS)
 @oauth_errors
 def oauth_register():  # type: ignore[no-untyped-def]
     from chalicelib.schemas import parse_json

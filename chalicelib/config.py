@@ -34,6 +34,22 @@ class JwtSettings:
 # Where OAuth clients may send a person back (redirect URIs, exact; docs/oauth.md): the hosts of the clients people
 # use, and the loopback addresses native clients listen on (RFC 8252). A stage setting: OAUTH_REDIRECT_HOSTS.
 DEFAULT_REDIRECT_HOSTS = "claude.ai,claude.com,chatgpt.com,127.0.0.1,localhost"
+# Client names kept to the hosts of the web client that carries them (chalicelib/oauth/names.py): `Name=host host`
+# pairs, `;`-separated. A stage setting: OAUTH_RESERVED_NAMES.
+DEFAULT_RESERVED_NAMES = "Claude=claude.ai claude.com;ChatGPT=chatgpt.com openai.com"
+
+
+def reserved_names(value: str) -> tuple[tuple[str, frozenset[str]], ...]:
+    """`Claude=claude.ai claude.com;ChatGPT=chatgpt.com` as (name, hosts) pairs; a pair without hosts is refused."""
+    found: dict[str, frozenset[str]] = {}
+    for pair in value.split(";"):
+        if not pair.strip():
+            continue
+        name, _, hosts = pair.partition("=")
+        if not name.strip() or not hosts.split():
+            raise ConfigError("OAUTH_RESERVED_NAMES pairs are Name=host host")
+        found[name.strip()] = frozenset(hosts.split())
+    return tuple(found.items())
 
 
 @dataclass(frozen=True)
@@ -41,6 +57,10 @@ class OAuthSettings:
     redirect_hosts: frozenset[str] = frozenset(DEFAULT_REDIRECT_HOSTS.split(","))
     # Hosts whose client metadata documents may be fetched over plain http: the local stack's tests only ("127.0.0.1").
     insecure_metadata_hosts: frozenset[str] = frozenset()
+    # A CA file trusted for https metadata documents on those hosts only: the local stack's tests, which serve one
+    # over https on 127.0.0.1 with a certificate they made ("" everywhere else: the system's CAs, as for any host).
+    metadata_ca_file: str = ""
+    reserved_names: tuple[tuple[str, frozenset[str]], ...] = reserved_names(DEFAULT_RESERVED_NAMES)
 
 
 @dataclass(frozen=True)
@@ -127,6 +147,8 @@ def load_settings(env: Mapping[str, str]) -> Settings:
         oauth=OAuthSettings(
             redirect_hosts=_names(env.get("OAUTH_REDIRECT_HOSTS") or DEFAULT_REDIRECT_HOSTS),
             insecure_metadata_hosts=_names(env.get("OAUTH_INSECURE_METADATA_HOSTS", "")),
+            metadata_ca_file=env.get("OAUTH_METADATA_CA_FILE", "").strip(),
+            reserved_names=reserved_names(env.get("OAUTH_RESERVED_NAMES") or DEFAULT_RESERVED_NAMES),
         ),
     )
 

@@ -163,8 +163,12 @@ class LocalStack:
             "HOST_ROLE_ARNS": self.principals["host"].arn,
             "WORKER_ROLE_ARNS": self.principals["worker"].arn,
             "OPERATOR_ROLE_ARNS": self.principals["operator"].arn,
-            "MEMORY_DEV_SIGN_IN": "1",
+            # The page's dev sign-in form, unless the environment names an OIDC provider for the page (a test's, on
+            # 127.0.0.1: tests/browser/test_oauth_oidc_sign_in.py); `/dev/token` is there either way.
+            "MEMORY_DEV_SIGN_IN": "" if os.environ.get("OIDC_AUTHORIZE_URL") else "1",
             "OAUTH_INSECURE_METADATA_HOSTS": "127.0.0.1",  # the tests serve client metadata documents on loopback
+            # ... over https too, with a certificate a test made: the CA file it names is trusted for those hosts only
+            "OAUTH_METADATA_CA_FILE": os.environ.get("OAUTH_METADATA_CA_FILE", ""),
             "LOG_PSEUDONYM_KEY": secrets.token_urlsafe(32),  # a new one per launch: nothing outlives the stack
         }
         os.environ.update(env)
@@ -207,6 +211,9 @@ class LocalStack:
         handler = functools.partial(MemoryRequestHandler, principals=self.principals, dev=dev)
         self._server = LocalDevServer(self.app, config, self.host, self.port, handler_cls=handler, server_cls=_Server)
         self.port = self._server.server.server_address[1]
+        if os.environ.get("OIDC_AUTHORIZE_URL") and not os.environ.get("OIDC_REDIRECT_URI"):
+            os.environ["OIDC_REDIRECT_URI"] = self.url + "/"  # the page itself, once its port is known
+            reset_settings()
         thread = threading.Thread(target=self._server.server.serve_forever, name="api", daemon=True)
         thread.start()
 

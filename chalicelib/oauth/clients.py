@@ -26,17 +26,19 @@ from urllib.parse import urlsplit
 from authlib.oauth2.rfc6749 import ClientMixin
 
 from chalicelib.config import OAuthSettings
-from chalicelib.oauth import fetch
+from chalicelib.oauth import fetch, names
 
 AUTH_METHODS = ("none", "client_secret_post", "client_secret_basic")
 GRANT_TYPES = ("authorization_code", "refresh_token")
 DOCUMENT_SECONDS = 300
+REFUSED_SECONDS = 60  # a document that could not be fetched or used is not asked for again for a minute
 MAX_REDIRECT_URIS = 10
 MAX_NAME_CHARACTERS = 100
 LOOPBACK = {"127.0.0.1", "localhost", "[::1]"}
 
 _lock = threading.Lock()
-_documents: dict[str, tuple[float, OAuthClient]] = {}
+_documents: dict[str, tuple[float, OAuthClient | None]] = {}  # per container; None: refused
+clock = time.monotonic
 
 
 class ClientRefused(ValueError):
@@ -125,6 +127,13 @@ def _name(metadata: Mapping[str, Any], fallback: str) -> str:
     return name.strip()
 
 
+def _named(name: str, redirect_uris: tuple[str, ...], settings: OAuthSettings) -> str:
+    """A name the stage keeps for a known web client only on that client's hosts (oauth/names.py)."""
+    if name and not names.may_use(name, redirect_uris, settings.reserved_names):
+        raise ClientRefused("client_name is kept for a known client: it may be used only on that client's own hosts.")
+    return name
+
+
 def _uri(metadata: Mapping[str, Any]) -> str | None:
     uri = metadata.get("client_uri")
     if uri is None:
@@ -141,7 +150,7 @@ def registered(client_id: str, metadata: Mapping[str, Any], key: bytes, settings
     method = metadata.get("token_endpoint_auth_method", "none")
     try:
         redirect_uris = check_redirect_uris(metadata.get("redirect_uris"), settings)
-        name, uri = _name(metadata, client_id), _uri(metadata)
+        name, uri = _named(_name(metadata, client_id), redirect_uris, settings), _uri(metadata)
     except ClientRefused:
         return None
     if method not in AUTH_METHODS:
@@ -167,12 +176,13 @@ def registration_metadata(body: Mapping[str, Any], settings: OAuthSettings) -> d
         raise ClientRefused("grant_types may hold authorization_code and refresh_token only.")
     if body.get("response_types", ["code"]) != ["code"]:
         raise ClientRefused("response_types must be code.")
+    redirect_uris = check_redirect_uris(body.get("redirect_uris"), settings)
     metadata: dict[str, Any] = {
-        "redirect_uris": list(check_redirect_uris(body.get("redirect_uris"), settings)),
+        "redirect_uris": list(redirect_uris),
         "token_endpoint_auth_method": method,
         "grant_types": list(GRANT_TYPES),
         "response_types": ["code"],
-        "client_name": _name(body, ""),
+        "client_name": _named(_name(body, ""), redirect_uris, settings),
     }
     uri = _uri(body)
     if uri:
@@ -183,11 +193,14 @@ def registration_metadata(body: Mapping[str, Any], settings: OAuthSettings) -> d
 
 
 def from_document(client_id: str, settings: OAuthSettings) -> OAuthClient | None:
-    """The client a metadata document URL names, fetched (or cached); None when it cannot be used."""
-    now = time.monotonic()
+    """The client a metadata document URL names, fetched (or cached); None when it cannot be used.
+
+    A refusal is remembered too, for `REFUSED_SECONDS` in this container: a repeated authorize naming the same
+    failing URL makes no second outbound fetch (each could hold the function for up to 5 s)."""
+    now = clock()
     with _lock:
         cached = _documents.get(client_id)
-    if cached is not None and now - cached[0] <= DOCUMENT_SECONDS:
+    if cached is not None and now - cached[0] <= (DOCUMENT_SECONDS if cached[1] is not None else REFUSED_SECONDS):
         return cached[1]
     parts = urlsplit(client_id)
     insecure = parts.scheme == "http" and parts.hostname in settings.insecure_metadata_hosts
@@ -195,20 +208,7 @@ def from_document(client_id: str, settings: OAuthSettings) -> OAuthClient | None
         return None
     if not parts.path or parts.path == "/" or not client_id.isascii():
         return None
-    try:
-        document = _fetch(client_id, settings)
-        if not isinstance(document, dict) or document.get("client_id") != client_id:
-            return None
-        if document.get("token_endpoint_auth_method", "none") != "none":
-            return None
-        client = OAuthClient(
-            client_id=client_id,
-            name=_name(document, parts.hostname or client_id),
-            uri=_uri(document),
-            redirect_uris=check_redirect_uris(document.get("redirect_uris"), settings),
-        )
-    except (ClientRefused, OSError, ValueError):  # FetchRefused is a ValueError
-        return None
+    client = _fetched_client(client_id, parts.hostname or client_id, settings)
     with _lock:
         if len(_documents) > 500:
             _documents.clear()
@@ -216,9 +216,27 @@ def from_document(client_id: str, settings: OAuthSettings) -> OAuthClient | None
     return client
 
 
+def _fetched_client(client_id: str, host: str, settings: OAuthSettings) -> OAuthClient | None:
+    try:
+        document = _fetch(client_id, settings)
+        if not isinstance(document, dict) or document.get("client_id") != client_id:
+            return None
+        if document.get("token_endpoint_auth_method", "none") != "none":
+            return None
+        redirect_uris = check_redirect_uris(document.get("redirect_uris"), settings)
+        return OAuthClient(
+            client_id=client_id,
+            name=_named(_name(document, host), redirect_uris, settings),
+            uri=_uri(document),
+            redirect_uris=redirect_uris,
+        )
+    except (ClientRefused, OSError, ValueError):  # FetchRefused is a ValueError
+        return None
+
+
 def _fetch(url: str, settings: OAuthSettings) -> Any:
     """GET the document (chalicelib/oauth/fetch.py: public addresses only, no redirects, 5 s, 16 KiB)."""
-    data = fetch.document(url, settings.insecure_metadata_hosts)
+    data = fetch.document(url, settings.insecure_metadata_hosts, settings.metadata_ca_file)
     return None if data is None else json.loads(data)
 
 

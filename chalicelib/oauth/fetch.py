@@ -7,7 +7,8 @@ host is resolved once, every address it gives is checked, and the connection goe
 only in TLS's SNI and certificate check, and the Host header), so a DNS answer cannot change between the check
 and the connection. No redirect is followed (one is a refusal), the answer is read to `MAX_BYTES` at most and
 the whole fetch has `SECONDS`. Hosts of the stage's `insecure_metadata_hosts` (only the local stack's
-`127.0.0.1`, for its tests) are fetched over plain http and may be loopback.
+`127.0.0.1`, for its tests) may be loopback and are fetched over plain http, or over https trusting the stage's
+`metadata_ca_file` (the local tests' own certificate) instead of the system's CAs.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ MAX_BYTES = 16_384
 _NAT64 = ipaddress.ip_network("64:ff9b::/96")
 
 Resolver = Callable[[str, int], list[str]]
-Getter = Callable[[str, str, int, str, bool], bytes | None]
+Getter = Callable[[str, str, int, str, bool, str], bytes | None]
 
 
 class FetchRefused(ValueError):
@@ -51,13 +52,14 @@ def _resolve(host: str, port: int) -> list[str]:
     return [str(info[4][0]) for info in infos]
 
 
-def _get(address: str, host: str, port: int, target: str, tls: bool) -> bytes | None:
-    """GET `target` from `address` (the checked one) naming `host`; the body when 200, None otherwise."""
+def _get(address: str, host: str, port: int, target: str, tls: bool, cafile: str) -> bytes | None:
+    """GET `target` from `address` (the checked one) naming `host`; the body when 200, None otherwise.
+    `cafile`: the only CA trusted for this fetch ("" for the system's)."""
     deadline = time.monotonic() + SECONDS
     sock = socket.create_connection((address, port), timeout=SECONDS)
     try:
         if tls:
-            sock = ssl.create_default_context().wrap_socket(sock, server_hostname=host)
+            sock = ssl.create_default_context(cafile=cafile or None).wrap_socket(sock, server_hostname=host)
         request = f"GET {target} HTTP/1.1\r\nHost: {host}\r\nAccept: application/json\r\nConnection: close\r\n\r\n"
         sock.sendall(request.encode("ascii"))
         data = b""
@@ -92,11 +94,11 @@ resolve: Resolver = _resolve
 get: Getter = _get
 
 
-def document(url: str, insecure_hosts: frozenset[str]) -> bytes | None:
+def document(url: str, insecure_hosts: frozenset[str], cafile: str = "") -> bytes | None:
     """The body at `url` if every address its host resolves to is public (or the stage lists it), else refused."""
     parts = urlsplit(url)
     host = parts.hostname or ""
-    local = parts.scheme == "http" and host in insecure_hosts
+    local = host in insecure_hosts
     if not (parts.scheme == "https" or local) or not host or parts.username or parts.password:
         raise FetchRefused("scheme")
     if not local and not _a_name(host):
@@ -109,7 +111,7 @@ def document(url: str, insecure_hosts: frozenset[str]) -> bytes | None:
     if not addresses or not (local or all(public(a) for a in addresses)):
         raise FetchRefused("address")
     target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-    body = get(addresses[0], host, port, target, parts.scheme == "https")
+    body = get(addresses[0], host, port, target, parts.scheme == "https", cafile if local else "")
     if body is not None and len(body) > MAX_BYTES:
         return None
     return body

@@ -50,11 +50,13 @@ def make(
     days: int,
     client_id: str | None = None,
     client_name: str | None = None,
+    client_from: str | None = None,
+    also: tuple[dict[str, Any], ...] = (),
 ) -> tuple[Connection, str]:
     """Store a connection (both rows and its journal row, one transaction): the connection and its token.
 
     OAuth's consent makes one for a client (`client_id`) and never shows the token: its access tokens name the
-    connection by the token's MAC (services/oauth.py).
+    connection by the token's MAC (services/oauth.py); `also` (the pending request's delete) joins the transaction.
     """
     now = instant(stores.clock)
     token = connection_tokens.new_token()
@@ -68,6 +70,7 @@ def make(
         mac=connection_tokens.mac(stores.connection_key.get(), token),
         client_id=client_id,
         client_name=client_name,
+        client_from=client_from,
     )
     details: dict[str, Any] = {
         "operation": "create",
@@ -79,7 +82,11 @@ def make(
         details["client_id"] = client_id
     transact(
         stores.client,
-        [*stores.connections.create(connection), stores.journal.record(user_id, JOURNAL_ACTION, now.iso, details)],
+        [
+            *stores.connections.create(connection),
+            stores.journal.record(user_id, JOURNAL_ACTION, now.iso, details),
+            *also,
+        ],
     )
     return connection, token
 
@@ -88,7 +95,17 @@ def list_connections(stores: Stores, user_id: str) -> dict[str, Any]:
     """The person's live connections, newest first (never a token, never its MAC)."""
     now = instant(stores.clock)
     live = [c for c in stores.connections.owned(user_id) if c.expires_at > now.epoch]
-    return {"connections": [c.public() for c in sorted(live, key=lambda c: (c.created_at, c.id), reverse=True)]}
+    return {"connections": [_public(c) for c in sorted(live, key=lambda c: (c.created_at, c.id), reverse=True)]}
+
+
+def _public(connection: Connection) -> dict[str, Any]:
+    """As listed; a client's name only beside what was checked of it (oauth/names.py: never the name as fact)."""
+    from chalicelib.oauth.names import shown
+
+    public = connection.public()
+    if "client" in public:
+        public["client"]["shown"] = shown(public["client"]["name"], connection.client_from)
+    return public
 
 
 def revoke(stores: Stores, user_id: str, connection_id: str) -> None:

@@ -10,6 +10,8 @@ refresh token that rotates. Revoking the connection on the Agents tab ends both 
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import re
 import secrets
 from collections.abc import Mapping
@@ -25,7 +27,10 @@ from chalicelib.clock import instant
 from chalicelib.config import Settings
 from chalicelib.errors import NotFound, Unauthorized
 from chalicelib.models import new_id
-from chalicelib.oauth import access, clients
+from chalicelib.oauth import access, clients, names
+from chalicelib.oauth.discovery import metadata, resource_metadata
+
+__all__ = ["authorize", "decide", "metadata", "open_request", "register", "resource_metadata", "token"]
 from chalicelib.oauth.server import ACCESS_SECONDS, REFRESH_SECONDS, Context, Server, json_request, request
 from chalicelib.services import connections
 from chalicelib.storage.dynamo import TransactionCancelled, transact
@@ -35,35 +40,6 @@ Answer = tuple[int, Any, dict[str, str]]
 REQUEST_SECONDS = 600  # the person has ten minutes to sign in and decide
 CONNECTION_DAYS = 90  # a connection made by consent lives as long as a made one does by default
 _PRINTABLE = re.compile(r"[\x21-\x7e]{1,512}")
-
-
-def metadata(base: str) -> dict[str, Any]:
-    """RFC 8414 authorization server metadata (served also where OpenID clients look: docs/oauth.md)."""
-    return {
-        "issuer": base,
-        "authorization_endpoint": f"{base}/oauth/authorize",
-        "token_endpoint": f"{base}/oauth/token",
-        "registration_endpoint": f"{base}/oauth/register",
-        "response_types_supported": ["code"],
-        "response_modes_supported": ["query"],
-        "grant_types_supported": ["authorization_code", "refresh_token"],
-        "code_challenge_methods_supported": ["S256"],
-        "token_endpoint_auth_methods_supported": list(clients.AUTH_METHODS),
-        "client_id_metadata_document_supported": True,
-        "scopes_supported": [],
-        "service_documentation": f"{base}/",
-    }
-
-
-def resource_metadata(base: str) -> dict[str, Any]:
-    """RFC 9728 protected resource metadata of `/mcp`: this service is its authorization server."""
-    return {
-        "resource": f"{base}/mcp",
-        "authorization_servers": [base],
-        "bearer_methods_supported": ["header"],
-        "resource_name": "Personal memory",
-        "resource_documentation": f"{base}/",
-    }
 
 
 def single_values(params: Mapping[str, list[str]]) -> dict[str, str]:
@@ -158,7 +134,7 @@ def authorize(stores: Stores, settings: Settings, base: str, params: Mapping[str
         query = single_values(params)
         grant = server.get_consent_grant(request("GET", query, {}))
     except OAuth2Error as error:
-        return _error(server, error)
+        return _with_iss(_error(server, error), base)
     except ValueError:  # Authlib refuses to describe an error in characters RFC 6749 forbids (a hostile redirect URI)
         return _error(server, InvalidRequestError("The request is not valid."))
     pending = PendingRequest(new_id(), query, grant.client.client_id, instant(stores.clock).epoch + REQUEST_SECONDS)
@@ -172,9 +148,16 @@ def open_request(stores: Stores, settings: Settings, base: str, user_id: str, re
     client = _server(stores, settings, base).query_client(pending.client_id)
     if client is None:
         raise NotFound("No such authorization request.")
+    verified = _verified(client, pending)
     return {
         "id": pending.id,
-        "client": {"id": client.client_id, "name": client.name, "uri": client.uri},
+        "client": {
+            "id": client.client_id,
+            "name": client.name,
+            "uri": client.uri,
+            "from": verified,
+            "shown": names.shown(client.name, verified),
+        },
         "redirect_host": urlsplit(pending.query.get("redirect_uri", "")).netloc,
         "agent": _agent_name(client.name),
         "expires_in": max(0, pending.expires_at - instant(stores.clock).epoch),
@@ -182,41 +165,78 @@ def open_request(stores: Stores, settings: Settings, base: str, user_id: str, re
 
 
 def decide(stores: Stores, settings: Settings, base: str, user_id: str, request_id: str, body: Any) -> dict[str, str]:
-    """The person's decision, once: approving makes the connection and a code; either way, where the browser goes."""
-    pending = _pending(stores, user_id, request_id, close=True)
+    """The person's decision, once: approving makes the connection and a code; either way, where the browser goes.
+
+    An approval ends the request in the transaction that makes the connection, so one refused before it (the
+    person's 200 agent rows are taken: 409) leaves the request waiting for another decision."""
+    pending = _pending(stores, user_id, request_id, close=False)
     server = _server(stores, settings, base)
     oauth_request = request("GET", pending.query, {})
     try:
         grant = server.get_consent_grant(oauth_request)
     except OAuth2Error as error:
-        return _location(_error(server, error))
+        _pending(stores, user_id, request_id, close=True)
+        return _location(_error(server, error), base)
     user = None
     if body.approve:
         from chalicelib.services import agent_grants
 
-        # The switches first: refused (the person's 200 agent rows are taken), nothing is made. Consent may turn a
-        # switch off, never back on for an agent (any spelling) the person switched off: the Agents tab does that.
+        # The switches first: refused (the person's 200 agent rows are taken), nothing is made and the request
+        # waits. Consent may turn a switch off, never back on for an agent (any spelling) the person switched off:
+        # the Agents tab does that.
         read, propose = agent_grants.within_blocks(stores, user_id, body.agent, read=body.read, propose=body.propose)
         agent_grants.set_switches(stores, user_id, body.agent, read=read, propose=propose)
-        connection, _ = connections.make(
-            stores,
-            user_id,
-            body.agent,
-            trusted=body.trusted,
-            days=CONNECTION_DAYS,
-            client_id=grant.client.client_id,
-            client_name=grant.client.name,
-        )
+        now = instant(stores.clock).epoch
+        try:
+            connection, _ = connections.make(
+                stores,
+                user_id,
+                body.agent,
+                trusted=body.trusted,
+                days=CONNECTION_DAYS,
+                client_id=grant.client.client_id,
+                client_name=grant.client.name,
+                client_from=_verified(grant.client, pending),
+                also=(stores.oauth.close_request_action(pending.id, _opener(stores, user_id), now),),
+            )
+        except TransactionCancelled as exc:  # decided meanwhile (another tab) or expired: nothing was made
+            raise NotFound("No such authorization request.") from exc
         resource = f"{base}/mcp"
         user = Grant(user_id, connection.id, connection.mac, grant.client.client_id, resource, 0)
-    return _location(server.create_authorization_response(oauth_request, grant_user=user, grant=grant))
+    else:
+        _pending(stores, user_id, request_id, close=True)
+    return _location(server.create_authorization_response(oauth_request, grant_user=user, grant=grant), base)
 
 
-def _location(answer: Answer) -> dict[str, str]:
-    status, body, headers = answer
+def _verified(client: clients.OAuthClient, pending: PendingRequest) -> str:
+    """What the service checked of who the client is (oauth/names.py): "" this device, else a host."""
+    redirect = pending.query.get("redirect_uri", "")
+    return names.verified_from(client.client_id, redirect, clients.is_document_id(client.client_id))
+
+
+def _location(answer: Answer, base: str) -> dict[str, str]:
+    status, body, headers = _with_iss(answer, base)
     if status != 302 or "Location" not in headers:
         raise NotFound("No such authorization request.")
     return {"redirect": headers["Location"]}
+
+
+def _with_iss(answer: Answer, base: str) -> Answer:
+    """RFC 9207 §2: every authorization response sent to the client's redirect URI, errors included, names the
+    issuer (`iss`), so a client talking to several servers can tell which one answered (mix-up attacks)."""
+    from authlib.common.urls import add_params_to_uri
+
+    status, body, headers = answer
+    if status == 302 and "Location" in headers:
+        headers = {**headers, "Location": add_params_to_uri(headers["Location"], [("iss", base)])}
+    return status, body, headers
+
+
+def _opener(stores: Stores, user_id: str) -> str:
+    """Who opened a request, as its row keeps it: a MAC of the person's id under the service's connections key, so
+    the row (kept until DynamoDB's TTL removes it, which may lag by days) names nobody, erased or not."""
+    key = stores.connection_key.get()
+    return hmac.new(key, b"oauth-request-opener\0" + user_id.encode("utf-8"), hashlib.sha256).hexdigest()
 
 
 def _pending(stores: Stores, user_id: str, request_id: str, *, close: bool) -> PendingRequest:
@@ -224,9 +244,9 @@ def _pending(stores: Stores, user_id: str, request_id: str, *, close: bool) -> P
     found = None
     if re.fullmatch(r"[0-9a-f]{32}", request_id):
         if close:
-            found = stores.oauth.close_request(request_id, user_id, now)
+            found = stores.oauth.close_request(request_id, _opener(stores, user_id), now)
         else:
-            found = stores.oauth.open_request(request_id, user_id, now)
+            found = stores.oauth.open_request(request_id, _opener(stores, user_id), now)
     if found is None:
         raise NotFound("No such authorization request.")
     return found

@@ -38,6 +38,9 @@ class Connection:
     last_used_at: str | None = None
     client_id: str | None = None  # made by OAuth consent: the client it was made for (shown on the Agents tab)
     client_name: str | None = None
+    client_from: str | None = (
+        None  # what the service checked of the client: "" this device, else a host (oauth/names.py)
+    )
 
     def public(self) -> dict[str, Any]:
         from chalicelib.models import iso_from_epoch
@@ -51,7 +54,11 @@ class Connection:
             "last_used_at": self.last_used_at,
         }
         if self.client_id:  # made by OAuth consent: the client it is for
-            shown["client"] = {"id": self.client_id, "name": self.client_name or self.client_id}
+            shown["client"] = {
+                "id": self.client_id,
+                "name": self.client_name or self.client_id,
+                "from": self.client_from,
+            }
         return shown
 
 
@@ -60,14 +67,14 @@ def _from_item(item: Mapping[str, Any], user_id: str | None) -> Connection | Non
     texts = [item.get(name) for name in ("connection_id", "agent", "created_at", "mac")]
     owner = user_id if user_id is not None else item.get("owner")
     expires, trusted, used = item.get(EXPIRY), item.get("trusted"), item.get("last_used_at")
-    client_id, client_name = item.get("client_id"), item.get("client_name")
+    client_id, client_name, client_from = item.get("client_id"), item.get("client_name"), item.get("client_from")
     if (
         not all(isinstance(value, str) and value for value in [*texts, owner])
         or isinstance(expires, bool)
         or not isinstance(expires, int | Decimal)
         or not isinstance(trusted, bool)
         or not (used is None or isinstance(used, str))
-        or not all(value is None or isinstance(value, str) for value in (client_id, client_name))
+        or not all(value is None or isinstance(value, str) for value in (client_id, client_name, client_from))
     ):
         unreadable("keys", "connection")
         return None
@@ -82,6 +89,7 @@ def _from_item(item: Mapping[str, Any], user_id: str | None) -> Connection | Non
         last_used_at=used,
         client_id=client_id,
         client_name=client_name,
+        client_from=client_from,
     )
 
 
@@ -127,6 +135,8 @@ class ConnectionsRepository:
         }
         if connection.client_id:
             common.update(client_id=connection.client_id, client_name=connection.client_name or connection.client_id)
+            if connection.client_from is not None:
+                common["client_from"] = connection.client_from
         lookup = {"user_id": LOOKUP_PREFIX + connection.mac, "sk": LOOKUP_SK, "owner": connection.user_id, **common}
         owned = {"user_id": connection.user_id, "sk": OWNED_PREFIX + connection.id, **common}
         return [

@@ -5,7 +5,8 @@ revoked refresh token (deleted, or marked spent) can never come back from a rest
 (`expires_at`) removes what expired. Every row lives in a partition of its own whose key starts with a `#`-free
 prefix no user id can take (user ids never hold `#`):
 - `oclient#<client id>` / `#oclient`: a client registered by Dynamic Client Registration (its metadata as JSON);
-- `oreq#<id>` / `#oreq`: an authorization request waiting for the person's consent (its query, who opened it);
+- `oreq#<id>` / `#oreq`: an authorization request waiting for the person's consent (its query, and who opened it
+  as a MAC of their id under the service's key, never the id: services/oauth.py);
 - `ocode#<MAC of the code>` / `#ocode`: an issued code; spent by a conditional update, so it is used once;
 - `orefresh#<MAC of the token>` / `#orefresh`: a refresh token; spent by a conditional update when rotated.
 Codes and refresh tokens are stored only as MACs under the service's connections key (never the token), and name
@@ -52,7 +53,7 @@ class PendingRequest:
     query: dict[str, str]  # the authorization request's parameters, as validated
     client_id: str
     expires_at: int
-    opened_by: str | None = None
+    opened_by: str | None = None  # a keyed MAC of the opener's user id (services/oauth.py), never the id
 
 
 def _text(item: Mapping[str, Any], *names: str) -> list[str] | None:
@@ -129,8 +130,9 @@ class OAuthRepository:
         if not dynamo.put_if_absent(self._client, self.table, item, "sk"):
             raise RuntimeError("an authorization request id repeated")
 
-    def open_request(self, request_id: str, user_id: str, now_epoch: int) -> PendingRequest | None:
-        """The request, bound to the first person who opens it; None for anyone else, once decided, or expired."""
+    def open_request(self, request_id: str, opener: str, now_epoch: int) -> PendingRequest | None:
+        """The request, bound to the first person who opens it (`opener`: their MAC); None for anyone else, once
+        decided, or expired."""
         found = dynamo.update_if(
             self._client,
             TableName=self.table,
@@ -138,11 +140,11 @@ class OAuthRepository:
             UpdateExpression="SET opened_by = if_not_exists(opened_by, :u)",
             ConditionExpression="attribute_exists(sk) AND #e > :n AND (attribute_not_exists(opened_by) OR opened_by = :u)",
             ExpressionAttributeNames={"#e": EXPIRY},
-            ExpressionAttributeValues=dynamo.values(u=user_id, n=now_epoch),
+            ExpressionAttributeValues=dynamo.values(u=opener, n=now_epoch),
         )
         return self._pending(found) if found is not None else None
 
-    def close_request(self, request_id: str, user_id: str, now_epoch: int) -> PendingRequest | None:
+    def close_request(self, request_id: str, opener: str, now_epoch: int) -> PendingRequest | None:
         """Delete the request for its decision, unless another person opened it, while live: a decision happens once."""
         try:
             raw = self._client.delete_item(
@@ -150,7 +152,7 @@ class OAuthRepository:
                 Key=self._key(REQUEST, request_id),
                 ConditionExpression="attribute_exists(sk) AND #e > :n AND (attribute_not_exists(opened_by) OR opened_by = :u)",
                 ExpressionAttributeNames={"#e": EXPIRY},
-                ExpressionAttributeValues=dynamo.values(u=user_id, n=now_epoch),
+                ExpressionAttributeValues=dynamo.values(u=opener, n=now_epoch),
                 ReturnValues="ALL_OLD",
             ).get("Attributes")
         except Exception as exc:
@@ -158,6 +160,18 @@ class OAuthRepository:
                 return None
             raise
         return self._pending(dynamo.load(raw)) if raw else None
+
+    def close_request_action(self, request_id: str, opener: str, now_epoch: int) -> dict[str, Any]:
+        """Transaction action: `close_request`'s delete, so a decision's writes and the request's end are one."""
+        return {
+            "Delete": {
+                "TableName": self.table,
+                "Key": self._key(REQUEST, request_id),
+                "ConditionExpression": "attribute_exists(sk) AND #e > :n AND opened_by = :u",
+                "ExpressionAttributeNames": {"#e": EXPIRY},
+                "ExpressionAttributeValues": dynamo.values(u=opener, n=now_epoch),
+            }
+        }
 
     def _pending(self, item: Mapping[str, Any]) -> PendingRequest | None:
         texts, expires = _text(item, "user_id", "query", "client_id"), _epoch(item.get(EXPIRY))
@@ -193,6 +207,13 @@ class OAuthRepository:
     def put_code(self, mac: str, grant: Grant) -> None:
         if not dynamo.put_if_absent(self._client, self.table, self._grant_item(CODE, mac, grant), "sk"):
             raise RuntimeError("an authorization code repeated")
+
+    def refresh(self, mac: str, now_epoch: int) -> Grant | None:
+        """A live, unspent refresh token's grant (token revocation reads it, spends nothing); None otherwise."""
+        item = self._get(REFRESH, mac)
+        if item is None or (_epoch(item.get(EXPIRY)) or 0) <= now_epoch or item.get("spent", False) is not False:
+            return None
+        return _grant(item)
 
     def spend(self, kind: str, mac: str, now_epoch: int, client_id: str) -> tuple[Grant | None, bool]:
         """Mark a code or refresh token spent, once, by the client it was issued to: (its grant, True) the first

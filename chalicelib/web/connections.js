@@ -61,7 +61,7 @@ function connectionItem(c) {
   return el("li", { className: "connection", attrs: { "data-testid": "connection", "data-connection-id": c.id } }, [
     el("p", { text: `Connected ${formatDate(c.created_at)} · expires ${formatDate(c.expires_at)}`, attrs: { "data-testid": "connection-dates" } }),
     el("p", { text: usedWords(c), attrs: { "data-testid": "connection-used" } }),
-    c.client ? el("p", { text: `Signed in from ${c.client.name}: revoking ends its access at its next call.`,
+    c.client ? el("p", { text: `Signed in from ${c.client.shown || c.client.name}: revoking ends its access at its next call.`,
       attrs: { "data-testid": "connection-client" } }) : null,
     el("p", { className: "hint", attrs: { "data-testid": "connection-trust" },
       text: c.trusted ? "Trusted: its suggestions are not marked as possibly influenced by outside content."

@@ -39,9 +39,11 @@ function hide() {
 function draw(request) {
   shown = request;
   const client = request.client || {};
-  $("consent-client").textContent = client.uri
-    ? `${client.name} (${client.uri}) asks to use your memory as one of your agents.`
-    : `${client.name} asks to use your memory as one of your agents.`;
+  // The service's words (docs/oauth.md): the checked part (this device, or a host) beside the name the app gave
+  // itself, never the name alone. Its site, too, is what it says of itself.
+  const who = String(client.shown || "an app");
+  const site = client.uri ? ` It gives its site as ${client.uri}.` : "";
+  $("consent-client").textContent = `${who.charAt(0).toUpperCase()}${who.slice(1)} asks to use your memory as one of your agents.${site}`;
   $("consent-return").textContent = `Whatever you decide, you go back to ${request.redirect_host}.`;
   $("consent-agent").value = request.agent || "";
   $("consent-read").checked = true;
@@ -92,6 +94,10 @@ async function decide(approve) {
     } catch (err) {
       if (err instanceof ApiError && err.status === 400) {
         fieldError(...field, "Use letters, digits, '.', '_', ':' or '-' (at most 128).", err.code);
+        return;
+      }
+      if (err instanceof ApiError && err.status === 409) { // nothing was made: the request still waits
+        fieldError(...field, "You have as many agents as you can: name one you already have, or deny.", err.code);
         return;
       }
       sessionStorage.removeItem(KEY);

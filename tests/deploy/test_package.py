@@ -218,9 +218,19 @@ def test_every_route_has_the_authorization_its_decorator_declares(package: Packa
     token = schemes["user_token"]["x-amazon-apigateway-authorizer"]
     assert token["type"] == "token" and schemes["user_token"]["name"] == "Authorization"
     assert "${UserToken.Arn}" in token["authorizerUri"]["Fn::Sub"]
+    cors = {path for path, methods in app.routes.items() if any(entry.cors for entry in methods.values())}
+    assert cors == OAUTH_CORS_ROUTES  # never a /v1 route (docs/oauth.md: CORS on the OAuth endpoints only)
     assert {path: set(methods) for path, methods in swagger["paths"].items()} == {
-        path: {m.lower() for m in methods} for path, methods in app.routes.items()
+        path: {m.lower() for m in methods} | ({"options"} if path in cors else set())
+        for path, methods in app.routes.items()
     }
+    for path in cors:  # API Gateway answers the preflight itself (a mock integration), before any authorizer
+        preflight = swagger["paths"][path]["options"]
+        integration = preflight["x-amazon-apigateway-integration"]
+        assert preflight.get("security") is None and integration["type"] == "mock"
+        allowed = integration["responses"]["default"]["responseParameters"]
+        assert allowed["method.response.header.Access-Control-Allow-Origin"] == "'*'"
+        assert "Access-Control-Allow-Credentials" not in json.dumps(allowed)
     for path, methods in app.routes.items():
         for method, entry in methods.items():
             security = swagger["paths"][path][method.lower()].get("security")
@@ -233,6 +243,20 @@ def test_every_route_has_the_authorization_its_decorator_declares(package: Packa
                     method,
                     path,
                 )
+
+
+# Routes a browser-based MCP client calls from script (the OAuth discovery documents, token, registration,
+# revocation): the only ones with CORS.
+OAUTH_CORS_ROUTES = frozenset(
+    {
+        "/.well-known/oauth-authorization-server",
+        "/.well-known/openid-configuration",
+        "/.well-known/oauth-protected-resource/mcp",
+        "/oauth/token",
+        "/oauth/register",
+        "/oauth/revoke",
+    }
+)
 
 
 # The agent routes take a connection token, checked by the view itself (tests/routes/test_agent_connection.py):

@@ -35,6 +35,7 @@ class Fakes:
         self.resolved: list[str] = []
         self.got: list[tuple[str, str, int, str, bool]] = []
         self.connected: list[str] = []
+        self.cafiles: list[str] = []
 
     def resolve(self, host: str, port: int) -> list[str]:
         self.resolved.append(host)
@@ -42,8 +43,9 @@ class Fakes:
             raise OSError("no such name")
         return self.answers[host]
 
-    def get(self, address: str, host: str, port: int, target: str, tls: bool) -> bytes | None:
+    def get(self, address: str, host: str, port: int, target: str, tls: bool, cafile: str = "") -> bytes | None:
         self.got.append((address, host, port, target, tls))
+        self.cafiles.append(cafile)
         return _document(f"https://{host}{target}")
 
 
@@ -192,3 +194,104 @@ def test_the_stage_listed_local_host_is_fetched_and_a_redirect_is_never_followed
     _refused(flow, moved, dynamodb)
     _refused(flow, big, dynamodb)
     assert _Local.hits == ["/good.json", "/moved.json", "/big.json"]
+
+
+def test_a_refused_document_is_not_fetched_again_for_a_minute(
+    flow: OAuthFlow, fakes: Fakes, dynamodb: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    now = [1000.0]
+    monkeypatch.setattr(clients, "clock", lambda: now[0], raising=False)
+    fakes.answers["tools.example.com"] = ["93.184.216.34"]
+    monkeypatch.setattr(fakes, "get", lambda *args: (fakes.got.append(args), None)[1])  # a 404, say
+    monkeypatch.setattr(fetch, "get", fakes.get)
+    for _ in range(3):
+        _refused(flow, DOC, dynamodb)
+    assert len(fakes.got) == 1 and fakes.resolved == ["tools.example.com"]  # one outbound fetch for three asks
+    fakes.answers["other.example.com"] = ["93.184.216.34"]
+    _refused(flow, "https://other.example.com/client.json", dynamodb)  # another URL is its own question
+    assert len(fakes.got) == 2
+    now[0] += 61
+    _refused(flow, DOC, dynamodb)  # a minute later it is asked again
+    assert len(fakes.got) == 3
+
+
+def _certificate(tmp_path: Any) -> tuple[str, str]:
+    """A self-signed certificate for 127.0.0.1 (cryptography), as PEM files: (certificate, key)."""
+    import datetime
+    import ipaddress
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
+    now = datetime.datetime.now(datetime.UTC)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(hours=1))
+        .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), critical=False)
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(key, hashes.SHA256())
+    )
+    cert_file, key_file = tmp_path / "cert.pem", tmp_path / "key.pem"
+    cert_file.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    key_file.write_bytes(
+        key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+    )
+    return str(cert_file), str(key_file)
+
+
+@pytest.fixture
+def local_https(monkeypatch: pytest.MonkeyPatch, client: Any, tmp_path: Any) -> Iterator[tuple[str, str]]:
+    import ssl
+
+    cert_file, key_file = _certificate(tmp_path)
+    server = HTTPServer(("127.0.0.1", 0), _Local)
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert_file, key_file)
+    server.socket = context.wrap_socket(server.socket, server_side=True)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    monkeypatch.setenv("OAUTH_INSECURE_METADATA_HOSTS", "127.0.0.1")
+    reset_settings()
+    connections_service.forget_cache()
+    clients.forget_documents()
+    _Local.hits.clear()
+    yield f"https://127.0.0.1:{server.server_port}", cert_file
+    server.shutdown()
+    server.server_close()
+    reset_settings()
+
+
+def test_a_local_https_document_is_fetched_only_trusting_the_stages_ca_file(
+    flow: OAuthFlow, local_https: tuple[str, str], dynamodb: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    base, cert_file = local_https
+    good = f"{base}/good.json"
+    _Local.routes = {"/good.json": (200, {"Content-Type": "application/json"}, _document(good))}
+    _refused(flow, good, dynamodb)  # the test's certificate is nobody's CA: refused
+    monkeypatch.setenv("OAUTH_METADATA_CA_FILE", cert_file)
+    reset_settings()
+    clients.forget_documents()
+    assert flow.authorize(good, secrets.token_urlsafe(40)).status == 302
+    assert _Local.hits == ["/good.json"]  # the first TLS handshake failed before any request
+
+
+def test_the_ca_file_is_never_trusted_for_a_public_host(
+    flow: OAuthFlow, fakes: Fakes, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OAUTH_INSECURE_METADATA_HOSTS", "127.0.0.1")
+    monkeypatch.setenv("OAUTH_METADATA_CA_FILE", "/tmp/some-ca.pem")
+    reset_settings()
+    try:
+        fakes.answers["tools.example.com"] = ["93.184.216.34"]
+        assert flow.authorize(DOC, secrets.token_urlsafe(40)).status == 302
+        assert fakes.cafiles == [""]  # the system's CAs
+    finally:
+        reset_settings()

@@ -185,15 +185,14 @@ def test_many_redirect_uris_or_an_oversized_registration_is_refused(flow: OAuthF
     assert answer.status in (400, 413) and "client_id" not in (answer.body or {})
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="open finding: a registered client's name is its own word; one may call itself Claude (or Сlaude in "
-    "Cyrillic) with a loopback redirect and the consent screen and Agents tab show that name (docs/oauth.md)",
-)
-def test_a_client_may_not_call_itself_claude_off_claudes_hosts(flow: OAuthFlow) -> None:
-    for name in ("Claude", "claude", "\u0421laude"):
-        answer = flow.register("http://127.0.0.1:33418/callback", client_name=name)
-        assert answer.status == 400, name
+@pytest.mark.parametrize("name", ["Claude", "claude", "\u0421laude", "CLAUDE", "C l a u d e", "CIaude", "Claude 2"])
+def test_a_client_may_not_call_itself_claude_off_claudes_hosts(flow: OAuthFlow, dynamodb: Any, name: str) -> None:
+    # RFC 7591 §3.2.2: metadata the server refuses is `invalid_client_metadata`, and nothing is registered.
+    answer = flow.register("http://127.0.0.1:33418/callback", client_name=name)
+    assert answer.status == 400 and answer.body["error"] == "invalid_client_metadata", (name, answer.body)
+    assert "client_id" not in answer.body
+    rows = dynamodb.scan(TableName="memory-keys")["Items"]
+    assert not [r for r in rows if r["user_id"]["S"].startswith("oclient#")]
 
 
 @pytest.mark.parametrize(

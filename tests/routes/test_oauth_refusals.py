@@ -180,7 +180,7 @@ def test_registration_refuses_redirects_off_the_allowed_hosts(flow: OAuthFlow) -
     for uri in ("https://claude.ai/cb#x", "https://u@claude.ai/cb"):  # refused by Authlib's RFC 7591 claims first
         _refused(flow.register(uri), "invalid_client_metadata")
     _refused(flow.register(REDIRECT, token_endpoint_auth_method="private_key_jwt"), "invalid_client_metadata")
-    assert flow.register("http://127.0.0.1:33418/callback").status == 201
+    assert flow.register("http://127.0.0.1:33418/callback", client_name="Claude Code").status == 201
 
 
 def test_a_confidential_client_must_send_its_secret(flow: OAuthFlow) -> None:

@@ -15,13 +15,16 @@ const [url, redirect, registration] = process.argv.slice(2);
 const lines = readline.createInterface({ input: process.stdin })[Symbol.asyncIterator]();
 const next = async () => (await lines.next()).value;
 const say = (value) => process.stdout.write(JSON.stringify(value) + "\n");
-// A client id that is a metadata document's URL: the SDK uses it when it is https (its own rule); on the local
-// stack's loopback it is http, so the test hands it over as the client's known information instead.
-const fixedInformation = registration === "dcr" ? undefined : { client_id: registration };
+// A client id that is a metadata document's URL: the SDK uses it itself when it is https (its own rule:
+// `clientMetadataUrl`, sent when the server's metadata says `client_id_metadata_document_supported`); an http one
+// (the local stack's loopback) the test hands over as the client's known information instead.
+const ownDocument = registration.startsWith("https://") ? registration : undefined;
+const fixedInformation = registration === "dcr" || ownDocument ? undefined : { client_id: registration };
 
 class Provider {
   constructor() { this.info = fixedInformation; this.saved = undefined; this.verifier = ""; this.redirects = 0; }
   get redirectUrl() { return redirect; }
+  get clientMetadataUrl() { return ownDocument; }
   get clientMetadata() {
     return { client_name: "TS SDK test client", redirect_uris: [redirect], grant_types: ["authorization_code", "refresh_token"],
       response_types: ["code"], token_endpoint_auth_method: "none" };
