@@ -46,6 +46,7 @@ PARAMETERS = {
     "WorkerRoleArns": "WORKER_ROLE_ARNS",
     "OperatorRoleArns": "OPERATOR_ROLE_ARNS",
     "OAuthRedirectHosts": "OAUTH_REDIRECT_HOSTS",
+    "OAuthReservedNames": "OAUTH_RESERVED_NAMES",
     "OidcAuthorizeUrl": "OIDC_AUTHORIZE_URL",
     "OidcTokenUrl": "OIDC_TOKEN_URL",
     "OidcClientId": "OIDC_CLIENT_ID",

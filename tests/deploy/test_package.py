@@ -43,6 +43,7 @@ API_ONLY_ENV = {
     "WORKER_ROLE_ARNS": "WorkerRoleArns",
     "OPERATOR_ROLE_ARNS": "OperatorRoleArns",
     "OAUTH_REDIRECT_HOSTS": "OAuthRedirectHosts",  # docs/oauth.md: where an app's redirect URI may point
+    "OAUTH_RESERVED_NAMES": "OAuthReservedNames",  # docs/oauth.md: client names kept to their clients' hosts
     "OIDC_AUTHORIZE_URL": "OidcAuthorizeUrl",
     "OIDC_TOKEN_URL": "OidcTokenUrl",
     "OIDC_CLIENT_ID": "OidcClientId",

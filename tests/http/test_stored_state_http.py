@@ -212,7 +212,9 @@ def test_two_users_hammering_at_once_never_touch_each_other(stack: LiveStack, st
         assert len(view["items"]) == len(state.entry_ids) and not any(i["text"] == "hijack" for i in view["items"])
 
 
-def test_200_entries_expired_and_removed_by_ttl_leave_room_for_200_new_ones(stack: LiveStack, stored: StoredState) -> None:
+def test_200_entries_expired_and_removed_by_ttl_leave_room_for_200_new_ones(
+    stack: LiveStack, stored: StoredState
+) -> None:
     """Sequential, no race to catch: one round (the rounds above repeat bursts whose interleaving varies)."""
     user = User(stack, "ttl")
     user.switch(True)
