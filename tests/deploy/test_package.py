@@ -141,11 +141,17 @@ def test_each_function_reads_its_settings_from_refs_and_can_load_them(package: P
     expected = {**TABLE_ENV, **JWT_ENV, **SECRET_ENV, **(API_ONLY_ENV if function == "api_handler" else {})}
     assert variables == {name: {"Ref": target} for name, target in expected.items()}
     assert not {"MEMORY_DEV_SIGN_IN", "JWT_JWKS"} & set(variables)  # no dev sign-in, no inline keys deployed
+    defaults = {
+        name: package.template["Parameters"].get(ref["Ref"], {}).get("Default") for name, ref in variables.items()
+    }
     stand_in = {
-        name: "https://issuer.example" if name.startswith("JWT_") else "x" * (43 if name in SECRET_ENV else 1)
+        name: defaults[name]
+        or ("https://issuer.example" if name.startswith("JWT_") else "x" * (43 if name in SECRET_ENV else 1))
         for name in variables
     }
-    load_settings(stand_in)  # the function's config is complete: no ConfigError at its first request
+    load_settings(
+        stand_in
+    )  # the function's config (parameters at their defaults) is complete: no ConfigError at its first request
 
 
 def test_parameters_exist_jwt_ones_are_required_and_role_lists_default_to_nobody(package: Package) -> None:
