@@ -434,10 +434,16 @@ def interleaved_medians(a: Callable[[], Any], b: Callable[[], Any], reps: int) -
 
 
 def ratio_figures(name: str, timing: Timing, limit: float | None, a: str, b: str, **detail: Any) -> list[Figure]:
-    """The wall-clock ratio (the figure) and, under it, the same in CPU time, which a busy machine barely moves."""
+    """The CPU-time ratio (the figure, the one a target judges) and, under it, the same medians in wall clock.
+
+    On a machine shared with other work, their processes stretch this one's wall-clock samples at random (`import
+    app` ÷ hello world: 1.03 to 1.50 in four runs of one tree within minutes) while its CPU time barely moves (1.24
+    to 1.37 in the same runs): a bound on the wall-clock ratio would pass or miss the same code by chance.
+    """
     detail = {**detail, **timing.detail(a, b)}
-    main = Figure(name, timing.ratio, detail=detail) if limit is None else at_most(name, timing.ratio, limit, **detail)
-    return [main, Figure("  same ratio in CPU time", timing.cpu_ratio)]
+    value = timing.cpu_ratio
+    main = Figure(name, value, detail=detail) if limit is None else at_most(name, value, limit, **detail)
+    return [main, Figure("  same ratio in wall clock", timing.ratio)]
 
 
 def get_memory_ratio(stack: Stack, entries: int = 200, proposals: int = 50, reps: int = 30) -> list[Figure]:
@@ -572,7 +578,7 @@ def import_ratio(reps: int = 7) -> list[Figure]:
         Path(hello_dir, "app.py").write_text(HELLO)
         timing = interleaved_medians(importing(str(ROOT)), importing(hello_dir), reps)
     detail: dict[str, Any] = {"reps": reps}
-    if timing.ratio > 1.5:
+    if timing.cpu_ratio > 1.5:
         detail["imports_of_app_ms"] = imports_of_app()
     return ratio_figures("import app / Chalice hello world (fresh interpreters)", timing, 1.5, "app", "hello", **detail)
 
