@@ -52,19 +52,9 @@ def figures_at(name: str, commit: str, child: str, *, record: bool = False) -> d
     measured = _measure(commit, child)
     if not measured["available"]:
         return measured
-    figures, inputs = measured["figures"], measured["inputs"]
-    entry = {
-        "commit": commit,
-        "python": _python(),
-        "child": _digest(child.encode()),
-        "inputs": {path: _sha256(ROOT / path) for path in inputs},
-        "recorded_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "python_version": platform.python_version(),
-        "load_average": [round(load, 2) for load in os.getloadavg()],
-        "figures": figures,
-    }
+    figures = measured["figures"]
     if record:
-        _write(name, entry)
+        _write(name, _entry(commit, child, figures, measured["inputs"]))
     why = "asked to record it" if record else ("the record is stale" if name in _read() else "no record")
     return {"available": True, "commit": commit, "source": "measured now", "why_measured": why, **figures}
 
@@ -77,6 +67,20 @@ def provenance(before: dict[str, Any]) -> str:
             f"at load {before['load_average'][0]:g} ({RECORD.relative_to(ROOT)}; make bench-before measures it anew)"
         )
     return f"measured now ({before['why_measured']})" if before.get("available") else "not measured"
+
+
+def _entry(commit: str, child: str, figures: dict[str, Any], inputs: list[str]) -> dict[str, Any]:
+    """What the record keeps of a measurement: the figures, what they depend on, and when and how busy it was."""
+    return {
+        "commit": commit,
+        "python": _python(),
+        "child": _digest(child.encode()),
+        "inputs": {path: _sha256(ROOT / path) for path in inputs},
+        "recorded_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "python_version": platform.python_version(),
+        "load_average": [round(load, 2) for load in os.getloadavg()],
+        "figures": figures,
+    }
 
 
 def _recorded(name: str, commit: str, child: str) -> dict[str, Any] | None:
