@@ -24,9 +24,11 @@ characters, homoglyphs, full-width, breaks) and every new shape, false alarms in
 categories and over the whole corpus, the typical note and hard inputs (with their cost at 2000 ÷
 1000 characters), each beside the same figure for the detector before issue 13.
 
-Prints one line per figure and writes them to bench/results/credentials.json.
+Prints one line per figure and writes them to bench/results/credentials.json. The before-columns are read from
+bench/results/before.json while it is current (bench/at_commit.py); `--record-before` measures them now and records
+them, and does nothing else.
 
-Run from the repository root: .venv/bin/python bench/credentials_bench.py
+Run from the repository root: .venv/bin/python bench/credentials_bench.py [--record-before]
 """
 
 from __future__ import annotations
@@ -224,7 +226,20 @@ def _compare_lines(figures: dict[str, Any]) -> list[str]:
     ]
 
 
+def record_before() -> None:
+    """Measure the three before-columns now and record them (bench/results/before.json), saying what was recorded."""
+    for before in (credentials_evasion.before_figures, credentials_issue21.before, credentials_outsider.before):
+        figures = before(record=True)
+        done = f"{len(figures) - 4} figures recorded" if figures["available"] else f"not measured: {figures['why']}"
+        print(f"{before.__module__}.{before.__name__} (chalicelib at {figures.get('commit', '?')}): {done}", flush=True)
+
+
 def main() -> None:
+    if sys.argv[1:] == ["--record-before"]:
+        record_before()
+        return
+    if sys.argv[1:]:
+        sys.exit(f"usage: {sys.argv[0]} [--record-before]")
     figures: dict[str, object] = {"python": platform.python_version(), "machine": platform.machine()}
     lines: list[str] = []
 

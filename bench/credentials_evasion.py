@@ -107,11 +107,12 @@ print(json.dumps(detection_figures(find_credential) | timing_figures(find_creden
 """
 
 
-def before_figures() -> dict[str, Any]:
-    """The same figures for chalicelib/ at BEFORE_COMMIT, or why they could not be measured."""
+def before_figures(*, record: bool = False) -> dict[str, Any]:
+    """The same figures for chalicelib/ at BEFORE_COMMIT (bench/at_commit.py: recorded, or measured now and
+    recorded when `record`), or why they could not be measured."""
     from bench.at_commit import figures_at
 
-    return figures_at(BEFORE_COMMIT, _CHILD)
+    return figures_at("disguise_rules", BEFORE_COMMIT, _CHILD, record=record)
 
 
 def lines(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
@@ -127,6 +128,10 @@ def lines(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
         out.append(f"{key:52s} {old!s:>9s} {value!s:>9s}")
     if not before.get("available"):
         out.append(f"before: not measured ({before.get('why', '')})")
+    else:
+        from bench.at_commit import provenance
+
+        out.append(f"before: {provenance(before)}")
     return out
 
 

@@ -44,11 +44,12 @@ print(json.dumps(detection(find_credential)))
 """
 
 
-def before() -> dict[str, Any]:
-    """The same figures for chalicelib/ at BEFORE_COMMIT, or why they could not be measured."""
+def before(*, record: bool = False) -> dict[str, Any]:
+    """The same figures for chalicelib/ at BEFORE_COMMIT (bench/at_commit.py: recorded, or measured now and
+    recorded when `record`), or why they could not be measured."""
     from bench.at_commit import figures_at
 
-    return figures_at(BEFORE_COMMIT, _CHILD)
+    return figures_at("outsider_categories", BEFORE_COMMIT, _CHILD, record=record)
 
 
 def lines(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
@@ -62,6 +63,10 @@ def lines(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
         out.append(f"{key:40s} {was!s:>9s} {value!s:>9s}")
     if not old.get("available"):
         out.append(f"before: not measured ({old.get('why', '')})")
+    else:
+        from bench.at_commit import provenance
+
+        out.append(f"before: {provenance(old)}")
     return out
 
 

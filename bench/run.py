@@ -434,10 +434,16 @@ def interleaved_medians(a: Callable[[], Any], b: Callable[[], Any], reps: int) -
 
 
 def ratio_figures(name: str, timing: Timing, limit: float | None, a: str, b: str, **detail: Any) -> list[Figure]:
-    """The wall-clock ratio (the figure) and, under it, the same in CPU time, which a busy machine barely moves."""
+    """The CPU-time ratio (the figure, the one a target judges) and, under it, the same medians in wall clock.
+
+    On a machine shared with other work, their processes stretch this one's wall-clock samples at random (`import
+    app` ÷ hello world: 1.03 to 1.50 in four runs of one tree within minutes) while its CPU time barely moves (1.24
+    to 1.37 in the same runs): a bound on the wall-clock ratio would pass or miss the same code by chance.
+    """
     detail = {**detail, **timing.detail(a, b)}
-    main = Figure(name, timing.ratio, detail=detail) if limit is None else at_most(name, timing.ratio, limit, **detail)
-    return [main, Figure("  same ratio in CPU time", timing.cpu_ratio)]
+    value = timing.cpu_ratio
+    main = Figure(name, value, detail=detail) if limit is None else at_most(name, value, limit, **detail)
+    return [main, Figure("  same ratio in wall clock", timing.ratio)]
 
 
 def get_memory_ratio(stack: Stack, entries: int = 200, proposals: int = 50, reps: int = 30) -> list[Figure]:
@@ -572,7 +578,7 @@ def import_ratio(reps: int = 7) -> list[Figure]:
         Path(hello_dir, "app.py").write_text(HELLO)
         timing = interleaved_medians(importing(str(ROOT)), importing(hello_dir), reps)
     detail: dict[str, Any] = {"reps": reps}
-    if timing.ratio > 1.5:
+    if timing.cpu_ratio > 1.5:
         detail["imports_of_app_ms"] = imports_of_app()
     return ratio_figures("import app / Chalice hello world (fresh interpreters)", timing, 1.5, "app", "hello", **detail)
 
@@ -679,6 +685,8 @@ CREDENTIALS_GROWTH = (
     "issue21.time.adversarial_search_worst_growth_2000_over_1000",
 )
 CREDENTIALS_GROWTH_LIMIT = 2.2
+# About 80 s of CPU; on two cores shared with other work its wall time has been several times that.
+CREDENTIALS_TIMEOUT_S = 3600
 
 
 def credentials_figures() -> list[Figure]:
@@ -688,7 +696,11 @@ def credentials_figures() -> list[Figure]:
         return []
     started = time.time()
     command = [sys.executable, str(script)]
-    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=900, check=False)
+    try:
+        done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=CREDENTIALS_TIMEOUT_S)
+    except subprocess.TimeoutExpired:  # a wall-clock guard against a hang, never a target: say so and go on
+        why = f"no answer in {CREDENTIALS_TIMEOUT_S} s of wall clock"
+        return [Figure("credentials bench exit code", "timed out", "0", False, {"why": why})]
     fresh = written.exists() and written.stat().st_mtime >= started
     figures = [
         Figure(
@@ -721,10 +733,18 @@ def local_figures(results: list[Any]) -> list[Figure]:
 # ---- main ---------------------------------------------------------------------------------------------------
 
 
-def run_all(args: argparse.Namespace, emit: Callable[[Figure], None]) -> list[Figure]:
+def run_all(
+    args: argparse.Namespace, emit: Callable[[Figure], None], sections: dict[str, float] | None = None
+) -> list[Figure]:
     figures: list[Figure] = []
+    last = [time.perf_counter()]
 
     def add(new: list[Figure]) -> None:
+        """Emit each figure; the wall time since the previous group goes to `sections` under this group's first."""
+        now = time.perf_counter()
+        if new and sections is not None:
+            sections[new[0].name] = round(now - last[0], 1)
+        last[0] = now
         for figure in new:
             figures.append(figure)
             emit(figure)
@@ -768,7 +788,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--strict", action="store_true", help="exit 1 when a target is missed")
     args = parser.parse_args(argv)
     out = sys.stdout
-    figures = run_all(args, lambda f: print(f.line(), file=out, flush=True))
+    started, sections = time.perf_counter(), dict[str, float]()
+    figures = run_all(args, lambda f: print(f.line(), file=out, flush=True), sections)
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     document = {
         "generated_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
@@ -776,9 +797,13 @@ def main(argv: list[str] | None = None) -> int:
         "load_average": os.getloadavg(),
         "settings": vars(args),
         "figures": [{**asdict(f), "status": f.status} for f in figures],
+        "wall_seconds": round(time.perf_counter() - started, 1),
+        "wall_seconds_by_group": sections,  # each group of figures by its first figure's name
     }
     RESULTS.write_text(json.dumps(document, indent=2, default=str) + "\n")
     missed = [f.name for f in figures if f.met is False]
+    slowest = sorted(sections.items(), key=lambda kv: -kv[1])[:3]
+    print("  slowest groups (wall s): " + "; ".join(f"{name[:50]}: {s:g}" for name, s in slowest))
     print(f"{len(figures)} figures, {len(missed)} missed; JSON: {RESULTS.relative_to(ROOT)}")
     return 1 if args.strict and missed else 0
 
