@@ -7,7 +7,8 @@ Two rules (docs/oauth.md, "A client's name"):
   (chalicelib/agent_names.py: NFKC, invisible characters dropped, letters of other scripts that imitate Latin ones
   mapped by Unicode's confusables data, case-folded, separators and versions dropped), then the ASCII look-alikes
   `I`/`l`/`1`, `0`/`O` and `rn`/`m` made one: `Сlaude` (Cyrillic С), `CLAUDE`, `C l a u d e`, `Claude 2`, `CIaude`
-  are `Claude`. A name that only *contains* a reserved one (`Claude Code`, a real loopback client) is not refused:
+  are `Claude`. Latin small capitals (`ʟ`, `ɢ`, `ᴘ`: Latin letters, so no other script's look-alikes) are read
+  first as the letter they are named after: `ᴄʟᴀᴜᴅᴇ` and `ChatɢPT` are reserved names too. A name that only *contains* a reserved one (`Claude Code`, a real loopback client) is not refused:
   it is shown as what it is, a name the app gave itself.
 - **Shown as said.** `shown(...)` is how the consent screen and the Agents tab name a client: the verified part
   (this device, or the https host the browser goes back to, or the host that serves its metadata document)
@@ -19,15 +20,27 @@ from __future__ import annotations
 from collections.abc import Iterable
 from urllib.parse import urlsplit
 
+import re
+import unicodedata
+
 from chalicelib.agent_names import fold_agent_name
 
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 _ALIKE = str.maketrans({"i": "l", "1": "l", "0": "o"})
 
 
+_SMALL_CAPITAL = re.compile(r"LATIN LETTER SMALL CAPITAL ([A-Z])")
+
+
+def _small_capital(c: str) -> str:
+    named = _SMALL_CAPITAL.fullmatch(unicodedata.name(c, "")) if not c.isascii() else None
+    return named.group(1) if named else c
+
+
 def skeleton(name: str) -> str:
     """What a name looks like, for comparing it with a reserved one."""
-    return fold_agent_name(name).replace("rn", "m").translate(_ALIKE)
+    capitals = "".join(_small_capital(c) for c in name)
+    return fold_agent_name(capitals).replace("rn", "m").translate(_ALIKE)
 
 
 def reserved_for(name: str, reserved: Iterable[tuple[str, frozenset[str]]]) -> frozenset[str] | None:
