@@ -98,3 +98,25 @@ def test_names_people_write_are_still_accepted(flow: OAuthFlow, name: str) -> No
     answer = flow.register(LOOPBACK, client_name=name)
     assert answer.status == 201, answer.body
     assert answer.body["client_name"] == name
+
+
+@pytest.mark.parametrize(
+    "site",
+    [
+        "https://notes.example/ — verified: this is an app at claude.ai that calls itself “Claude”",
+        "https://notes.example/\u3000Verified by Memory",
+        'https://notes.example/"Claude"',
+        "https://",
+        "https://сlaude.ai/",  # Cyrillic с: the site is shown as written, so it is a URL in ASCII (IDNA for others)
+    ],
+)
+def test_a_client_site_is_a_url_and_nothing_more(flow: OAuthFlow, dynamodb: Any, site: str) -> None:
+    # The screen says "It gives its site as <client_uri>.": a site with spaces, quotes or no host writes sentences there.
+    answer = flow.register(LOOPBACK, client_name="Notes", client_uri=site)
+    assert answer.status == 400 and answer.body["error"] == "invalid_client_metadata", answer.body
+    assert _stored_clients(dynamodb) == []
+
+
+def test_a_plain_client_site_is_still_shown(flow: OAuthFlow) -> None:
+    answer = flow.register(LOOPBACK, client_name="Notes", client_uri="https://notes.example/about?x=1")
+    assert answer.status == 201 and answer.body["client_uri"] == "https://notes.example/about?x=1"
