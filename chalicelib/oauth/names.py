@@ -17,11 +17,10 @@ Two rules (docs/oauth.md, "A client's name"):
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from urllib.parse import urlsplit
-
 import re
 import unicodedata
+from collections.abc import Iterable
+from urllib.parse import urlsplit
 
 from chalicelib.agent_names import fold_agent_name
 
