@@ -130,6 +130,14 @@ def _name(metadata: Mapping[str, Any], fallback: str) -> str:
     return name.strip()
 
 
+def showable_name(name: str) -> bool:
+    """A client name as registration accepts it: printable, short, unquoted, no stacked marks."""
+    try:
+        return _name({"client_name": name}, "") == name
+    except ClientRefused:
+        return False
+
+
 _QUOTE_WORDS = ("QUOTATION MARK", "APOSTROPHE", "PRIME", "GRAVE ACCENT", "DITTO", "GERSHAYIM")
 
 

@@ -76,6 +76,19 @@ def verified_from(client_id: str, redirect_uri: str, document: bool) -> str:
     return back
 
 
+_HOST = r"[a-z0-9](?:[a-z0-9.-]{0,251}[a-z0-9])?"
+_VERIFIED = re.compile(rf"(?:{_HOST}(?: \(its metadata is published by {_HOST}\))?)?")
+UNREADABLE = "an app whose stored name cannot be shown"
+
+
+def readable(name: str, verified: str | None) -> bool:
+    """Whether a stored name and checked part are what consent could have recorded (a row is hostile: one altered
+    to close the quotes, hold a bidi control or forge the checked part is not shown as it says)."""
+    from chalicelib.oauth.clients import showable_name
+
+    return showable_name(name) and (verified is None or _VERIFIED.fullmatch(verified) is not None)
+
+
 def shown(name: str, verified: str | None) -> str:
     """The client in words, for the consent screen and the Agents tab: never the name alone."""
     if verified is None:

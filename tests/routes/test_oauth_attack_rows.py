@@ -51,3 +51,33 @@ def test_a_pending_request_whose_query_names_another_client_is_not_believed(
         assert traded.status != 200, (opened.body, traded.body)
     assert opened.status == 404 and decided.status == 404
     assert api.call("GET", "/v1/connections", "alice")[1]["connections"] == []
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("client_name", "Notes” and an app at claude.ai that calls itself “Claude"),
+        ("client_name", "Notes\u202e"),
+        ("client_from", "claude.ai\u202e"),
+        ("client_from", "claude.ai, checked by Memory, for an app"),
+    ],
+)
+def test_a_connection_row_altered_to_forge_its_client_is_not_shown_as_stored(
+    flow: OAuthFlow, dynamodb: Any, api: Any, field: str, value: str
+) -> None:
+    # The Agents tab says "Signed in from <shown>": what a row says of its client is shown only as consent checked it.
+    flow.tokens()
+    items = dynamodb.scan(TableName="memory-keys")["Items"]
+    (row,) = [item for item in items if "client_name" in item and item["user_id"]["S"] == "alice"]
+    dynamodb.update_item(
+        TableName="memory-keys",
+        Key={"user_id": row["user_id"], "sk": row["sk"]},
+        UpdateExpression="SET #f = :v",
+        ExpressionAttributeNames={"#f": field},
+        ExpressionAttributeValues={":v": {"S": value}},
+    )
+    connections_service.forget_cache()
+    (listed,) = api.call("GET", "/v1/connections", "alice")[1]["connections"]
+    assert value not in json.dumps(listed, ensure_ascii=False), listed
+    assert "Claude" not in listed["client"]["shown"] or field == "client_from"
+    assert api.call("DELETE", f"/v1/connections/{listed['id']}", "alice")[0] in (200, 204)  # still revocable
