@@ -18,7 +18,6 @@ import ipaddress
 import json
 import threading
 import time
-import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -34,7 +33,7 @@ GRANT_TYPES = ("authorization_code", "refresh_token")
 DOCUMENT_SECONDS = 300
 REFUSED_SECONDS = 60  # a document that could not be fetched or used is not asked for again for a minute
 MAX_REDIRECT_URIS = 10
-MAX_NAME_CHARACTERS = 100
+MAX_NAME_CHARACTERS = names.MAX_NAME_CHARACTERS
 LOOPBACK = {"127.0.0.1", "localhost", "[::1]"}
 
 _lock = threading.Lock()
@@ -125,52 +124,9 @@ def _name(metadata: Mapping[str, Any], fallback: str) -> str:
         return fallback
     if not isinstance(name, str) or not name.strip() or len(name) > MAX_NAME_CHARACTERS or not name.isprintable():
         raise ClientRefused(f"client_name must be printable text of at most {MAX_NAME_CHARACTERS} characters.")
-    if _quoted(name) or _stacked(name):
+    if names.quoted(name) or names.stacked(name):
         raise ClientRefused("client_name may hold no quotation marks and no more than three marks on a letter.")
     return name.strip()
-
-
-def showable_name(name: str) -> bool:
-    """A client name as registration accepts it: printable, short, unquoted, no stacked marks."""
-    try:
-        return _name({"client_name": name}, "") == name
-    except ClientRefused:
-        return False
-
-
-_QUOTE_WORDS = ("QUOTATION MARK", "APOSTROPHE", "PRIME", "GRAVE ACCENT", "DITTO", "GERSHAYIM")
-
-
-def _quote(c: str) -> int:
-    """2 for a character that reads as a double quotation mark, 1 for a single one, else 0."""
-    if c == '"':
-        return 2
-    if c in "'`":
-        return 1
-    named = unicodedata.name(c, "")
-    if not any(word in named for word in _QUOTE_WORDS):
-        return 0
-    return 2 if any(word in named for word in ("DOUBLE", "DITTO", "GERSHAYIM")) else 1
-
-
-def _quoted(name: str) -> bool:
-    """The screens put a name in quotes (oauth/names.py `shown`): one holding a double quotation mark (in any script
-    or width), or two single ones side by side, could close them and write the service's words after them."""
-    for view in (name, unicodedata.normalize("NFKC", name)):
-        kinds = [_quote(c) for c in view]
-        if 2 in kinds or any(a and b for a, b in zip(kinds, kinds[1:], strict=False)):
-            return True
-    return False
-
-
-def _stacked(name: str) -> bool:
-    """More than three combining marks on one letter draw over the lines above and below the name."""
-    run = 0
-    for c in unicodedata.normalize("NFD", name):
-        run = run + 1 if unicodedata.category(c) in ("Mn", "Me") else 0
-        if run > 3:
-            return True
-    return False
 
 
 def _named(name: str, redirect_uris: tuple[str, ...], settings: OAuthSettings) -> str:

@@ -81,12 +81,49 @@ _VERIFIED = re.compile(rf"(?:{_HOST}(?: \(its metadata is published by {_HOST}\)
 UNREADABLE = "an app whose stored name cannot be shown"
 
 
+MAX_NAME_CHARACTERS = 100
+_QUOTE_WORDS = ("QUOTATION MARK", "APOSTROPHE", "PRIME", "GRAVE ACCENT", "DITTO", "GERSHAYIM")
+
+
+def _quote(c: str) -> int:
+    """2 for a character that reads as a double quotation mark, 1 for a single one, else 0."""
+    if c == '"':
+        return 2
+    if c in "'`":
+        return 1
+    named = unicodedata.name(c, "")
+    if not any(word in named for word in _QUOTE_WORDS):
+        return 0
+    return 2 if any(word in named for word in ("DOUBLE", "DITTO", "GERSHAYIM")) else 1
+
+
+def quoted(name: str) -> bool:
+    """The screens put a name in quotes (`shown`): one holding a double quotation mark (in any script or width), or
+    two single ones side by side, could close them and write the service's words after them."""
+    for view in (name, unicodedata.normalize("NFKC", name)):
+        kinds = [_quote(c) for c in view]
+        if 2 in kinds or any(a and b for a, b in zip(kinds, kinds[1:], strict=False)):
+            return True
+    return False
+
+
+def stacked(name: str) -> bool:
+    """More than three combining marks on one letter draw over the lines above and below the name."""
+    run = 0
+    for c in unicodedata.normalize("NFD", name):
+        run = run + 1 if unicodedata.category(c) in ("Mn", "Me") else 0
+        if run > 3:
+            return True
+    return False
+
+
 def readable(name: str, verified: str | None) -> bool:
     """Whether a stored name and checked part are what consent could have recorded (a row is hostile: one altered
-    to close the quotes, hold a bidi control or forge the checked part is not shown as it says)."""
-    from chalicelib.oauth.clients import showable_name
-
-    return showable_name(name) and (verified is None or _VERIFIED.fullmatch(verified) is not None)
+    to close the quotes, hold a bidi control or forge the checked part is not shown as it says): the name as
+    registration takes it (oauth/clients.py), the checked part as `verified_from` makes it."""
+    plain = bool(name.strip()) and name == name.strip() and len(name) <= MAX_NAME_CHARACTERS and name.isprintable()
+    fine = plain and not quoted(name) and not stacked(name)
+    return fine and (verified is None or _VERIFIED.fullmatch(verified) is not None)
 
 
 def shown(name: str, verified: str | None) -> str:
