@@ -33,7 +33,7 @@ GRANT_TYPES = ("authorization_code", "refresh_token")
 DOCUMENT_SECONDS = 300
 REFUSED_SECONDS = 60  # a document that could not be fetched or used is not asked for again for a minute
 MAX_REDIRECT_URIS = 10
-MAX_NAME_CHARACTERS = 100
+MAX_NAME_CHARACTERS = names.MAX_NAME_CHARACTERS
 LOOPBACK = {"127.0.0.1", "localhost", "[::1]"}
 
 _lock = threading.Lock()
@@ -102,7 +102,7 @@ def check_redirect_uris(value: Any, settings: OAuthSettings) -> tuple[str, ...]:
 
 
 def _allowed_redirect(uri: str, settings: OAuthSettings) -> bool:
-    if not uri.isascii() or any(c in uri for c in ' "<>\\^`{|}') or any(ord(c) < 0x21 for c in uri):
+    if not _url_characters(uri):
         return False
     parts = urlsplit(uri)
     if parts.fragment or "#" in uri or parts.username or parts.password or not parts.hostname:
@@ -124,6 +124,8 @@ def _name(metadata: Mapping[str, Any], fallback: str) -> str:
         return fallback
     if not isinstance(name, str) or not name.strip() or len(name) > MAX_NAME_CHARACTERS or not name.isprintable():
         raise ClientRefused(f"client_name must be printable text of at most {MAX_NAME_CHARACTERS} characters.")
+    if names.quoted(name) or names.stacked(name):
+        raise ClientRefused("client_name may hold no quotation marks and no more than three marks on a letter.")
     return name.strip()
 
 
@@ -138,9 +140,19 @@ def _uri(metadata: Mapping[str, Any]) -> str | None:
     uri = metadata.get("client_uri")
     if uri is None:
         return None
-    if not isinstance(uri, str) or len(uri) > 512 or urlsplit(uri).scheme != "https" or not uri.isprintable():
+    if not isinstance(uri, str) or len(uri) > 512 or not _url_characters(uri) or urlsplit(uri).scheme != "https":
+        raise ClientRefused("client_uri must be an https URL.")
+    if not urlsplit(uri).hostname:
         raise ClientRefused("client_uri must be an https URL.")
     return uri
+
+
+def _url_characters(uri: str) -> bool:
+    """Only what a URL is written with (RFC 3986, ASCII: a host in another script is its IDNA form): no space, quote
+    or bracket, so a URL shown on the consent screen ("It gives its site as …") cannot go on as a sentence."""
+    return (
+        uri.isascii() and not any(c in uri for c in ' "<>\\^`{|}') and all(ord(c) > 0x20 and c != "\x7f" for c in uri)
+    )
 
 
 def registered(client_id: str, metadata: Mapping[str, Any], key: bytes, settings: OAuthSettings) -> OAuthClient | None:

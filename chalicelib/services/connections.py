@@ -100,11 +100,15 @@ def list_connections(stores: Stores, user_id: str) -> dict[str, Any]:
 
 def _public(connection: Connection) -> dict[str, Any]:
     """As listed; a client's name only beside what was checked of it (oauth/names.py: never the name as fact)."""
-    from chalicelib.oauth.names import shown
+    from chalicelib.oauth.names import UNREADABLE, readable, shown
 
     public = connection.public()
     if "client" in public:
-        public["client"]["shown"] = shown(public["client"]["name"], connection.client_from)
+        client = public["client"]
+        if readable(client["name"], connection.client_from):
+            client["shown"] = shown(client["name"], connection.client_from)
+        else:  # an altered row: listed (so it can be revoked), its words not repeated
+            client.update(name="", shown=UNREADABLE, **{"from": None})
     return public
 
 

@@ -186,6 +186,9 @@ class OAuthRepository:
         if not all(isinstance(k, str) and isinstance(v, str) for k, v in query.items()):
             unreadable("keys", "oauth_request")
             return None
+        if query.get("client_id") != texts[2]:  # the screen shows one, the decision runs the query's: never two
+            unreadable("keys", "oauth_request")
+            return None
         return PendingRequest(texts[0][len(REQUEST) :], query, texts[2], expires, opened)
 
     # ---- codes and refresh tokens (stored as MACs) ----

@@ -7,7 +7,7 @@
  * OIDC sign-in's round trip; a sign-out drops it. The service binds the request to the first person who opens
  * it: anyone else signed in here gets "no longer waiting". Everything shown is set with textContent.
  *
- * Hooks: #consent, #consent-client, #consent-return, #consent-agent (+ -error), #consent-read, #consent-propose,
+ * Hooks: #consent, #consent-client, #consent-account, #consent-return, #consent-agent (+ -error), #consent-read, #consent-propose,
  * #consent-trusted, #consent-approve, #consent-deny.
  */
 
@@ -44,6 +44,8 @@ function draw(request) {
   const who = String(client.shown || "an app");
   const site = client.uri ? ` It gives its site as ${client.uri}.` : "";
   $("consent-client").textContent = `${who.charAt(0).toUpperCase()}${who.slice(1)} asks to use your memory as one of your agents.${site}`;
+  // Whose memory: on a shared computer the link opens for whoever is still signed in here (docs/oauth.md).
+  $("consent-account").textContent = `Approving joins it to the memory of ${state.user || "the person signed in here"}. Not you? Sign out first.`;
   $("consent-return").textContent = `Whatever you decide, you go back to ${request.redirect_host}.`;
   $("consent-agent").value = request.agent || "";
   $("consent-read").checked = true;
