@@ -337,3 +337,18 @@ def test_missing_token_and_dev_sign_in_match_the_spec(live: Any) -> None:
         status, body, _ = live.request("POST", "/dev/token", body=payload)
         check("POST", "/dev/token", status, body)
         assert status == expected
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/.well-known/oauth-authorization-server",
+        "/.well-known/openid-configuration",
+        "/.well-known/oauth-protected-resource/mcp",
+    ],
+)
+def test_the_oauth_discovery_documents_match_the_spec(client: Any, path: str) -> None:
+    """The metadata schemas refuse unknown fields: a field the server adds must be in openapi.yaml too."""
+    response = client.http.get(path)
+    assert response.status_code == 200
+    check("GET", path, response.status_code, json.loads(response.body))
