@@ -6,9 +6,10 @@ Authlib leaves to the server and is decided here:
 - a code is **spent** only by an exchange that passed every check (client, redirect URI, PKCE), by a conditional
   write before anything is issued, so it is used once even under concurrent requests; each exchange is counted on
   the code before its checks, and after 3 the code is dead (a weak verifier cannot be guessed; an interceptor's
-  wrong verifier spends nothing, so the client's own exchange is no replay);
-- a refresh token is spent by a conditional write before anything is issued;
-- a second use of a spent code or refresh token (a replay) revokes the connection it was issued for;
+  wrong verifier spends nothing, so the client's own exchange is no replay); a spent code presented again and
+  passing every check (a replay) revokes the connection it was issued for;
+- a refresh token is spent by a conditional write before anything is issued; a second use (a replay, by anyone)
+  revokes the connection it was issued for;
 - `resource` (RFC 8707) must name this service's `/mcp` when given (else `invalid_target`); tokens carry it;
 - PKCE is required of every client, S256 only (a missing or `plain` challenge is `invalid_request`).
 """
@@ -53,6 +54,7 @@ class Context:
     save_code: Callable[[str, Grant], None]
     attempt_code: Callable[[str, str], Grant | None]  # (code, client id) -> its grant, counting one exchange
     spend_code: Callable[[str, str], bool]  # (code, client id) -> spent now, by this exchange
+    end: Callable[[Grant], None]  # revoke the grant's connection (a replayed code)
     spend_refresh: Callable[[str, str], Grant | None]  # (token, client id) -> its grant, once
     live: Callable[[Grant], bool]  # the grant's connection still stands
     access_token: Callable[[Grant], str]
@@ -161,8 +163,16 @@ class CodeGrant(grants.AuthorizationCodeGrant):
         """Spent already, by `authenticate_user`'s conditional write."""
 
     def authenticate_user(self, authorization_code: _Record) -> Grant:
-        """Past every check: spend the code (a conditional write; a concurrent twin that lost issues nothing)."""
-        if not self.ctx.spend_code(authorization_code.code, authorization_code.grant.client_id):
+        """Past every check: spend the code (a conditional write; a concurrent twin that lost issues nothing).
+
+        A code that issued tokens before and passes every check again is a replay by someone holding its verifier:
+        RFC 6749 §4.1.2, what it issued is revoked. One that fails a check revokes nothing (an interceptor has no
+        verifier, and PKCE kept it from the tokens)."""
+        grant = authorization_code.grant
+        if grant.spent:
+            self.ctx.end(grant)
+            raise InvalidGrantError("The code was used before: what it issued is revoked.")
+        if not self.ctx.spend_code(authorization_code.code, grant.client_id):
             raise InvalidGrantError("The code was used.")
         if not self.ctx.live(authorization_code.grant):
             raise InvalidGrantError("The connection this code was issued for is gone.")

@@ -64,8 +64,8 @@ def _server(stores: Stores, settings: Settings, base: str) -> Server:
     def attempt(code: str, client_id: str) -> Grant | None:
         if not _PRINTABLE.fullmatch(code):
             return None
-        grant, replayed = stores.oauth.attempt_code(connection_tokens.mac(key(), code), now(), client_id)
-        return _unless_replayed(stores, grant, replayed)
+        grant = stores.oauth.attempt_code(connection_tokens.mac(key(), code), now(), client_id)
+        return _owned(stores, grant) if grant is not None else None
 
     def spend(code: str, client_id: str) -> bool:
         return stores.oauth.spend_code(connection_tokens.mac(key(), code), now(), client_id)
@@ -74,7 +74,11 @@ def _server(stores: Stores, settings: Settings, base: str) -> Server:
         if not _PRINTABLE.fullmatch(token):
             return None
         grant, first = stores.oauth.spend_refresh(connection_tokens.mac(key(), token), now(), client_id)
-        return _unless_replayed(stores, grant, not first)
+        owned = _owned(stores, grant) if grant is not None else None
+        if owned is not None and not first:  # a replay: whoever holds it, the connection it made is ended
+            _end(stores, owned)
+            return None
+        return owned
 
     def live(grant: Grant) -> bool:
         try:
@@ -108,7 +112,7 @@ def _server(stores: Stores, settings: Settings, base: str) -> Server:
     def save_code(code: str, grant: Grant) -> None:
         stores.oauth.put_code(connection_tokens.mac(key(), code), grant)
 
-    made = (attempt, spend, spend_refresh, live, access_token, new_refresh)
+    made = (attempt, spend, lambda grant: _end(stores, grant), spend_refresh, live, access_token, new_refresh)
     return Server(Context(f"{base}/mcp", now, query_client, save_code, *made))
 
 
@@ -119,15 +123,6 @@ def _owned(stores: Stores, grant: Grant) -> Grant | None:
     except Unauthorized:
         return None
     return replace(grant, user_id=found.user_id) if found.id == grant.connection_id else None
-
-
-def _unless_replayed(stores: Stores, grant: Grant | None, replayed: bool) -> Grant | None:
-    """The grant with its person; None when gone, or when this is a replay: whoever holds it, what it made is ended."""
-    owned = _owned(stores, grant) if grant is not None else None
-    if owned is not None and replayed:
-        _end(stores, owned)
-        return None
-    return owned
 
 
 def _end(stores: Stores, grant: Grant) -> None:

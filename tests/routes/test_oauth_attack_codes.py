@@ -80,17 +80,35 @@ def test_three_failed_exchanges_end_the_code_and_revoke_nothing(flow: OAuthFlow,
     assert "spent" not in row and row["attempts"] == {"N": "3"}
 
 
-def test_a_spent_code_used_again_with_a_wrong_verifier_still_ends_its_connection(flow: OAuthFlow, api: Any) -> None:
+def test_a_spent_code_ends_its_connection_only_when_replayed_with_its_verifier(
+    flow: OAuthFlow, api: Any, dynamodb: Any
+) -> None:
     # RFC 6749 §4.1.2: "If an authorization code is used more than once, the authorization server MUST deny the
     # request and SHOULD revoke (when possible) all tokens previously issued based on that authorization code."
-    # Used once it issued tokens: a second use, by anyone and with any verifier, ends what it issued.
+    # Denied always. Revoked when the second use passes every check (its holder has the verifier, RFC 7636 §4.6:
+    # whoever exchanged it first may have been them); a second use with a wrong verifier denies and revokes
+    # nothing, or whoever intercepted the code could end the connection once the client had traded it.
     client_id, verifier = flow.client_id(), secrets.token_urlsafe(40)
     code = flow.code(client_id, verifier)
     first = flow.exchange(client_id, code, verifier)
     assert first.status == 200
     _refused(flow.exchange(client_id, code, secrets.token_urlsafe(40)))
+    assert len(_connections(api)) == 1 and flow.mcp(first.body["access_token"]).status == 200
+    assert _code_row(dynamodb)["attempts"] == {"N": "2"}
+    _refused(flow.exchange(client_id, code, verifier))  # the 3rd exchange: a replay that proves the verifier
     assert _connections(api) == []
     assert flow.mcp(first.body["access_token"]).status == 401
+
+
+def test_a_spent_code_out_of_exchanges_is_refused_and_revokes_nothing(flow: OAuthFlow, api: Any) -> None:
+    # The count holds for a spent code too, so replays cannot guess a weak verifier into a revoke (RFC 6749 §10.10).
+    client_id, verifier = flow.client_id(), secrets.token_urlsafe(40)
+    code = flow.code(client_id, verifier)
+    assert flow.exchange(client_id, code, verifier).status == 200
+    _refused(flow.exchange(client_id, code, "a" * 43))
+    _refused(flow.exchange(client_id, code, "b" * 43))
+    _refused(flow.exchange(client_id, code, verifier))  # the 4th: no exchange left, so no replay counted either
+    assert len(_connections(api)) == 1
 
 
 def test_two_concurrent_right_exchanges_make_one_token_set(
