@@ -3,8 +3,13 @@
 Authlib does the protocol (request validation, client authentication, PKCE, the error shapes of RFC 6749);
 this module gives it its storage (storage/oauth.py, through `Context`) and its tokens (oauth/access.py). What
 Authlib leaves to the server and is decided here:
-- a code and a refresh token are **spent** by a conditional write before anything is issued, so each is used
-  once even under concurrent requests; a second use (a replay) revokes the connection it was issued for;
+- a code is **spent** only by an exchange that passed every check (client, redirect URI, PKCE), by a conditional
+  write before anything is issued, so it is used once even under concurrent requests; each exchange is counted on
+  the code before its checks, and after 3 the code is dead (a weak verifier cannot be guessed; an interceptor's
+  wrong verifier spends nothing, so the client's own exchange is no replay); a spent code presented again and
+  passing every check (a replay) revokes the connection it was issued for;
+- a refresh token is spent by a conditional write before anything is issued; a second use (a replay, by anyone)
+  revokes the connection it was issued for;
 - `resource` (RFC 8707) must name this service's `/mcp` when given (else `invalid_target`); tokens carry it;
 - PKCE is required of every client, S256 only (a missing or `plain` challenge is `invalid_request`).
 """
@@ -47,7 +52,10 @@ class Context:
     now: Callable[[], int]
     query_client: Callable[[str], OAuthClient | None]
     save_code: Callable[[str, Grant], None]
-    spend: Callable[[str, str, str], Grant | None]  # (kind, token, client id) -> its grant, once
+    attempt_code: Callable[[str, str], Grant | None]  # (code, client id) -> its grant, counting one exchange
+    spend_code: Callable[[str, str], bool]  # (code, client id) -> spent now, by this exchange
+    end: Callable[[Grant], None]  # revoke the grant's connection (a replayed code)
+    spend_refresh: Callable[[str, str], Grant | None]  # (token, client id) -> its grant, once
     live: Callable[[Grant], bool]  # the grant's connection still stands
     access_token: Callable[[Grant], str]
     new_refresh: Callable[[Grant], str]  # stores the refresh token (rotation), returns it
@@ -83,10 +91,11 @@ def json_request(body: Mapping[str, Any], headers: Mapping[str, Any]) -> JsonReq
 
 
 class _Record:
-    """A spent code or refresh token as Authlib's grants read it."""
+    """A code or a spent refresh token as Authlib's grants read it."""
 
-    def __init__(self, grant: Grant) -> None:
+    def __init__(self, grant: Grant, code: str = "") -> None:
         self.grant = grant
+        self.code = code
         self.code_challenge = grant.code_challenge
         self.code_challenge_method = "S256"
 
@@ -146,13 +155,25 @@ class CodeGrant(grants.AuthorizationCodeGrant):
         self.ctx.save_code(code, grant)
 
     def query_authorization_code(self, code: str, client: OAuthClient) -> _Record | None:
-        found = self.ctx.spend("code", code, client.client_id)
-        return _Record(found) if found is not None else None
+        """The code, this exchange counted on it (a conditional write): Authlib then checks the redirect URI and PKCE."""
+        found = self.ctx.attempt_code(code, client.client_id)
+        return _Record(found, code) if found is not None else None
 
     def delete_authorization_code(self, authorization_code: _Record) -> None:
-        """Spent already, by `query_authorization_code`'s conditional write."""
+        """Spent already, by `authenticate_user`'s conditional write."""
 
     def authenticate_user(self, authorization_code: _Record) -> Grant:
+        """Past every check: spend the code (a conditional write; a concurrent twin that lost issues nothing).
+
+        A code that issued tokens before and passes every check again is a replay by someone holding its verifier:
+        RFC 6749 §4.1.2, what it issued is revoked. One that fails a check revokes nothing (an interceptor has no
+        verifier, and PKCE kept it from the tokens)."""
+        grant = authorization_code.grant
+        if grant.spent:
+            self.ctx.end(grant)
+            raise InvalidGrantError("The code was used before: what it issued is revoked.")
+        if not self.ctx.spend_code(authorization_code.code, grant.client_id):
+            raise InvalidGrantError("The code was used.")
         if not self.ctx.live(authorization_code.grant):
             raise InvalidGrantError("The connection this code was issued for is gone.")
         return authorization_code.grant
@@ -171,7 +192,7 @@ class RefreshGrant(grants.RefreshTokenGrant):
         super().validate_token_request()
 
     def authenticate_refresh_token(self, refresh_token: str) -> _Record | None:
-        found = self.ctx.spend("refresh", refresh_token, self.request.client.client_id)
+        found = self.ctx.spend_refresh(refresh_token, self.request.client.client_id)
         return _Record(found) if found is not None else None
 
     def authenticate_user(self, refresh_token: _Record) -> Grant:

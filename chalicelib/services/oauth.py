@@ -61,10 +61,19 @@ def _server(stores: Stores, settings: Settings, base: str) -> Server:
         found = stores.oauth.client(client_id, now())
         return clients.registered(client_id, found, key(), settings.oauth) if found is not None else None
 
-    def spend(kind: str, token: str, client_id: str) -> Grant | None:
+    def attempt(code: str, client_id: str) -> Grant | None:
+        if not _PRINTABLE.fullmatch(code):
+            return None
+        grant = stores.oauth.attempt_code(connection_tokens.mac(key(), code), now(), client_id)
+        return _owned(stores, grant) if grant is not None else None
+
+    def spend(code: str, client_id: str) -> bool:
+        return stores.oauth.spend_code(connection_tokens.mac(key(), code), now(), client_id)
+
+    def spend_refresh(token: str, client_id: str) -> Grant | None:
         if not _PRINTABLE.fullmatch(token):
             return None
-        grant, first = stores.oauth.spend(kind, connection_tokens.mac(key(), token), now(), client_id)
+        grant, first = stores.oauth.spend_refresh(connection_tokens.mac(key(), token), now(), client_id)
         owned = _owned(stores, grant) if grant is not None else None
         if owned is not None and not first:  # a replay: whoever holds it, the connection it made is ended
             _end(stores, owned)
@@ -103,8 +112,8 @@ def _server(stores: Stores, settings: Settings, base: str) -> Server:
     def save_code(code: str, grant: Grant) -> None:
         stores.oauth.put_code(connection_tokens.mac(key(), code), grant)
 
-    context = Context(f"{base}/mcp", now, query_client, save_code, spend, live, access_token, new_refresh)
-    return Server(context)
+    made = (attempt, spend, lambda grant: _end(stores, grant), spend_refresh, live, access_token, new_refresh)
+    return Server(Context(f"{base}/mcp", now, query_client, save_code, *made))
 
 
 def _owned(stores: Stores, grant: Grant) -> Grant | None:

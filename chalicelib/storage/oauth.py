@@ -7,7 +7,8 @@ prefix no user id can take (user ids never hold `#`):
 - `oclient#<client id>` / `#oclient`: a client registered by Dynamic Client Registration (its metadata as JSON);
 - `oreq#<id>` / `#oreq`: an authorization request waiting for the person's consent (its query, and who opened it
   as a MAC of their id under the service's key, never the id: services/oauth.py);
-- `ocode#<MAC of the code>` / `#ocode`: an issued code; spent by a conditional update, so it is used once;
+- `ocode#<MAC of the code>` / `#ocode`: an issued code; each exchange is counted on it (`attempts`, at most
+  `CODE_ATTEMPTS`) and only one that passed every check spends it (`spent`), both by conditional updates;
 - `orefresh#<MAC of the token>` / `#orefresh`: a refresh token; spent by a conditional update when rotated.
 Codes and refresh tokens are stored only as MACs under the service's connections key (never the token), and name
 no person: only the connection (its id and token MAC); whose it is comes from the connection's own lookup row, so
@@ -27,6 +28,7 @@ from chalicelib.storage.unreadable import unreadable
 
 EXPIRY = "expires_at"  # the keys table's TTL attribute
 CLIENT, REQUEST, CODE, REFRESH = "oclient#", "oreq#", "ocode#", "orefresh#"
+CODE_ATTEMPTS = 3  # exchanges a code takes (each counted before its checks); then it is dead
 
 
 @dataclass(frozen=True)
@@ -204,7 +206,7 @@ class OAuthRepository:
             EXPIRY: grant.expires_at,
         }
         if prefix == CODE:
-            item.update(redirect_uri=grant.redirect_uri, code_challenge=grant.code_challenge)
+            item.update(redirect_uri=grant.redirect_uri, code_challenge=grant.code_challenge, attempts=0)
         return item
 
     def put_code(self, mac: str, grant: Grant) -> None:
@@ -218,12 +220,44 @@ class OAuthRepository:
             return None
         return _grant(item)
 
-    def spend(self, kind: str, mac: str, now_epoch: int, client_id: str) -> tuple[Grant | None, bool]:
-        """Mark a code or refresh token spent, once, by the client it was issued to: (its grant, True) the first
-        time; (its grant, False) when it was spent before (a replay, by anyone: the caller ends what it made);
-        (None, False) when unknown, expired or another client's."""
-        prefix = CODE if kind == "code" else REFRESH
+    def attempt_code(self, mac: str, now_epoch: int, client_id: str) -> Grant | None:
+        """Count one exchange of a code before its checks (redirect URI, PKCE): its grant (`spent` when it issued
+        tokens before: a replay, which the caller ends only once it passed the checks) while it is the client's,
+        live or spent, and has exchanges left; None when unknown, expired, another client's or out of exchanges.
+        Counted first, so concurrent guesses cannot outrun the count: a code meets `CODE_ATTEMPTS` verifiers at most."""
         found = dynamo.update_if(
+            self._client,
+            TableName=self.table,
+            Key=self._key(CODE, mac),
+            UpdateExpression="SET attempts = attempts + :one",
+            # No count (a row altered or half-written) or one that is not a number below the cap: refused.
+            ConditionExpression="attribute_exists(sk) AND (#e > :n OR spent = :t) AND client_id = :c "
+            "AND attribute_type(attempts, :num) AND attempts < :max",
+            ExpressionAttributeNames={"#e": EXPIRY},
+            ExpressionAttributeValues=dynamo.values(
+                one=1, n=now_epoch, t=True, c=client_id, num="N", max=CODE_ATTEMPTS
+            ),
+        )
+        return _grant(found) if found is not None else None
+
+    def spend_code(self, mac: str, now_epoch: int, client_id: str) -> bool:
+        """Spend a code for an exchange that passed every check, once: False when another spent it first."""
+        return self._spend(CODE, mac, now_epoch, client_id) is not None
+
+    def spend_refresh(self, mac: str, now_epoch: int, client_id: str) -> tuple[Grant | None, bool]:
+        """Mark a refresh token spent, once, by the client it was issued to: (its grant, True) the first time; (its
+        grant, False) when it was spent before (a replay, by anyone: the caller ends what it made); (None, False)
+        when unknown, expired or another client's."""
+        found = self._spend(REFRESH, mac, now_epoch, client_id)
+        if found is not None:
+            return _grant(found), True
+        item = self._get(REFRESH, mac)
+        if item is None or item.get("spent") is not True:
+            return None, False  # never made, or expired (TTL may lag: expired is never believed)
+        return _grant(item), False
+
+    def _spend(self, prefix: str, mac: str, now_epoch: int, client_id: str) -> dict[str, Any] | None:
+        return dynamo.update_if(
             self._client,
             TableName=self.table,
             Key=self._key(prefix, mac),
@@ -232,12 +266,6 @@ class OAuthRepository:
             ExpressionAttributeNames={"#e": EXPIRY},
             ExpressionAttributeValues=dynamo.values(t=True, n=now_epoch, c=client_id),
         )
-        if found is not None:
-            return _grant(found), True
-        item = self._get(prefix, mac)
-        if item is None or item.get("spent") is not True:
-            return None, False  # never made, or expired (TTL may lag: expired is never believed)
-        return _grant(item), False
 
     def put_refresh(self, mac: str, grant: Grant, connection_key: dict[str, Any]) -> list[dict[str, Any]]:
         """Transaction actions: the new refresh token, only while the person's connection row still stands."""
