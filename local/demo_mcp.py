@@ -123,7 +123,7 @@ class _Session:
             command=sys.executable,
             args=[
                 "-m",
-                "personal_memory_sdk.mcp_server",
+                "personal_memory_sdk.mcp_cli",
                 "--base-url",
                 base_url,
                 *who,

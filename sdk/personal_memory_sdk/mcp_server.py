@@ -24,7 +24,7 @@ from pydantic import BaseModel, Field
 
 from .mcp_arguments import check_arguments, checked_lines
 from .mcp_bridge import BridgeError, MemoryBridge
-from .mcp_config import ConfigError, McpConfig, load_config
+from .mcp_config import McpConfig
 from .mcp_words import agent_name
 from .prompt import render_memory_block
 
@@ -214,15 +214,17 @@ def build_server(config: McpConfig, bridge: MemoryBridge | None = None) -> MCPSe
     return server
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Read the configuration (a clear line and exit 2 when a piece is missing); serve stdio."""
-    try:
-        config = load_config(argv)
-    except ConfigError as exc:
-        print(f"personal-memory-mcp: {exc}", file=sys.stderr)
-        return 2
+def serve(config: McpConfig) -> int:
+    """Serve stdio with a configuration already read (mcp_cli.py reads it before importing this)."""
     anyio.run(serve_stdio, build_server(config))
     return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """`python -m personal_memory_sdk.mcp_server`, as before the entry point moved to mcp_cli.py."""
+    from .mcp_cli import main as cli_main
+
+    return cli_main(argv)
 
 
 async def serve_stdio(server: MCPServer) -> None:

@@ -1,6 +1,6 @@
 """Drives `personal-memory-mcp` as an MCP client does: the server in a subprocess, spoken to over stdio.
 
-The command is what the console script in sdk/pyproject.toml runs (`personal_memory_sdk.mcp_server:
+The command is what the console script in sdk/pyproject.toml runs (`personal_memory_sdk.mcp_cli:
 main`), started with this interpreter and the SDK on PYTHONPATH, so the tests need no install.
 """
 

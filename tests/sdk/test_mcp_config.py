@@ -19,11 +19,13 @@ KEYS = {
 }
 
 
-def _start(args: list[str], env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def _start(
+    args: list[str], env: dict[str, str] | None = None, *, command: list[str] | None = None
+) -> subprocess.CompletedProcess[str]:
     clean = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "PERSONAL_MEMORY_"))}
     clean.update({"PYTHONPATH": str(SDK), "AWS_CONFIG_FILE": os.devnull, "AWS_SHARED_CREDENTIALS_FILE": os.devnull})
     return subprocess.run(
-        server_command(args),
+        command or server_command(args),
         cwd=ROOT,
         env={**clean, **(env or {})},
         capture_output=True,
@@ -41,7 +43,7 @@ def keys_file(tmp_path: Path) -> Path:
     return path
 
 
-@pytest.mark.slow  # a subprocess each (the real entry point, importing the MCP SDK)
+@pytest.mark.slow  # a subprocess each (the real entry point)
 @pytest.mark.parametrize(
     ("args", "says"),
     [
@@ -83,6 +85,18 @@ def test_a_file_without_the_worker_role_names_the_role_and_never_a_secret(tmp_pa
     assert result.returncode == 2
     assert "worker credentials:" in result.stderr and "has no 'worker' credentials" in result.stderr
     assert "host-secret-value" not in result.stderr and "Traceback" not in result.stderr
+
+
+def test_a_launch_missing_a_piece_says_so_before_the_mcp_sdk_is_imported() -> None:
+    """The MCP SDK's imports take most of a second of CPU: a client starting a misconfigured server (and every
+    launch above) hears why at once. The console script's own target, run as its wrapper runs it."""
+    [python, _, code] = server_command([])
+    listing = "print(sorted(m for m in sys.modules if m.split('.')[0] in ('mcp', 'mcp_types')))"
+    result = _start(
+        [], command=[python, "-c", code.replace("sys.exit(main())", f"code = main([]); {listing}; sys.exit(code)")]
+    )
+    assert result.returncode == 2 and "no API address" in result.stderr, result.stderr
+    assert result.stdout.strip() == "[]", result.stdout
 
 
 def test_the_environment_configures_everything(keys_file: Path) -> None:

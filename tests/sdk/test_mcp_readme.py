@@ -80,7 +80,7 @@ def test_the_readme_snippet_starts_a_server_that_reads_the_gated_context(
     else:
         command, args, env = _as_client_reads_it(tag, body)
         assert command == "personal-memory-mcp" and console_script(command) == (
-            "personal_memory_sdk.mcp_server",
+            "personal_memory_sdk.mcp_cli",
             "main",
         )
         args = [_localize(arg, live, user, made["token"]) for arg in args]
