@@ -67,6 +67,7 @@ def test_just_now_becomes_minutes_ago_without_a_reload(clocked: Page, live: Any,
     page.clock.set_fixed_time(
         created + timedelta(minutes=3, seconds=5)
     )  # three minutes later, nothing new: the next poll is a 304
+    next_poll(page)  # asked now on the fake clock, not 5 s of real time from now
     expect(source).to_have_text("From memory-agent, in a conversation, 3 minutes ago", timeout=POLL_TIMEOUT_MS)
 
 
