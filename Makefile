@@ -166,10 +166,11 @@ screenshots: $(STAMP) browser-deps
 	$(WRITE_BYTECODE) $(PY) scripts/screenshots.py
 
 # The browser tests drive Debian's Chromium headless shell (never a downloaded browser): the same release as its
-# `chromium` package without the browser UI, a quarter less CPU over the browser tests (docs/notes.md).
+# `chromium` package without the browser UI, a quarter less CPU over the browser tests (docs/notes.md). The
+# tests about how the page looks, and `make screenshots`, drive the full `chromium` a person uses.
 browser-deps:
-	@command -v chromium-headless-shell >/dev/null 2>&1 || \
-		(apt-get update -qq && apt-get install -y -qq chromium-headless-shell >/dev/null)
+	@(command -v chromium-headless-shell && command -v chromium) >/dev/null 2>&1 || \
+		(apt-get update -qq && apt-get install -y -qq chromium chromium-headless-shell >/dev/null)
 
 clean:
 	rm -rf $(VENV) $(OLDEST_VENV) build .local

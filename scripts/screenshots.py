@@ -147,7 +147,7 @@ def capture(live: Any, browser: Browser, out: Path, user: str = "alice") -> list
 
 
 def main() -> None:
-    from tests.browser.browser_support import launch
+    from tests.browser.browser_support import PERSON_CHROMIUM, launch
     from tests.support.live import start_live_stack
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -157,7 +157,7 @@ def main() -> None:
         live = start_live_stack(Path(workdir))
         try:
             with sync_playwright() as playwright:
-                browser = launch(playwright)
+                browser = launch(playwright, PERSON_CHROMIUM)  # the browser a person uses
                 for path in capture(live, browser, args.out):
                     print(path.relative_to(ROOT) if path.is_relative_to(ROOT) else path)
                 browser.close()

@@ -22,6 +22,9 @@ from tests.support.signing import signed_request
 # headless, serially, on the same pages: its browser process costs ~0.09 CPU-s per context instead of ~0.22 and
 # the browser tests ~25 % less CPU in all (docs/notes.md). Its pictures match (docs/screenshots/).
 CHROMIUM = "/usr/bin/chromium-headless-shell"
+# The browser a person uses, Debian's full `chromium` (headless): the tests about what the page looks like
+# (the screenshots, layout and accessibility) run on it (`person_browser` in conftest.py), as `make screenshots` does.
+PERSON_CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
     "--no-sandbox",
     "--disable-gpu",
@@ -68,9 +71,9 @@ def launch_args() -> list[str]:
     return [*CHROMIUM_ARGS, "--disable-features=" + ",".join([*playwright_disabled_features(), *WITHOUT_FEATURES])]
 
 
-def launch(playwright: Playwright) -> Browser:
-    """Debian's Chromium headless shell: never a browser Playwright downloaded."""
-    return playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=launch_args())
+def launch(playwright: Playwright, executable: str = CHROMIUM) -> Browser:
+    """Debian's Chromium headless shell, or the full `chromium` (PERSON_CHROMIUM): never a browser Playwright downloaded."""
+    return playwright.chromium.launch(executable_path=executable, headless=True, args=launch_args())
 
 
 def new_user(label: str) -> str:

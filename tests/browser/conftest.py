@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import Browser, Page, Playwright, expect, sync_playwright
 
-from tests.browser.browser_support import EXPECT_TIMEOUT_MS, Agent, Watch, launch, open_page, watch
+from tests.browser.browser_support import EXPECT_TIMEOUT_MS, PERSON_CHROMIUM, Agent, Watch, launch, open_page, watch
 
 expect.set_options(timeout=EXPECT_TIMEOUT_MS)
 
@@ -22,6 +22,14 @@ def playwright() -> Iterator[Playwright]:
 @pytest.fixture(scope="session")
 def browser(playwright: Playwright) -> Iterator[Browser]:
     chromium = launch(playwright)
+    yield chromium
+    chromium.close()
+
+
+@pytest.fixture(scope="session")
+def person_browser(playwright: Playwright) -> Iterator[Browser]:
+    """The full Chromium a person uses, for the tests about what the page looks like (launched when first asked)."""
+    chromium = launch(playwright, PERSON_CHROMIUM)
     yield chromium
     chromium.close()
 

@@ -27,3 +27,16 @@ def test_a_new_context_preloads_no_address_bar_popup_and_playwrights_disabled_fe
         context.close()
     assert "about:blank" in urls
     assert [u for u in urls if u.startswith("chrome://")] == []
+
+
+def test_how_the_page_looks_is_judged_on_the_full_chromium_a_person_uses(
+    browser: Browser, person_browser: Browser
+) -> None:
+    """The headless shell runs most tests (a quarter less CPU); screenshots, layout and axe run on `chromium` itself."""
+
+    def product(chromium: Browser) -> str:
+        return str(chromium.new_browser_cdp_session().send("Browser.getVersion")["product"])
+
+    person, shell = product(person_browser), product(browser)
+    assert person.startswith("Chrome/") and shell.startswith("HeadlessChrome/"), (person, shell)
+    assert person.split("/")[1] == shell.split("/")[1]  # one Chromium release, two builds

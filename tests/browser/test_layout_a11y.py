@@ -32,9 +32,9 @@ def _clean(page: Page, state: str, *, paused_clock: bool = False) -> None:
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 @pytest.mark.parametrize("width", WIDTHS.values(), ids=WIDTHS.keys())
 def test_axe_finds_no_violation_in_any_state(
-    browser: Browser, live: Any, agent: Agent, width: int, scheme: str
+    person_browser: Browser, live: Any, agent: Agent, width: int, scheme: str
 ) -> None:
-    with sized_page(browser, live, width, scheme, clock=True) as page:
+    with sized_page(person_browser, live, width, scheme, clock=True) as page:
         _clean(page, "signed out")
         user = new_user("axe")
         token = sign_in(page, user)
@@ -78,8 +78,10 @@ def test_axe_finds_no_violation_in_any_state(
         _clean(page, "the journal")
 
 
-def test_the_375_px_layout_keeps_labels_together_and_spacing_even(browser: Browser, live: Any, agent: Agent) -> None:
-    with sized_page(browser, live, 375, clock=True) as page:
+def test_the_375_px_layout_keeps_labels_together_and_spacing_even(
+    person_browser: Browser, live: Any, agent: Agent
+) -> None:
+    with sized_page(person_browser, live, 375, clock=True) as page:
         user = new_user("narrow-layout-with-a-long-name")
         token = sign_in(page, user)
         switch_on(page)

@@ -20,8 +20,10 @@ def _png_width(path: Path) -> int:
     return int(struct.unpack(">I", head[16:20])[0])
 
 
-def test_screenshots_of_every_state_scheme_and_width_are_written(live: Any, browser: Browser, tmp_path: Path) -> None:
-    written = capture(live, browser, tmp_path, user=new_user("shots"))
+def test_screenshots_of_every_state_scheme_and_width_are_written(
+    live: Any, person_browser: Browser, tmp_path: Path
+) -> None:
+    written = capture(live, person_browser, tmp_path, user=new_user("shots"))
     expected = {f"{state}-{scheme}-{size}.png" for state in STATES for scheme in SCHEMES for size in WIDTHS}
     assert {path.name for path in written} == expected
     for path in written:
