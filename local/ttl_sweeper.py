@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -33,10 +33,22 @@ _ACTIONS_PER_TRANSACTION = 100  # DynamoDB's limit for one TransactWriteItems
 
 
 class TtlSweeper:
-    """Deletes expired items of every TTL-enabled table of one DynamoDB endpoint, as TTL does."""
+    """Deletes expired items of every TTL-enabled table of one DynamoDB endpoint (or of `tables`), as TTL does.
 
-    def __init__(self, client: Any, clock: Callable[[], datetime], *, lag_seconds: int = 60) -> None:
+    A stack on a DynamoDB Local it shares (local/shared_dynamodb.py) names its own tables: another
+    stack's dev clock must never expire this one's items.
+    """
+
+    def __init__(
+        self,
+        client: Any,
+        clock: Callable[[], datetime],
+        *,
+        lag_seconds: int = 60,
+        tables: Sequence[str] | None = None,
+    ) -> None:
         self._client = client
+        self._only = tuple(tables) if tables is not None else None
         self._clock = clock
         self._lag = lag_seconds
         self._stop = threading.Event()
@@ -44,7 +56,7 @@ class TtlSweeper:
         self._one_at_a_time = threading.Lock()  # the background sweep and `POST /dev/ttl-sweep`
 
     def sweep(self, lag_seconds: int | None = None) -> int:
-        """One pass over every table; returns how many items TTL deleted."""
+        """One pass over every table (or the given ones); returns how many items TTL deleted."""
         lag = self._lag if lag_seconds is None else lag_seconds
         deleted = 0
         with self._one_at_a_time:
@@ -56,6 +68,8 @@ class TtlSweeper:
         return deleted
 
     def _tables(self) -> list[str]:
+        if self._only is not None:
+            return list(self._only)
         names: list[str] = []
         for page in self._client.get_paginator("list_tables").paginate():
             names.extend(page["TableNames"])
