@@ -111,7 +111,7 @@ class LocalStack:
         self._set_environment()
         self._create_tables()
         self.sweeper = TtlSweeper(
-            self._dynamodb_client(), self.clock, lag_seconds=self.ttl_lag_seconds, tables=_names(self.tables)
+            self._dynamodb_client(), self.clock, tables=_names(self.tables), lag_seconds=self.ttl_lag_seconds
         )
         self.kms_key_arn = create_local_key(self.moto_url)  # the template's KMS key, in moto's KMS
         self._start_api()
