@@ -188,7 +188,7 @@ def memory_figures(requests: int = 5000, threads: int = 4) -> list[Result]:
     from tests.support.live import start_live_stack
 
     with tempfile.TemporaryDirectory() as workdir:
-        live = start_live_stack(Path(workdir))
+        live = start_live_stack(Path(workdir), own_dynamodb=True)  # the stack's own JVM, measured below
         try:
             pid = live.process.process.pid
             call = _Client(live)

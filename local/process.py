@@ -13,7 +13,10 @@ import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from local.shared_dynamodb import ENDPOINT_VARIABLE, PREFIX_VARIABLE, SharedDynamoDB
+
 ROOT = Path(__file__).resolve().parent.parent
+_SHARED = frozenset({ENDPOINT_VARIABLE, PREFIX_VARIABLE})
 STACK_START_SECONDS = 60.0
 
 
@@ -59,8 +62,11 @@ def _answers(url: str) -> bool:
         return False
 
 
-def start_local_stack(workdir: Path) -> LocalProcess:
+def start_local_stack(workdir: Path, *, dynamodb: SharedDynamoDB | None = None) -> LocalProcess:
     """Start a fresh stack (its own moto, tables and keys) and wait until it answers and wrote its keys.
+
+    Its DynamoDB Local is its own, or the one `dynamodb` names, its tables behind `dynamodb.prefix`
+    (local/shared_dynamodb.py); the caller's MEMORY_DYNAMODB_ENDPOINT and MEMORY_TABLE_PREFIX are not passed on.
 
     The launcher binds a port of its own choosing (PORT=0) and names it in stack.json: a port picked here
     and freed for the child to bind could be taken meanwhile (by another stack starting at once, or by
@@ -71,7 +77,9 @@ def start_local_stack(workdir: Path) -> LocalProcess:
     stack_file = workdir / "stack.json"
     stack_file.unlink(missing_ok=True)  # the URL is read from the one this launch writes
     # Our AWS_* variables must not leak in: the launcher points boto3 at its own moto.
-    env = {key: value for key, value in os.environ.items() if not key.startswith("AWS_")}
+    env = {key: value for key, value in os.environ.items() if not key.startswith("AWS_") and key not in _SHARED}
+    if dynamodb is not None and dynamodb.endpoint is not None:
+        env.update({ENDPOINT_VARIABLE: dynamodb.endpoint, PREFIX_VARIABLE: dynamodb.prefix})
     env.update({"PORT": "0", "MEMORY_CREDENTIALS_FILE": str(credentials), "PYTHONUNBUFFERED": "1"})
     with log_file.open("wb") as sink:
         process = subprocess.Popen(

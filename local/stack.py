@@ -1,13 +1,16 @@
 """The whole product on one machine, no cloud account: DynamoDB Local and moto's KMS on 127.0.0.1, the tables, the stream pump, the API and page.
 
 Used by `make run` (local/run.py), `make demo`, and the tests that need the real HTTP server.
-DynamoDB and its streams are AWS's own DynamoDB Local (local/dynamodb_local.py), KMS is moto's server;
+DynamoDB and its streams are AWS's own DynamoDB Local (local/dynamodb_local.py), the stack's own, or one
+already running that MEMORY_DYNAMODB_ENDPOINT names, with MEMORY_TABLE_PREFIX before every table name
+(local/shared_dynamodb.py); KMS is moto's server;
 one dev clock (local/dev_clock.py) drives the app, the stream's timestamps and the TTL sweeper
 (local/ttl_sweeper.py); `.local/stack.json` (beside the credentials file) names the endpoints.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import logging
@@ -34,6 +37,10 @@ TABLES = TableNames(
     sessions="memory-sessions",
     events="memory-events",
 )
+
+
+def _names(tables: TableNames) -> tuple[str, ...]:
+    return tuple(getattr(tables, f.name) for f in dataclasses.fields(tables))
 
 
 def _server_class() -> type:
@@ -74,6 +81,7 @@ class LocalStack:
     issuer: DevTokenIssuer = field(default_factory=DevTokenIssuer)
     clock: DevClock = field(default_factory=DevClock)
     ttl_lag_seconds: int = 60
+    tables: TableNames = field(default=TABLES, init=False)  # TABLES, behind MEMORY_TABLE_PREFIX if set
 
     @property
     def url(self) -> str:
@@ -83,23 +91,39 @@ class LocalStack:
         from moto.server import ThreadedMotoServer
 
         from local import dynamodb_local
+        from local.shared_dynamodb import Refused, from_environment, prefixed
 
+        shared = from_environment()  # a refused setting stops the launch before anything starts
+        self.tables = prefixed(TABLES, shared.prefix)
         logging.getLogger("werkzeug").setLevel(logging.ERROR)
-        self._ddb = dynamodb_local.start()  # AWS's DynamoDB Local: DynamoDB and its streams
-        self.dynamodb_url = self._ddb.endpoint
+        self._ddb: dynamodb_local.DynamoDBLocal | None = None
+        if shared.endpoint is None:
+            self._ddb = dynamodb_local.start()  # AWS's DynamoDB Local: DynamoDB and its streams
+            self.dynamodb_url = self._ddb.endpoint
+        elif dynamodb_local.answers(shared.endpoint):
+            self.dynamodb_url = shared.endpoint  # one already running: no JVM of ours
+        else:
+            raise Refused(f"MEMORY_DYNAMODB_ENDPOINT={shared.endpoint}: no DynamoDB answers there")
         self._moto = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)  # KMS only
         self._moto.start()
         moto_host, moto_port = self._moto.get_host_and_port()
         self.moto_url = f"http://{moto_host}:{moto_port}"
         self._set_environment()
         self._create_tables()
-        self.sweeper = TtlSweeper(self._dynamodb_client(), self.clock, lag_seconds=self.ttl_lag_seconds)
+        self.sweeper = TtlSweeper(
+            self._dynamodb_client(), self.clock, tables=_names(self.tables), lag_seconds=self.ttl_lag_seconds
+        )
         self.kms_key_arn = create_local_key(self.moto_url)  # the template's KMS key, in moto's KMS
         self._start_api()
         self._start_pump()
         self.sweeper.start()
         self._write_stack_file()
         return self
+
+    @property
+    def shares_dynamodb(self) -> bool:
+        """Whether the tables live on a DynamoDB already running (MEMORY_DYNAMODB_ENDPOINT), not the stack's own."""
+        return self._ddb is None
 
     def _dynamodb_client(self) -> Any:
         import boto3
@@ -121,7 +145,7 @@ class LocalStack:
             "aws_access_key_id": "local",
             "aws_secret_access_key": "local",
             "tables": {
-                name: getattr(TABLES, name)
+                name: getattr(self.tables, name)
                 for name in ("entries", "proposals", "journal", "sessions", "events", "keys")
             },
             "kms_key": self.kms_key_arn,
@@ -149,12 +173,12 @@ class LocalStack:
             "AWS_ENDPOINT_URL_DYNAMODB_STREAMS": self.dynamodb_url,
             "AWS_ENDPOINT_URL_KMS": self.moto_url,
             "AWS_ACCOUNT_ID_ENDPOINT_MODE": "disabled",
-            "ENTRIES_TABLE": TABLES.entries,
-            "PROPOSALS_TABLE": TABLES.proposals,
-            "JOURNAL_TABLE": TABLES.journal,
-            "SESSIONS_TABLE": TABLES.sessions,
-            "EVENTS_TABLE": TABLES.events,
-            "KEYS_TABLE": TABLES.keys,
+            "ENTRIES_TABLE": self.tables.entries,
+            "PROPOSALS_TABLE": self.tables.proposals,
+            "JOURNAL_TABLE": self.tables.journal,
+            "SESSIONS_TABLE": self.tables.sessions,
+            "EVENTS_TABLE": self.tables.events,
+            "KEYS_TABLE": self.tables.keys,
             "KMS_KEY_ID": LOCAL_ALIAS,
             "JWT_ISSUER": self.issuer.issuer,
             "JWT_AUDIENCE": self.issuer.audience,
@@ -189,9 +213,17 @@ class LocalStack:
             self.faults.attach(kms.get_client())
 
     def _create_tables(self) -> None:
+        from local.shared_dynamodb import Refused
         from local.tables import create_tables
 
-        self.stream_arn = create_tables(self._dynamodb_client(), TABLES)["events_stream"]
+        client = self._dynamodb_client()
+        try:
+            self.stream_arn = create_tables(client, self.tables)["events_stream"]
+        except client.exceptions.ResourceInUseException:
+            raise Refused(
+                f"{self.dynamodb_url} already has a table named {self.tables.entries} or like it (another stack's?): "
+                "set MEMORY_TABLE_PREFIX to a prefix of this stack's own"
+            ) from None
 
     def _start_api(self) -> None:
         from chalice.cli import CLIFactory
@@ -240,7 +272,7 @@ class LocalStack:
         )
         # Polled as soon as the app has written to the events table (its records come only from the app's
         # writes and the TTL sweeper's), and every few seconds besides, as a backstop.
-        wake_on_events_write(get_client(), TABLES.events, self.pump.wake)
+        wake_on_events_write(get_client(), self.tables.events, self.pump.wake)
         self.pump.start(interval=3.0)
 
     def token(self, user_id: str) -> str:
@@ -252,4 +284,9 @@ class LocalStack:
         self._server.server.shutdown()
         self._server.server.server_close()
         self._moto.stop()
-        self._ddb.stop()
+        if self._ddb is not None:
+            self._ddb.stop()
+        else:  # on a DynamoDB we share, the tables go as an in-memory DynamoDB Local's would (their KMS key just did)
+            from local.tables import delete_tables
+
+            delete_tables(self._dynamodb_client(), self.tables)

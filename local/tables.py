@@ -51,3 +51,12 @@ def create_tables(client: Any, names: TableNames) -> dict[str, str]:
         if description.get("LatestStreamArn"):
             created["events_stream"] = description["LatestStreamArn"]
     return created
+
+
+def delete_tables(client: Any, names: TableNames) -> None:
+    """Delete every table of `names` that exists (a stack's or a test's own, on a DynamoDB they share)."""
+    for field in LOGICAL_IDS:
+        try:
+            client.delete_table(TableName=getattr(names, field))
+        except client.exceptions.ResourceNotFoundException:
+            pass

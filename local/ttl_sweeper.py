@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -33,10 +33,22 @@ _ACTIONS_PER_TRANSACTION = 100  # DynamoDB's limit for one TransactWriteItems
 
 
 class TtlSweeper:
-    """Deletes expired items of every TTL-enabled table of one DynamoDB endpoint, as TTL does."""
+    """Deletes expired items of the TTL-enabled tables among `tables`, as TTL does.
 
-    def __init__(self, client: Any, clock: Callable[[], datetime], *, lag_seconds: int = 60) -> None:
+    Only the tables it is given, never every table of the endpoint: stacks and tests share a DynamoDB Local
+    (local/shared_dynamodb.py), and one's dev clock must never expire another's items.
+    """
+
+    def __init__(
+        self,
+        client: Any,
+        clock: Callable[[], datetime],
+        *,
+        tables: Sequence[str],
+        lag_seconds: int = 60,
+    ) -> None:
         self._client = client
+        self._tables = tuple(tables)
         self._clock = clock
         self._lag = lag_seconds
         self._stop = threading.Event()
@@ -44,22 +56,16 @@ class TtlSweeper:
         self._one_at_a_time = threading.Lock()  # the background sweep and `POST /dev/ttl-sweep`
 
     def sweep(self, lag_seconds: int | None = None) -> int:
-        """One pass over every table; returns how many items TTL deleted."""
+        """One pass over its tables; returns how many items TTL deleted."""
         lag = self._lag if lag_seconds is None else lag_seconds
         deleted = 0
         with self._one_at_a_time:
             now = int(self._clock().timestamp())
-            for table in self._tables():
+            for table in self._tables:
                 attribute = self._ttl_attribute(table)
                 if attribute is not None:
                     deleted += self._sweep_table(table, attribute, oldest=now - FIVE_YEARS_SECONDS, cutoff=now - lag)
         return deleted
-
-    def _tables(self) -> list[str]:
-        names: list[str] = []
-        for page in self._client.get_paginator("list_tables").paginate():
-            names.extend(page["TableNames"])
-        return names
 
     def _ttl_attribute(self, table: str) -> str | None:
         ttl = self._client.describe_time_to_live(TableName=table)["TimeToLiveDescription"]

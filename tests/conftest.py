@@ -145,10 +145,18 @@ def aws_credentials(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("AWS_PROFILE", raising=False)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _stop_dynamodb_local() -> Iterator[None]:
+    """Stops this test process's DynamoDB Local at the session's end, if a test started it. Autouse: set up
+    first, so torn down last, after every session stack (`live`) that keeps its tables there."""
+    yield
+    ddb_local.stop_shared()
+
+
 @pytest.fixture(scope="session")
-def dynamodb_local() -> Iterator[Any]:
-    """This test process's DynamoDB Local (tests/support/ddb_local.py), started by the first test that needs it."""
-    yield from ddb_local.running()
+def dynamodb_local() -> Any:
+    """This test process's DynamoDB Local (tests/support/ddb_local.py), started by the first test or stack that needs it."""
+    return ddb_local.shared()
 
 
 @pytest.fixture

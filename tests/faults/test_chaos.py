@@ -1,13 +1,15 @@
 """The chaos run in `make test`: a seeded workload over the real HTTP server with injected DynamoDB faults.
 
 Each run is `python -m tests.support.chaos` in its own process (it starts the local stack there and
-patches botocore's backoff sleeps to be recorded, not waited). Sequential runs replay exactly for a
+patches botocore's backoff sleeps to be recorded, not waited), its tables on this test process's DynamoDB
+Local behind a prefix of its own (MEMORY_DYNAMODB_ENDPOINT, MEMORY_TABLE_PREFIX: no JVM of its own). Sequential runs replay exactly for a
 seed. Longer runs and other seeds: `make chaos SEED=… N=… RATE=…`.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -15,13 +17,26 @@ from typing import Any
 
 import pytest
 
+from local.shared_dynamodb import ENDPOINT_VARIABLE, PREFIX_VARIABLE, SharedDynamoDB
+from tests.support import ddb_local
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def _chaos(*args: str) -> dict[str, Any]:
-    done = subprocess.run(
-        [sys.executable, "-m", "tests.support.chaos", *args], cwd=ROOT, capture_output=True, text=True, timeout=540
-    )
+    shared = SharedDynamoDB(endpoint=ddb_local.shared().endpoint, prefix=ddb_local.stack_prefix())
+    env = {**os.environ, ENDPOINT_VARIABLE: str(shared.endpoint), PREFIX_VARIABLE: shared.prefix}
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "tests.support.chaos", *args],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=540,
+        )
+    finally:
+        ddb_local.drop_stack_tables(str(shared.endpoint), shared.prefix)
     assert done.stdout.strip(), done.stderr[-3000:]
     report = json.loads(done.stdout[done.stdout.index("{") :])
     assert done.returncode == (1 if report["violations"] else 0)

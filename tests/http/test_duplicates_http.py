@@ -201,7 +201,10 @@ def test_no_table_or_stream_record_holds_a_plain_hash_of_any_text(stack: LiveSta
         config=Config(account_id_endpoint_mode="disabled"),
         **keys,
     )
-    stored = [every_item(dynamodb), every_stream_record(streams, description["events_stream_arn"])]
+    stored = [
+        every_item(dynamodb, description["tables"].values()),
+        every_stream_record(streams, description["events_stream_arn"]),
+    ]
     strings = list(strings_in(stored))
     binaries = repr(stored)
     for text in [*texts, "Speaks Basque"]:

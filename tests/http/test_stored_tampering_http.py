@@ -62,7 +62,10 @@ class Raw:
         """Every item of every table and every record still in the events stream."""
         from tests.support.raw_storage import every_item, every_stream_record
 
-        return [every_item(self.dynamodb), every_stream_record(self.streams, self.description["events_stream_arn"])]
+        return [
+            every_item(self.dynamodb, self.tables.values()),
+            every_stream_record(self.streams, self.description["events_stream_arn"]),
+        ]
 
 
 @pytest.fixture(scope="module")

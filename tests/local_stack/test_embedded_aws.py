@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import threading
 from datetime import UTC, datetime, timedelta
@@ -151,7 +152,7 @@ def test_ttl_deletes_expired_items_after_its_lag_and_streams_them_as_dynamodb_do
     pump = StreamPump(create_streams_client(), tables["events_stream"], lambda b: records.extend(b["Records"]))
     pump.drain()
     records.clear()
-    sweeper = TtlSweeper(dynamodb, clock, lag_seconds=60)
+    sweeper = TtlSweeper(dynamodb, clock, tables=_names(table_names), lag_seconds=60)
 
     assert sweeper.sweep() == 1  # only the item past the lag
     assert sweeper.sweep(lag_seconds=0) == 1  # POST /dev/ttl-sweep: everything expired now
@@ -185,7 +186,7 @@ def test_the_consumer_ignores_ttl_removals(
     pump = StreamPump(create_streams_client(), tables["events_stream"], lambda b: records.extend(b["Records"]))
     pump.drain()
     clock.advance(7200)
-    TtlSweeper(dynamodb, clock).sweep(lag_seconds=0)
+    TtlSweeper(dynamodb, clock, tables=_names(table_names)).sweep(lag_seconds=0)
     pump.drain()
     removal = [r for r in records if r["eventName"] == "REMOVE"]
     assert len(removal) == 1 and handle_batch(stores, removal) == {"batchItemFailures": []}
@@ -221,10 +222,15 @@ def test_the_sweeper_never_deletes_an_item_rewritten_since_its_scan(
 
     dynamodb.meta.events.register("before-call.dynamodb.TransactWriteItems", rewrite_first, unique_id="rewrite")
     try:
-        assert TtlSweeper(dynamodb, clock).sweep(lag_seconds=0) == 0
+        assert TtlSweeper(dynamodb, clock, tables=_names(table_names)).sweep(lag_seconds=0) == 0
     finally:
         dynamodb.meta.events.unregister("before-call.dynamodb.TransactWriteItems", unique_id="rewrite")
     assert dynamodb.get_item(TableName=table_names.events, Key=keys)["Item"]["ttl"] == fresh["ttl"]
+
+
+def _names(table_names: Any) -> list[str]:
+    """The test's own tables: the worker's DynamoDB Local also holds the local stacks' (tests/support/live.py)."""
+    return [getattr(table_names, f.name) for f in dataclasses.fields(table_names)]
 
 
 def test_the_dev_clock_only_moves_forward() -> None:

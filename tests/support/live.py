@@ -1,15 +1,21 @@
-"""The real local stack (`make run`'s launcher) in a subprocess, for tests about HTTP: one per test session."""
+"""The real local stack (`make run`'s launcher) in a subprocess, for tests about HTTP: one per test session.
+
+Every stack a test starts keeps its tables on the test process's DynamoDB Local (tests/support/ddb_local.py)
+behind a prefix of its own, and starts no JVM; `own_dynamodb=True` gives it one of its own (a test about that).
+"""
 
 from __future__ import annotations
 
 import json
 import urllib.error
 import urllib.request
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from local.process import LocalProcess, start_local_stack
+from local.shared_dynamodb import SharedDynamoDB
+from tests.support import ddb_local
 
 ROOT = Path(__file__).resolve().parents[2]
 # How long the tests wait for the stack's stream pump to handle an event (a conditional wait: on 2 shared,
@@ -22,6 +28,7 @@ class LiveStack:
     """A started local stack (local/process.py) with the small HTTP helpers the tests use."""
 
     process: LocalProcess
+    dynamodb: SharedDynamoDB | None = field(default=None)  # None: the stack's own DynamoDB Local
 
     @property
     def url(self) -> str:
@@ -72,7 +79,16 @@ class LiveStack:
 
     def stop(self) -> None:
         self.process.stop()
+        if self.dynamodb is not None and self.dynamodb.endpoint is not None:
+            ddb_local.drop_stack_tables(self.dynamodb.endpoint, self.dynamodb.prefix)
 
 
-def start_live_stack(workdir: Path) -> LiveStack:
-    return LiveStack(start_local_stack(workdir))
+def start_live_stack(workdir: Path, *, own_dynamodb: bool = False) -> LiveStack:
+    """Start `make run`'s launcher; its tables on this process's DynamoDB Local, unless `own_dynamodb`.
+
+    Call it from the main thread: the first stack of a process may start that DynamoDB Local.
+    """
+    if own_dynamodb:
+        return LiveStack(start_local_stack(workdir))
+    target = SharedDynamoDB(endpoint=ddb_local.shared().endpoint, prefix=ddb_local.stack_prefix())
+    return LiveStack(start_local_stack(workdir, dynamodb=target), target)

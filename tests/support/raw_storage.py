@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from chalicelib.storage import dynamo
 
 
-def every_item(dynamodb: Any) -> dict[str, list[dict[str, Any]]]:
-    """Table name → every raw item (DynamoDB JSON), by Scan: this is the test looking, not a request path."""
+def every_item(dynamodb: Any, tables: Iterable[str] | None = None) -> dict[str, list[dict[str, Any]]]:
+    """Table name → every raw item (DynamoDB JSON), by Scan: this is the test looking, not a request path.
+
+    Every table of the endpoint, or `tables` (a stack's own, on the DynamoDB Local other stacks share).
+    """
     found: dict[str, list[dict[str, Any]]] = {}
-    for name in dynamodb.list_tables()["TableNames"]:
+    for name in dynamodb.list_tables()["TableNames"] if tables is None else tables:
         items: list[dict[str, Any]] = []
         request: dict[str, Any] = {"TableName": name}
         while True:
