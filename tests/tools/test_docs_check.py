@@ -86,8 +86,12 @@ def test_a_planted_issue_number_or_commit_is_found_but_a_hash_in_a_file_name_or_
 ) -> None:
     import subprocess
 
-    commit = subprocess.run(["git", "rev-parse", "--short=7", "HEAD"], cwd=ROOT, capture_output=True, text=True)
-    short = commit.stdout.strip()
+    # A recent commit whose short hash reads as one: the check skips all-digit words (numbers in prose), and a
+    # HEAD like 4683476 once made this test fail.
+    log = subprocess.run(
+        ["git", "log", "--format=%h", "--abbrev=7", "-n", "50"], cwd=ROOT, capture_output=True, text=True
+    )
+    short = next(h for h in log.stdout.split() if check_docs._HEX.fullmatch(h))
     repo = _repo(
         tmp_path,
         GOOD
