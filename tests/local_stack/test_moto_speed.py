@@ -167,6 +167,9 @@ def test_the_handlers_action_names_are_motos_and_a_caller_cannot_change_them() -
     from moto.dynamodbstreams.responses import DynamoDBStreamsHandler
     from moto.kms.responses import KmsResponse
 
+    from local import embedded_aws
+
+    embedded_aws.install()  # this test has no moto fixture: alone on a worker, nothing had installed the patches
     own = moto_speed.UNPATCHED["method_names_from_class"]
     for handler in (DynamoHandler, DynamoDBStreamsHandler, KmsResponse):
         names = responses.method_names_from_class(handler)
