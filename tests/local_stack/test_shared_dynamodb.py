@@ -263,3 +263,28 @@ def test_a_start_refused_half_way_drops_the_tables_it_made_and_only_those(dynamo
         assert client.scan(TableName=foreign)["Items"] == [{"id": {"S": "theirs"}}]
     finally:
         client.delete_table(TableName=foreign)
+
+
+@pytest.mark.server
+def test_a_start_refused_for_a_taken_prefix_leaves_the_running_stacks_credentials_file_as_it_was(
+    dynamodb_local: Any, tmp_path: Path
+) -> None:
+    # A second `make run` from the same checkout (the same .local/credentials.json) with the running stack's
+    # prefix is refused; the file holds the running stack's keys, which its host and worker sign with.
+    endpoint = dynamodb_local.endpoint
+    prefix = f"taken{uuid.uuid4().hex[:8]}-"
+    client = _client(endpoint)
+    client.create_table(
+        TableName=prefix + TABLES.entries,
+        AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
+        KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
+        BillingMode="PAY_PER_REQUEST",
+    )
+    try:
+        running = tmp_path / "credentials.json"
+        running.write_text('{"host": {"access_key_id": "the running stack\'s"}}')
+        done = _launch({"MEMORY_DYNAMODB_ENDPOINT": endpoint, "MEMORY_TABLE_PREFIX": prefix}, tmp_path)
+        assert done.returncode != 0 and "MEMORY_TABLE_PREFIX" in done.stderr, done.stderr[-2000:]
+        assert running.read_text() == '{"host": {"access_key_id": "the running stack\'s"}}'
+    finally:
+        client.delete_table(TableName=prefix + TABLES.entries)
