@@ -108,8 +108,10 @@ class LocalStack:
         self._moto.start()
         moto_host, moto_port = self._moto.get_host_and_port()
         self.moto_url = f"http://{moto_host}:{moto_port}"
-        self._set_environment()
+        # The tables first: a start refused there (another stack's tables) has not yet replaced the credentials
+        # file, which a stack running from the same checkout wrote and its host and worker sign with.
         self._create_tables()
+        self._set_environment()
         self.sweeper = TtlSweeper(
             self._dynamodb_client(), self.clock, tables=_names(self.tables), lag_seconds=self.ttl_lag_seconds
         )
@@ -128,7 +130,8 @@ class LocalStack:
     def _dynamodb_client(self) -> Any:
         import boto3
 
-        return boto3.client("dynamodb", endpoint_url=self.dynamodb_url, region_name="us-east-1")
+        keys = {"aws_access_key_id": "local", "aws_secret_access_key": "local"}  # before _set_environment too
+        return boto3.client("dynamodb", endpoint_url=self.dynamodb_url, region_name="us-east-1", **keys)
 
     @property
     def stack_file(self) -> Path:

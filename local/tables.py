@@ -28,7 +28,21 @@ def table_definitions() -> dict[str, dict[str, Any]]:
 
 
 def create_tables(client: Any, names: TableNames) -> dict[str, str]:
-    """Create every table (keys, billing, stream) and its TTL; returns the events table's stream ARN under 'events_stream'."""
+    """Create every table (keys, billing, stream) and its TTL; returns the events table's stream ARN under 'events_stream'.
+
+    If one cannot be made (its name taken by another stack's table, on a DynamoDB they share), the tables this
+    call made are deleted before the error goes on, and no other: a refused start leaves nothing behind.
+    """
+    made: list[str] = []
+    try:
+        return _create(client, names, made)
+    except Exception:
+        for name in made:
+            client.delete_table(TableName=name)
+        raise
+
+
+def _create(client: Any, names: TableNames, made: list[str]) -> dict[str, str]:
     definitions = table_definitions()
     created: dict[str, str] = {}
     for field, logical in LOGICAL_IDS.items():
@@ -45,6 +59,7 @@ def create_tables(client: Any, names: TableNames) -> dict[str, str]:
         if "GlobalSecondaryIndexes" in props:
             request["GlobalSecondaryIndexes"] = props["GlobalSecondaryIndexes"]
         description = client.create_table(**request)["TableDescription"]
+        made.append(name)
         ttl = props.get("TimeToLiveSpecification")
         if ttl:
             client.update_time_to_live(TableName=name, TimeToLiveSpecification=ttl)

@@ -236,3 +236,55 @@ def test_a_loopback_endpoint_and_a_prefix_name_the_prefixed_tables() -> None:
 def test_a_prefix_that_makes_no_dynamodb_table_name_is_refused(prefix: str) -> None:
     with pytest.raises(Refused, match="MEMORY_TABLE_PREFIX"):
         prefixed(TABLES, from_environment({"MEMORY_TABLE_PREFIX": prefix}).prefix)
+
+
+@pytest.mark.server
+def test_a_start_refused_half_way_drops_the_tables_it_made_and_only_those(dynamodb_local: Any, tmp_path: Path) -> None:
+    # Someone else's table holds one of the names the stack would make (not its first): the launcher has
+    # made the tables before it by then. Refused, it drops those (left, they would refuse every later launch
+    # with that prefix) and leaves the other's table and its item as they were.
+    endpoint = dynamodb_local.endpoint
+    prefix = f"half{uuid.uuid4().hex[:8]}-"
+    foreign = prefix + TABLES.events
+    client = _client(endpoint)
+    client.create_table(
+        TableName=foreign,
+        AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
+        KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
+        BillingMode="PAY_PER_REQUEST",
+    )
+    try:
+        client.put_item(TableName=foreign, Item={"id": {"S": "theirs"}})
+        before = _tables(endpoint)
+        done = _launch({"MEMORY_DYNAMODB_ENDPOINT": endpoint, "MEMORY_TABLE_PREFIX": prefix}, tmp_path)
+        assert done.returncode != 0 and "MEMORY_TABLE_PREFIX" in done.stderr, done.stderr[-2000:]
+        assert "Traceback" not in done.stderr
+        assert _tables(endpoint) == before  # none of the four it made before the refusal is left
+        assert client.scan(TableName=foreign)["Items"] == [{"id": {"S": "theirs"}}]
+    finally:
+        client.delete_table(TableName=foreign)
+
+
+@pytest.mark.server
+def test_a_start_refused_for_a_taken_prefix_leaves_the_running_stacks_credentials_file_as_it_was(
+    dynamodb_local: Any, tmp_path: Path
+) -> None:
+    # A second `make run` from the same checkout (the same .local/credentials.json) with the running stack's
+    # prefix is refused; the file holds the running stack's keys, which its host and worker sign with.
+    endpoint = dynamodb_local.endpoint
+    prefix = f"taken{uuid.uuid4().hex[:8]}-"
+    client = _client(endpoint)
+    client.create_table(
+        TableName=prefix + TABLES.entries,
+        AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
+        KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
+        BillingMode="PAY_PER_REQUEST",
+    )
+    try:
+        running = tmp_path / "credentials.json"
+        running.write_text('{"host": {"access_key_id": "the running stack\'s"}}')
+        done = _launch({"MEMORY_DYNAMODB_ENDPOINT": endpoint, "MEMORY_TABLE_PREFIX": prefix}, tmp_path)
+        assert done.returncode != 0 and "MEMORY_TABLE_PREFIX" in done.stderr, done.stderr[-2000:]
+        assert running.read_text() == '{"host": {"access_key_id": "the running stack\'s"}}'
+    finally:
+        client.delete_table(TableName=prefix + TABLES.entries)
