@@ -78,8 +78,8 @@ def test_the_checks_venv_takes_its_own_interpreter_not_the_makefiles() -> None:
     assert all("CHECKS_PYTHON" in line and "${PYTHON" not in line for line in venv_lines), venv_lines
 
 
-def test_the_install_asks_uvs_cache_first_and_pypi_only_when_it_lacks_a_pin() -> None:
-    """The offline attempt comes first; its failure (a new machine's empty cache) falls to the same install online."""
+def _install_commands() -> str:
+    """What `make` would run to fill .venv from nothing (`make -n -B`), as one line."""
     run = subprocess.run(
         ["make", "-n", "-B", "--no-print-directory", ".venv/.installed"],
         cwd=ROOT,
@@ -89,7 +89,12 @@ def test_the_install_asks_uvs_cache_first_and_pypi_only_when_it_lacks_a_pin() ->
         timeout=30,
         check=True,
     )
-    install = " ".join(run.stdout.replace("\\\n", " ").split())
+    return " ".join(run.stdout.replace("\\\n", " ").split())
+
+
+def test_the_install_asks_uvs_cache_first_and_pypi_only_when_it_lacks_a_pin() -> None:
+    """The offline attempt comes first; its failure (a new machine's empty cache) falls to the same install online."""
+    install = _install_commands()
     offline = install.index("uv pip install -q --python .venv/bin/python --offline -r requirements-dev.txt")
     online = install.index("|| .venv/bin/uv pip install -q --python .venv/bin/python -r requirements-dev.txt", offline)
     assert offline < online
@@ -98,16 +103,7 @@ def test_the_install_asks_uvs_cache_first_and_pypi_only_when_it_lacks_a_pin() ->
 def test_the_venv_is_made_without_ensurepip_and_pip_comes_pinned_with_the_requirements() -> None:
     """ensurepip took 6 of a fresh clone's 11 s of install: the base interpreter's pip puts uv in the venv, and
     pip (which chalice needs, and `.venv/bin/pip` gives a person) is a pin of requirements-dev.txt."""
-    run = subprocess.run(
-        ["make", "-n", "-B", "--no-print-directory", ".venv/.installed"],
-        cwd=ROOT,
-        env={k: v for k, v in os.environ.items() if k != "PYTHON"},
-        capture_output=True,
-        text=True,
-        timeout=30,
-        check=True,
-    )
-    install = " ".join(run.stdout.replace("\\\n", " ").split())
+    install = _install_commands()
     assert "-m venv --without-pip .venv" in install
     assert "-m pip --python .venv/bin/python install -q uv==" in install
     pins = re.findall(r"^pip==(\S+)", (ROOT / "requirements-dev.txt").read_text(), re.M)
