@@ -121,15 +121,19 @@ CHECKS_VENV="${CHECKS_VENV:-$ROOT/.venv-checks}"
   flock 9
   if ! cmp -s requirements-checks.txt "$CHECKS_VENV/.installed" 2>/dev/null; then
     rm -rf "$CHECKS_VENV"
-    # uv (the one `make install` put in .venv, pinned there) fills it in ~5 s; pip, where uv is missing, in ~35 s.
+    # uv (the one `make install` put in .venv, pinned there) fills it in ~1 s; pip, where uv is missing, in ~35 s.
+    # No --compile-bytecode: checkov imports a fraction of what the venv holds and writes the bytecode of that
+    # on its first run (1 + 8 CPU-s, against 9 + 4 compiling everything; docs/notes.md).
     if [ -x "$BIN/uv" ]; then
       "$BIN/uv" venv -q --python "${CHECKS_PYTHON:-python3}" "$CHECKS_VENV"
-      "$BIN/uv" pip install -q --compile-bytecode --python "$CHECKS_VENV/bin/python" -r requirements-checks.txt
+      "$BIN/uv" pip install -q --python "$CHECKS_VENV/bin/python" -r requirements-checks.txt
     else
       "${CHECKS_PYTHON:-python3}" -m venv "$CHECKS_VENV"
       "$CHECKS_VENV/bin/python" -m pip install -q -r requirements-checks.txt
     fi
     cp requirements-checks.txt "$CHECKS_VENV/.installed"
   fi
+  # The JSONPath parse tables checkov would rebuild for every path it reads (8 of its 10 CPU-s); once per venv.
+  "$CHECKS_VENV/bin/python" infra/checkov_parse_tables.py
 ) 9>"$CHECKS_VENV.lock"
 "$CHECKS_VENV/bin/python" infra/security_checks.py "$LINT/cloudformation.json" infra/check_skips.json

@@ -253,6 +253,31 @@ def test_make_package_ran_checkov_and_parliament_clean_with_a_reason_for_every_s
         assert skips[tool] and all(len(reason) > 40 for reason in skips[tool].values())
 
 
+# Run in the checks venv: both JSONPath grammars checkov parses with must come from the written tables; a
+# table PLY would rebuild (missing, or its signature not the grammar's) is what cost 8 of checkov's 10 CPU-s.
+_PARSES_FROM_WRITTEN_TABLES = """
+import ply.yacc
+
+def rebuilt(*args, **kwargs):
+    raise SystemExit("PLY rebuilt a JSONPath parse table")
+
+ply.yacc.LRGeneratedTable = rebuilt
+from bc_jsonpath_ng import parse
+from bc_jsonpath_ng.ext import parse as parse_extended
+assert str(parse("Resources.Bucket.Properties[0]")) == "Resources.Bucket.Properties.[0]"
+assert str(parse_extended("Resources[?Type = 'AWS::S3::Bucket']")) != ""
+print("read")
+"""
+
+
+def test_checkov_reads_its_jsonpath_parse_tables_instead_of_rebuilding_them_per_path(package: Package) -> None:
+    checks_python = ROOT / ".venv-checks" / "bin" / "python"
+    run = subprocess.run(
+        [str(checks_python), "-c", _PARSES_FROM_WRITTEN_TABLES], capture_output=True, text=True, timeout=120
+    )
+    assert run.returncode == 0 and run.stdout.strip() == "read", run.stdout + run.stderr
+
+
 def test_a_new_finding_or_a_stale_skip_fails_the_checks() -> None:
     skips = {"CKV_AWS_28": "why"}
     assert security_checks.compare("checkov", [("CKV_AWS_28", "KeysTable")], skips) == []
