@@ -100,7 +100,12 @@ PY
 # No rule is ignored: zero errors, warnings and informational findings (see docs/deploy.md).
 rm -rf "$LINT" && mkdir -p "$LINT"
 "$PY" infra/sam_transform.py "$OUT/sam.json" "$LINT/cloudformation.json"
-"$BIN/cfn-lint" --non-zero-exit-code informational -- "$OUT/sam.json" "$LINT/cloudformation.json"
+# Its findings as JSON in build/lint/cfn-lint.json (`[]` when none), which the package tests read.
+if ! "$BIN/cfn-lint" --format json --non-zero-exit-code informational -- "$OUT/sam.json" "$LINT/cloudformation.json" \
+  > "$LINT/cfn-lint.json"; then
+  cat "$LINT/cfn-lint.json" >&2
+  exit 1
+fi
 echo "package: $OUT/sam.json and its SAM expansion pass cfn-lint"
 
 # ---- 6. what API Gateway refuses at import, and the wheels' runtime ------------------------------

@@ -10,6 +10,8 @@ import pytest
 from chalicelib.agent_names import fold_agent_name
 from chalicelib.storage import dynamo
 
+# One spelling more than a DynamoDB IN list can hold (100 values).
+PAST_ONE_IN = 101
 SPELLINGS = ["Helper", "HELPER", "helper.", "helper_", "helper2", ".helper", "helper-v3", "he--lper", "Helper_2"]
 
 
@@ -159,18 +161,19 @@ def test_forgetting_an_agent_takes_what_came_from_more_than_99_spellings_of_its_
     api: Any, agents: Any, stores: Any
 ) -> None:
     """Each delete's condition lists the spellings (IN takes 100 values), and only the first 98 were listed:
-    an agent that wrote under `helper1` … `helper110` kept its entries from the others after "forget helper"."""
+    an agent that wrote under `helper1` … `helper110` kept its entries from the others after "forget helper".
+    101 spellings: one past what a single IN can hold."""
     from tests.routes.test_agent_grants import _accepted_from, _journal
 
     api.turn_on("alice")
-    for n in range(110):
+    for n in range(PAST_ONE_IN):
         _accepted_from(api, agents, "alice", f"s{n}", [f"Note number {n} about tea"], f"helper{n + 1}")
-    assert len(api.call("GET", "/v1/memory", "alice")[1]["items"]) == 110
+    assert len(api.call("GET", "/v1/memory", "alice")[1]["items"]) == PAST_ONE_IN
     status, body = api.call("POST", "/v1/agents/helper/forget", "alice")
     assert status == 200, body
     left = [e for e in api.call("GET", "/v1/memory", "alice")[1]["items"] if e.get("origin") == "agent"]
-    assert (body["deleted"], len(left)) == (110, 0), (body, len(left))
+    assert (body["deleted"], len(left)) == (PAST_ONE_IN, 0), (body, len(left))
     _, stored = stores.entries.stored("alice")
     assert [e.agent for e in stored] == []
     [row] = _journal(stores, "alice", "keep.memory.forget_agent")  # one request, one journal row
-    assert (row["agent"], row["entries"], row["proposals"]) == ("helper", 110, 0)
+    assert (row["agent"], row["entries"], row["proposals"]) == ("helper", PAST_ONE_IN, 0)
