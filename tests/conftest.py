@@ -30,6 +30,7 @@ from tests.support import ddb_local  # noqa: E402
 from tests.support.moto import fresh_local_key, fresh_moto, lent_client, share_unused_rsa_keys  # noqa: E402
 from tests.support.package import package  # noqa: E402, F401 - one package build per session
 from tests.support.stack import HOST_ARN, OPERATOR_ARN, WORKER_ARN, Clock, settings_env  # noqa: E402
+from tests.support.wide_frame import call_in_wide_frame  # noqa: E402
 
 _SERVER_FIXTURES = frozenset({"live", "stack", "stored"})
 
@@ -118,6 +119,19 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     stale = [name for name in stale if name.split("::")[0] in modules]
     if stale:
         raise pytest.UsageError(f"tests/conftest.py _SLOW names tests that are gone: {stale}")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> bool:
+    """Each test, its fixtures and its teardown run below one wide frame (tests/support/wide_frame.py): on the
+    CPython 3.13.0 the venv has here, a loop calling across a stack-chunk boundary mapped and unmapped a chunk
+    per call (gh-142183), a quarter of the quick tier's CPU. The rest is _pytest.runner's own protocol."""
+    from _pytest.runner import runtestprotocol
+
+    item.ihook.pytest_runtest_logstart(nodeid=item.nodeid, location=item.location)
+    call_in_wide_frame(lambda: runtestprotocol(item, nextitem=nextitem))
+    item.ihook.pytest_runtest_logfinish(nodeid=item.nodeid, location=item.location)
+    return True
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:
