@@ -17,8 +17,9 @@ STAMP := $(VENV)/.installed
 
 # pytest-xdist workers, each with its own moto, local stack and browser. The tests that read the built
 # package share one worker (built once), the browser tests one too (--dist loadgroup). Two workers: a third
-# saved 6 % of make test here (455 s vs 485 s of pytest, quiet, the same CPU seconds; docs/local-stack.md), and
-# once loaded the page's timing enough for a browser test to fail; not worth a flaky CI.
+# saved about 10 s of make test here (383 and 401 s of pytest against 396 and 411 s, quiet, 640 CPU-s against
+# 587-618; docs/local-stack.md), within two runs' spread, and once loaded the page's timing enough for a browser
+# test to fail; not worth a flaky CI.
 PARALLEL ?= -n 2 --dist loadgroup
 QUICK := not (server or browser or package or slow)
 TYPECHECK = $(VENV)/bin/mypy app.py chalicelib local sdk/personal_memory_sdk
