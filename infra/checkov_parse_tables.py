@@ -6,8 +6,10 @@ for this project's template, 8 of checkov's 10 CPU seconds. PLY reads tables fro
 grammar when one is there and its signature matches the grammar (ply/yacc.py, `yacc()`: `read_table`), and
 ignores it otherwise, so a table written here can only make checkov faster, never change what it finds.
 
-Each table is written once per venv (the venv is made anew when requirements-checks.txt changes), beside its
-parser, through a temporary file and a rename, so a reader never imports half a table.
+Each table is written beside its parser, through a temporary file and a rename, so a reader never imports half
+a table; a table already there is kept only if PLY reads it for the grammar as it is. An empty, damaged or stale
+one is written again: bc-jsonpath-ng's own parse raises on a damaged table, and checkov swallows that error and
+checks less.
 
 usage: checkov_parse_tables.py   (with the checks venv's python)
 """
@@ -38,8 +40,9 @@ def write_table(parser: object) -> Path:
 
     folder = Path(inspect.getfile(type(parser))).parent
     target = folder / f"{TABLE_MODULE}.py"
-    if target.exists():
+    if target.exists() and reads_its_table(parser):
         return target
+    target.unlink(missing_ok=True)  # PLY imports whatever is there before it generates: a damaged table would raise
     with tempfile.TemporaryDirectory(dir=folder) as scratch:
         ply.yacc.yacc(
             module=parser,
@@ -51,6 +54,28 @@ def write_table(parser: object) -> Path:
         )
         os.replace(Path(scratch) / f"{TABLE_MODULE}.py", target)
     return target
+
+
+def reads_its_table(parser: object) -> bool:
+    """Whether PLY builds the parser from the table on disk: generating one instead, or failing to import it, is no."""
+    import sys
+
+    import ply.yacc
+
+    def generated(*args: object, **kwargs: object) -> None:
+        raise LookupError("no usable table")
+
+    module = f"{type(parser).__module__.rsplit('.', 1)[0]}.{TABLE_MODULE}"
+    sys.modules.pop(module, None)  # read the file as it is now
+    real, ply.yacc.LRGeneratedTable = ply.yacc.LRGeneratedTable, generated
+    try:
+        ply.yacc.yacc(module=parser, tabmodule=TABLE_MODULE, start="jsonpath", write_tables=False, debug=False)
+    except Exception:  # noqa: BLE001 - a damaged table raises whatever its import raises
+        return False
+    finally:
+        ply.yacc.LRGeneratedTable = real
+        sys.modules.pop(module, None)
+    return True
 
 
 def main() -> None:

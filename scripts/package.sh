@@ -104,6 +104,7 @@ rm -rf "$LINT" && mkdir -p "$LINT"
 if ! "$BIN/cfn-lint" --format json --non-zero-exit-code informational -- "$OUT/sam.json" "$LINT/cloudformation.json" \
   > "$LINT/cfn-lint.json"; then
   cat "$LINT/cfn-lint.json" >&2
+  echo "package: cfn-lint found the problems above in $OUT/sam.json or its SAM expansion" >&2
   exit 1
 fi
 echo "package: $OUT/sam.json and its SAM expansion pass cfn-lint"

@@ -278,6 +278,19 @@ def test_checkov_reads_its_jsonpath_parse_tables_instead_of_rebuilding_them_per_
     assert run.returncode == 0 and run.stdout.strip() == "read", run.stdout + run.stderr
 
 
+@pytest.mark.parametrize("damage", ["", "garbage(\n", "_tabversion = '3.10'\n"], ids=["empty", "not-python", "stale"])
+def test_a_damaged_parse_table_is_written_again(package: Package, damage: str) -> None:
+    """checkov swallows the error a damaged table raises and checks less, so the writer must not keep one."""
+    checks_python = ROOT / ".venv-checks" / "bin" / "python"
+    [table] = (ROOT / ".venv-checks").glob("lib/python3*/site-packages/bc_jsonpath_ng/ext/parser_jsonpath_parsetab.py")
+    table.write_text(damage)
+    subprocess.run([str(checks_python), "infra/checkov_parse_tables.py"], cwd=ROOT, check=True, timeout=120)
+    run = subprocess.run(
+        [str(checks_python), "-c", _PARSES_FROM_WRITTEN_TABLES], capture_output=True, text=True, timeout=120
+    )
+    assert run.returncode == 0 and run.stdout.strip() == "read", run.stdout + run.stderr
+
+
 def test_a_new_finding_or_a_stale_skip_fails_the_checks() -> None:
     skips = {"CKV_AWS_28": "why"}
     assert security_checks.compare("checkov", [("CKV_AWS_28", "KeysTable")], skips) == []

@@ -125,7 +125,7 @@ def test_the_story_fails_on_an_account_that_is_not_fresh(live: Any) -> None:
     )
     assert any(line.startswith("✗ a new session's context gives the entry exactly once") for line in crossed)
     # Failure lines give counts and ids, never what the person shared.
-    assert demo.ENTRY_TEXT not in again.getvalue() and PROPOSAL_TEXT not in again.getvalue()
+    assert all(text not in again.getvalue() for text in (demo.ENTRY_TEXT, PROPOSAL_TEXT, NEW_ENTRY_TEXT))
 
 
 def test_the_story_fails_when_the_worker_signs_with_a_wrong_secret(live: Any, tmp_path: Path) -> None:

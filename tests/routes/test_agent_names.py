@@ -3,6 +3,7 @@ real routes and moto's stream, and a block stored before names were folded still
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -169,11 +170,31 @@ def test_forgetting_an_agent_takes_what_came_from_more_than_99_spellings_of_its_
     for n in range(PAST_ONE_IN):
         _accepted_from(api, agents, "alice", f"s{n}", [f"Note number {n} about tea"], f"helper{n + 1}")
     assert len(api.call("GET", "/v1/memory", "alice")[1]["items"]) == PAST_ONE_IN
+    # moto takes an IN list of any length; DynamoDB does not ("Condition and filter expressions, operators,
+    # and functions in DynamoDB", Comparators: "The list can contain up to 100 values"). So count what is sent.
+    sizes: list[int] = []
+    stores.client.meta.events.register(
+        "provide-client-params.dynamodb", lambda params, **_: sizes.extend(_in_lists(params))
+    )
     status, body = api.call("POST", "/v1/agents/helper/forget", "alice")
     assert status == 200, body
+    assert sizes and max(sizes) <= 100, sorted(set(sizes))
     left = [e for e in api.call("GET", "/v1/memory", "alice")[1]["items"] if e.get("origin") == "agent"]
     assert (body["deleted"], len(left)) == (PAST_ONE_IN, 0), (body, len(left))
     _, stored = stores.entries.stored("alice")
     assert [e.agent for e in stored] == []
     [row] = _journal(stores, "alice", "keep.memory.forget_agent")  # one request, one journal row
     assert (row["agent"], row["entries"], row["proposals"]) == ("helper", PAST_ONE_IN, 0)
+
+
+_IN_LIST = re.compile(r"\bIN \(([^)]*)\)")
+
+
+def _in_lists(params: dict[str, Any]) -> list[int]:
+    """How many values each IN list in a DynamoDB call's condition expressions holds (transactions included)."""
+    requests = [next(iter(action.values())) for action in params.get("TransactItems", [])] or [params]
+    return [
+        len(found.split(","))
+        for request in requests
+        for found in _IN_LIST.findall(str(request.get("ConditionExpression", "")))
+    ]
