@@ -173,10 +173,16 @@ def test_forgetting_an_agent_takes_what_came_from_more_than_99_spellings_of_its_
     # moto takes an IN list of any length; DynamoDB does not ("Condition and filter expressions, operators,
     # and functions in DynamoDB", Comparators: "The list can contain up to 100 values"). So count what is sent.
     sizes: list[int] = []
-    stores.client.meta.events.register(
-        "provide-client-params.dynamodb", lambda params, **_: sizes.extend(_in_lists(params))
-    )
-    status, body = api.call("POST", "/v1/agents/helper/forget", "alice")
+
+    def count(params: dict[str, Any], **_: Any) -> None:
+        sizes.extend(_in_lists(params))
+
+    events = stores.client.meta.events  # the client is lent to later tests: the counter leaves with this one
+    events.register("provide-client-params.dynamodb", count)
+    try:
+        status, body = api.call("POST", "/v1/agents/helper/forget", "alice")
+    finally:
+        events.unregister("provide-client-params.dynamodb", count)
     assert status == 200, body
     assert sizes and max(sizes) <= 100, sorted(set(sizes))
     left = [e for e in api.call("GET", "/v1/memory", "alice")[1]["items"] if e.get("origin") == "agent"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import resource
 import sys
+import threading
 
 from tests.support.wide_frame import call_in_wide_frame
 
@@ -38,8 +39,6 @@ def test_a_loop_at_a_chunk_boundary_maps_no_chunk_per_call_below_the_wide_frame(
     try:
         # The bare sweep runs at the bottom of a new thread, with no wide frame below it (this test itself runs
         # below one: conftest).
-        import threading
-
         bare: list[int] = []
         thread = threading.Thread(target=lambda: bare.append(_page_faults_of_a_sweep()))
         thread.start()
